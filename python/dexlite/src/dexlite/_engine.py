@@ -1,0 +1,1226 @@
+"""The Step state machine (spec §4): queueing, locks, dispatch, results, retries, waits.
+
+Concurrency model: one engine lock (the database lock) serialises every state
+change; each change is one SQLite transaction, committed before anything is
+acknowledged or acted on. Worker calls run on a thread pool outside the lock
+and re-enter it only to commit their outcome. SQLite is the source of truth;
+memory holds only in-flight call handles, attribute locks (rebuilt from the
+``locks_held`` column on start) and heartbeat values not yet flushed.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import grpc
+from dex.dexpb import dex_pb2 as pb
+
+from . import _conditions, _errors, _snapshot
+from ._dispatch import CallHandle, CallSpec, Outcome
+from ._errors import WorkerFailure
+from ._model import (
+    COMPLETED,
+    EXECUTE_RUNNING,
+    RUNNING,
+    RUNNING_STATES,
+    TIMEOUT_HANDLER_ID,
+    TIMEOUT_HANDLER_TYPE,
+    WAITFOR_RUNNING,
+    WAITING,
+    Method,
+    check_value,
+    handler_step_options,
+    is_null,
+    message_id,
+    null_value,
+    retry_delay,
+    step_type_problem,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from google.protobuf.message import Message  # type: ignore[import-untyped]
+
+    from ._dispatch import Transport
+    from ._options import ServerOptions
+    from ._storage import Database
+    from ._streams import StreamStore
+
+_LOGGER = logging.getLogger(__name__)
+_TOTAL_DURATION_DEFAULT = 4 * 3600
+
+
+@dataclass
+class _Inflight:
+    method: Method
+    attempt: int
+    handle: CallHandle
+    flow_type: str
+    flow_id: str
+
+
+class Engine:
+    """Owns runs and step executions; the gRPC layer calls its public methods."""
+
+    def __init__(
+        self,
+        *,
+        db: Database,
+        options: ServerOptions,
+        streams: StreamStore,
+        listening: Transport,
+        pull: Transport,
+        changed: threading.Condition,
+    ) -> None:
+        self.db = db
+        self.options = options
+        self.changed = changed
+        self._streams = streams
+        self._listening = listening
+        self._pull = pull
+        self._inflight: dict[tuple[str, str], _Inflight] = {}
+        self._locks: dict[str, dict[str, str]] = {}
+        self._hb_dirty: dict[tuple[str, str], bytes | None] = {}
+        self._sticky: dict[str, str] = {}
+        self._post_commit: list[Callable[[], None]] = []
+        self._pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="dexlite-call")
+        self._stop = threading.Event()
+        self._maintenance = threading.Thread(
+            target=self._maintain, name="dexlite-maintenance", daemon=True
+        )
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Recovers in-flight work from the database, then starts background work."""
+        with self.tx() as conn:
+            self._recover(conn)
+        self._maintenance.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self.db.lock:
+            handles = [i.handle for i in self._inflight.values()]
+        for handle in handles:
+            handle.cancel("shutdown")
+        if self._maintenance.is_alive():
+            self._maintenance.join(timeout=5)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One committed state change, then wake waiters and dispatch ready work."""
+        with self.db.lock:
+            outer = self.db._depth == 0
+            with self.db.transaction() as conn:
+                yield conn
+            if outer:
+                actions, self._post_commit = self._post_commit, []
+                self.changed.notify_all()
+                for action in actions:
+                    action()
+                self._pump()
+
+    # -- small data helpers --------------------------------------------------------
+
+    def run_row(self, run_id: str) -> sqlite3.Row:
+        row: sqlite3.Row | None = self.db.conn.execute(
+            "SELECT * FROM runs WHERE run_id=?", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise _errors.ServiceError(grpc.StatusCode.INTERNAL, f"run {run_id!r} vanished")
+        return row
+
+    def find_run(self, flow_id: str, run_id: str = "") -> sqlite3.Row | None:
+        if run_id:
+            row: sqlite3.Row | None = self.db.conn.execute(
+                "SELECT * FROM runs WHERE run_id=? AND flow_id=?", (run_id, flow_id)
+            ).fetchone()
+            return row
+        row = self.db.conn.execute(
+            "SELECT * FROM runs WHERE flow_id=? ORDER BY seq DESC LIMIT 1", (flow_id,)
+        ).fetchone()
+        return row
+
+    def running_run(self, flow_id: str, run_id: str = "") -> sqlite3.Row:
+        row = self.find_run(flow_id, run_id)
+        if row is None or row["status"] != RUNNING:
+            raise _errors.flow_not_found(flow_id)
+        return row
+
+    @staticmethod
+    def config(run: sqlite3.Row) -> pb.FlowConfig:
+        config = pb.FlowConfig()
+        config.ParseFromString(run["config"])
+        return config
+
+    def step_row(self, run_id: str, exec_id: str) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self.db.conn.execute(
+            "SELECT * FROM steps WHERE run_id=? AND exec_id=?", (run_id, exec_id)
+        ).fetchone()
+        return row
+
+    @staticmethod
+    def movement(step: sqlite3.Row) -> pb.StepMovement:
+        movement = pb.StepMovement()
+        movement.ParseFromString(step["movement"])
+        return movement
+
+    def event(self, conn: sqlite3.Connection, run_id: str, **payload: Message) -> None:
+        """Appends one history event in the current transaction (dense IDs from 1)."""
+        conn.execute("UPDATE runs SET event_seq=event_seq+1 WHERE run_id=?", (run_id,))
+        event_id = conn.execute("SELECT event_seq FROM runs WHERE run_id=?", (run_id,)).fetchone()[
+            0
+        ]
+        event = pb.FlowHistoryEvent(event_id=event_id, run_attempt=1, **payload)
+        event.event_time.GetCurrentTime()
+        conn.execute(
+            "INSERT INTO history(run_id, event_id, payload) VALUES (?,?,?)",
+            (run_id, event_id, event.SerializeToString()),
+        )
+
+    # -- state mutations shared by steps and RPCs ----------------------------------
+
+    def check_writes(
+        self,
+        writes: Sequence[pb.AttributeWrite],
+        publishes: Sequence[pb.ChannelMessage],
+        deletions: Sequence[pb.ChannelMessageDeletion],
+    ) -> str | None:
+        limit = self.options.max_value_bytes
+        for write in writes:
+            if not write.key:
+                return "upsert_attributes.key is required"
+            if not write.HasField("value"):
+                return f"upsert_attributes[{write.key!r}].value is required"
+            problem = check_value(write.value, f"attribute {write.key!r}", limit)
+            if problem:
+                return problem
+        for message in publishes:
+            if not message.channel_name:
+                return "publish_to_channel.channel_name is required"
+            if not message.HasField("value"):
+                return f"publish_to_channel[{message.channel_name!r}].value is required"
+            problem = check_value(message.value, f"channel {message.channel_name!r}", limit)
+            if problem:
+                return problem
+        for deletion in deletions:
+            if not deletion.channel_name or not deletion.message_id:
+                return "delete_from_channel needs channel_name and message_id"
+        return None
+
+    def apply_writes(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        writes: Sequence[pb.AttributeWrite],
+        publishes: Sequence[pb.ChannelMessage],
+        deletions: Sequence[pb.ChannelMessageDeletion],
+        *,
+        strict_deletions: bool = False,
+    ) -> None:
+        """Attribute writes, then deletions, then publishes (spec §4.6 order)."""
+        for write in writes:
+            if is_null(write.value):
+                conn.execute("DELETE FROM attrs WHERE run_id=? AND key=?", (run_id, write.key))
+            else:
+                index_key = ""
+                if write.index_config.enable:
+                    index_key = write.index_config.index_key or write.key
+                conn.execute(
+                    "INSERT INTO attrs(run_id, key, value, index_key) VALUES (?,?,?,?)"
+                    " ON CONFLICT(run_id, key) DO UPDATE SET value=excluded.value,"
+                    " index_key=excluded.index_key",
+                    (run_id, write.key, write.value.SerializeToString(), index_key),
+                )
+        for deletion in deletions:
+            cursor = conn.execute(
+                "DELETE FROM msgs WHERE run_id=? AND channel=? AND message_id=?",
+                (run_id, deletion.channel_name, deletion.message_id),
+            )
+            if cursor.rowcount == 0 and strict_deletions:
+                raise _errors.message_not_found(deletion.channel_name, deletion.message_id)
+        self.publish(conn, run_id, publishes)
+
+    def publish(
+        self, conn: sqlite3.Connection, run_id: str, messages: Sequence[pb.ChannelMessage]
+    ) -> list[pb.ChannelMessage]:
+        stored: list[pb.ChannelMessage] = []
+        for message in messages:
+            assigned = pb.ChannelMessage(
+                channel_name=message.channel_name, value=message.value, message_id=message_id()
+            )
+            conn.execute(
+                "INSERT INTO msgs(run_id, channel, message_id, value) VALUES (?,?,?,?)",
+                (
+                    run_id,
+                    message.channel_name,
+                    assigned.message_id,
+                    message.value.SerializeToString(),
+                ),
+            )
+            stored.append(assigned)
+        return stored
+
+    # -- creating step executions --------------------------------------------------
+
+    def enqueue(
+        self,
+        conn: sqlite3.Connection,
+        run: sqlite3.Row,
+        movement: pb.StepMovement,
+        from_id: str,
+        *,
+        not_before: float = 0.0,
+        exec_id: str = "",
+    ) -> str:
+        """Creates one execution; its ID is assigned now, in queue order."""
+        run_id = run["run_id"]
+        step_type = movement.step_type
+        if not exec_id:
+            conn.execute(
+                "INSERT INTO counters(run_id, step_type, n) VALUES (?,?,1)"
+                " ON CONFLICT(run_id, step_type) DO UPDATE SET n=n+1",
+                (run_id, step_type),
+            )
+            n = conn.execute(
+                "SELECT n FROM counters WHERE run_id=? AND step_type=?", (run_id, step_type)
+            ).fetchone()[0]
+            exec_id = f"{step_type}-{n}"
+        stored = pb.StepMovement()
+        stored.CopyFrom(movement)
+        stored.from_step_execution_id_internal_only = from_id
+        conn.execute(
+            "INSERT INTO steps(run_id, exec_id, step_type, from_id, state, movement)"
+            " VALUES (?,?,?,?,?,?)",
+            (run_id, exec_id, step_type, from_id, WAITFOR_RUNNING, stored.SerializeToString()),
+        )
+        method: Method = "execute" if movement.step_options.skip_wait_for else "wait_for"
+        self.enter_method(conn, run_id, exec_id, method, not_before=not_before)
+        return exec_id
+
+    def enter_method(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        exec_id: str,
+        method: Method,
+        *,
+        not_before: float = 0.0,
+        cond_results: pb.ConditionResults | None = None,
+        method_error: pb.RecoveryErrorInfo | None = None,
+    ) -> None:
+        now = time.time()
+        state = WAITFOR_RUNNING if method == "wait_for" else EXECUTE_RUNNING
+        order = conn.execute("SELECT COALESCE(MAX(lock_order), 0) + 1 FROM steps").fetchone()[0]
+        conn.execute(
+            "UPDATE steps SET state=?, attempt=1, first_attempt_ts=?, method_started_ts=?,"
+            " next_due=?, lock_order=?, locks_held=0, snapshot=NULL, hb_value=NULL,"
+            " cond_results=COALESCE(?, cond_results), method_error=COALESCE(?, method_error),"
+            " last_failure=NULL, condition=NULL WHERE run_id=? AND exec_id=?",
+            (
+                state,
+                now,
+                now,
+                max(now, not_before),
+                order,
+                cond_results.SerializeToString() if cond_results is not None else None,
+                method_error.SerializeToString() if method_error is not None else None,
+                run_id,
+                exec_id,
+            ),
+        )
+        self._hb_dirty.pop((run_id, exec_id), None)
+        self.grant_locks(conn, run_id)
+
+    @staticmethod
+    def lock_keys(movement: pb.StepMovement, method: Method) -> list[str]:
+        options = movement.step_options
+        keys = (
+            options.wait_for_lock_attribute_keys
+            if method == "wait_for"
+            else options.execute_lock_attribute_keys
+        )
+        return sorted(set(keys))
+
+    def grant_locks(self, conn: sqlite3.Connection, run_id: str) -> None:
+        """Gives locks to waiting methods in FIFO order, then snapshots their state."""
+        held = self._locks.setdefault(run_id, {})
+        blocked: set[str] = set()
+        rows = conn.execute(
+            "SELECT * FROM steps WHERE run_id=? AND state IN (?,?) AND snapshot IS NULL"
+            " ORDER BY lock_order",
+            (run_id, *RUNNING_STATES),
+        ).fetchall()
+        for step in rows:
+            method: Method = "wait_for" if step["state"] == WAITFOR_RUNNING else "execute"
+            movement = self.movement(step)
+            keys = self.lock_keys(movement, method)
+            if any(k in held or k in blocked for k in keys):
+                blocked.update(keys)
+                continue
+            for key in keys:
+                held[key] = f"step:{step['exec_id']}"
+            request = self._build_request(conn, step, movement, method)
+            conn.execute(
+                "UPDATE steps SET locks_held=?, snapshot=? WHERE run_id=? AND exec_id=?",
+                (1 if keys else 0, request.SerializeToString(), run_id, step["exec_id"]),
+            )
+
+    def release_locks(self, conn: sqlite3.Connection, run_id: str, holder: str) -> None:
+        held = self._locks.get(run_id, {})
+        for key in [k for k, h in held.items() if h == holder]:
+            del held[key]
+        if holder.startswith("step:"):
+            conn.execute(
+                "UPDATE steps SET locks_held=0 WHERE run_id=? AND exec_id=?",
+                (run_id, holder[len("step:") :]),
+            )
+
+    def _build_request(
+        self, conn: sqlite3.Connection, step: sqlite3.Row, movement: pb.StepMovement, method: Method
+    ) -> pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest:
+        run = conn.execute("SELECT * FROM runs WHERE run_id=?", (step["run_id"],)).fetchone()
+        request: pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
+        if method == "wait_for":
+            request = pb.InvokeWaitForMethodRequest()
+        else:
+            request = pb.InvokeExecuteMethodRequest()
+        context = request.context
+        context.flow_id = run["flow_id"]
+        context.run_id = run["run_id"]
+        context.flow_started_timestamp = int(run["start_ts"])
+        context.step_execution_id = step["exec_id"]
+        context.from_step_execution_id = step["from_id"]
+        context.first_attempt_timestamp = int(step["first_attempt_ts"])
+        context.run_attempt = 1
+        if movement.HasField("recovery_error_internal_only"):
+            context.recovery_error.CopyFrom(movement.recovery_error_internal_only)
+        elif method == "execute" and step["method_error"] is not None:
+            context.recovery_error.ParseFromString(step["method_error"])
+        request.flow_type = run["flow_type"]
+        request.step_type = movement.step_type
+        if movement.HasField("step_input"):
+            request.step_input.CopyFrom(movement.step_input)
+        elif method == "wait_for":
+            request.step_input.CopyFrom(null_value())
+        _snapshot.fill(
+            conn, run["run_id"], _snapshot.method_loads(movement.step_options, method), request
+        )
+        if isinstance(request, pb.InvokeExecuteMethodRequest):
+            if step["locals"] is not None:
+                holder = pb.GetAttributesResponse()
+                holder.ParseFromString(step["locals"])
+                request.step_exe_locals.extend(holder.attributes)
+            if step["cond_results"] is not None:
+                request.condition_results.ParseFromString(step["cond_results"])
+        return request
+
+    # -- dispatch ------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        """Starts every method call that is ready, due and not already in flight."""
+        if self._stop.is_set():
+            return
+        now = time.time()
+        rows = self.db.conn.execute(
+            "SELECT s.*, r.flow_type AS flow_type, r.flow_id AS flow_id, r.config AS config"
+            " FROM steps s JOIN runs r ON r.run_id=s.run_id"
+            " WHERE s.state IN (?,?) AND s.snapshot IS NOT NULL AND s.next_due<=?"
+            " AND r.status=?",
+            (*RUNNING_STATES, now, RUNNING),
+        ).fetchall()
+        for step in rows:
+            key = (step["run_id"], step["exec_id"])
+            if key not in self._inflight:
+                self._dispatch(step)
+
+    def _dispatch(self, step: sqlite3.Row) -> None:
+        method: Method = "wait_for" if step["state"] == WAITFOR_RUNNING else "execute"
+        movement = self.movement(step)
+        options = movement.step_options
+        request: pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
+        if method == "wait_for":
+            request = pb.InvokeWaitForMethodRequest()
+        else:
+            request = pb.InvokeExecuteMethodRequest()
+        request.ParseFromString(step["snapshot"])
+        request.context.attempt = step["attempt"]
+        key = (step["run_id"], step["exec_id"])
+        hb = (
+            self._hb_dirty.get(key, step["hb_value"]) if key in self._hb_dirty else step["hb_value"]
+        )
+        if hb is not None and step["attempt"] > 1:
+            request.context.last_heartbeat_value.ParseFromString(hb)
+        timeout = (
+            options.wait_for_timeout_seconds
+            if method == "wait_for"
+            else options.execute_timeout_seconds
+        ) or self.options.default_method_timeout_seconds
+        config = pb.FlowConfig()
+        config.ParseFromString(step["config"])
+        handle = CallHandle(
+            deadline=time.monotonic() + timeout,
+            heartbeat_timeout=float(
+                options.heartbeat_timeout_seconds or self.options.default_heartbeat_timeout_seconds
+            ),
+        )
+        inflight = _Inflight(method, step["attempt"], handle, step["flow_type"], step["flow_id"])
+        self._inflight[key] = inflight
+        source = f"#{step['exec_id']}"
+
+        def on_frame(frame: Message) -> None:
+            self._on_frame(key, inflight, source, frame)
+
+        run_id = step["run_id"]
+        spec = CallSpec(
+            kind=method,
+            request=request,
+            target=config.worker_target,
+            flow_type=step["flow_type"],
+            name=movement.step_type,
+            timeout=float(timeout),
+            on_frame=on_frame,
+            sticky_worker=self._sticky.get(run_id, ""),
+            on_served_by=lambda worker: self._sticky.__setitem__(run_id, worker),
+        )
+        self._pool.submit(self._call, key, inflight, spec)
+
+    def transport(self, target: pb.WorkerTarget) -> Transport:
+        return self._pull if target.is_pull_mode else self._listening
+
+    def _call(self, key: tuple[str, str], inflight: _Inflight, spec: CallSpec) -> None:
+        try:
+            outcome = self.transport(spec.target).invoke(spec, inflight.handle)
+        except Exception as error:  # a transport bug fails the attempt, not the server
+            _LOGGER.exception("worker call failed")
+            outcome = Outcome(
+                failure=WorkerFailure(
+                    f"dexlite transport error: {error}", "INTERNAL", 13, server_side=True
+                )
+            )
+        try:
+            with self.tx() as conn:
+                self._finish_call(conn, key, inflight, outcome)
+        except Exception:
+            _LOGGER.exception("applying a worker outcome failed")
+            with self.db.lock:
+                if self._inflight.get(key) is inflight:
+                    del self._inflight[key]
+
+    def _on_frame(
+        self, key: tuple[str, str], inflight: _Inflight, source: str, frame: Message
+    ) -> None:
+        assert isinstance(frame, pb.InvokeWaitForMethodOutput | pb.InvokeExecuteMethodOutput)
+        kind = frame.WhichOneof("output")
+        if kind == "heartbeat":
+            with self.db.lock:
+                if self._inflight.get(key) is inflight:
+                    beat = frame.heartbeat
+                    self._hb_dirty[key] = (
+                        beat.value.SerializeToString() if beat.HasField("value") else None
+                    )
+        elif kind == "stream_write":
+            write = frame.stream_write
+            self._streams.append(
+                flow_type=inflight.flow_type,
+                flow_id=inflight.flow_id,
+                name=write.stream_name,
+                capacity=write.stream_capacity_bytes,
+                value=write.value,
+                source=source,
+            )
+
+    def _finish_call(
+        self, conn: sqlite3.Connection, key: tuple[str, str], inflight: _Inflight, outcome: Outcome
+    ) -> None:
+        if self._inflight.get(key) is inflight:
+            del self._inflight[key]
+        if inflight.handle.reason in ("cancelled", "shutdown"):
+            return
+        step = self.step_row(*key)
+        expected = WAITFOR_RUNNING if inflight.method == "wait_for" else EXECUTE_RUNNING
+        if step is None or step["state"] != expected or step["attempt"] != inflight.attempt:
+            return
+        run = self.run_row(key[0])
+        if run["status"] != RUNNING:
+            return
+        self._flush_heartbeat(conn, key)
+        if outcome.result is not None:
+            if inflight.method == "wait_for":
+                assert isinstance(outcome.result, pb.InvokeWaitForMethodResponse)
+                problem = self._apply_wait_for(conn, run, step, outcome.result)
+            else:
+                assert isinstance(outcome.result, pb.InvokeExecuteMethodResponse)
+                problem = self._apply_execute(conn, run, step, outcome.result)
+            if problem is None:
+                return
+            outcome = Outcome(
+                failure=WorkerFailure(
+                    f"invalid worker result: {problem}", "InvalidResult", 3, server_side=True
+                )
+            )
+        assert outcome.failure is not None
+        self.record_failure(conn, run, step, outcome.failure)
+
+    def _flush_heartbeat(self, conn: sqlite3.Connection, key: tuple[str, str]) -> None:
+        if key in self._hb_dirty:
+            conn.execute(
+                "UPDATE steps SET hb_value=? WHERE run_id=? AND exec_id=?",
+                (self._hb_dirty.pop(key), *key),
+            )
+
+    # -- results -------------------------------------------------------------------
+
+    def _apply_wait_for(
+        self,
+        conn: sqlite3.Connection,
+        run: sqlite3.Row,
+        step: sqlite3.Row,
+        result: pb.InvokeWaitForMethodResponse,
+    ) -> str | None:
+        problem = self.check_writes(
+            result.upsert_attributes, result.publish_to_channel, result.delete_from_channel
+        )
+        if problem is None and result.HasField("waiting_condition"):
+            problem = _conditions.validate(result.waiting_condition)
+        if problem is not None:
+            return problem
+        run_id, exec_id = run["run_id"], step["exec_id"]
+        self.apply_writes(
+            conn,
+            run_id,
+            result.upsert_attributes,
+            result.publish_to_channel,
+            result.delete_from_channel,
+        )
+        holder = pb.GetAttributesResponse()
+        holder.attributes.extend(result.upsert_step_exe_locals)
+        conn.execute(
+            "UPDATE steps SET locals=? WHERE run_id=? AND exec_id=?",
+            (holder.SerializeToString(), run_id, exec_id),
+        )
+        self.release_locks(conn, run_id, f"step:{exec_id}")
+        movement = self.movement(step)
+        self.event(
+            conn,
+            run_id,
+            step_wait_for_completed=pb.StepWaitForCompletedEvent(
+                context=self._event_context(step, movement, "wait_for"),
+                input=pb.StepMethodEventInput(step_input=movement.step_input),
+                output=pb.StepWaitForCompletedOutput(
+                    wait_for_condition=result.waiting_condition,
+                    upsert_attributes=result.upsert_attributes,
+                    publish_to_channel=result.publish_to_channel,
+                    record_events=result.record_events,
+                    upsert_step_execution_locals=result.upsert_step_exe_locals,
+                    delete_from_channel=result.delete_from_channel,
+                ),
+            ),
+        )
+        condition = result.waiting_condition
+        if result.HasField("waiting_condition") and (
+            condition.timer_conditions or condition.channel_conditions
+        ):
+            now = int(time.time())
+            state = _conditions.to_state(condition, now)
+            wait_seq = conn.execute("SELECT COALESCE(MAX(wait_seq), 0) + 1 FROM steps").fetchone()[
+                0
+            ]
+            conn.execute(
+                "UPDATE steps SET state=?, condition=?, wait_seq=?, snapshot=NULL"
+                " WHERE run_id=? AND exec_id=?",
+                (WAITING, state.SerializeToString(), wait_seq, run_id, exec_id),
+            )
+            for index, timer in enumerate(state.timer_conditions):
+                conn.execute(
+                    "INSERT INTO timers(run_id, exec_id, idx, condition_id, fire_at, status)"
+                    " VALUES (?,?,?,?,?,?)",
+                    (
+                        run_id,
+                        exec_id,
+                        index,
+                        timer.condition_id,
+                        timer.firing_unix_timestamp_seconds,
+                        pb.INTERNAL_TIMER_STATUS_PENDING,
+                    ),
+                )
+        else:
+            self.enter_method(conn, run_id, exec_id, "execute", cond_results=pb.ConditionResults())
+        self.evaluate_waits(conn, run_id)
+        self.grant_locks(conn, run_id)
+        return None
+
+    def _validate_decision(self, decision: pb.StepDecision, *, in_rpc: bool) -> str | None:
+        close = decision.close_decision if decision.HasField("close_decision") else None
+        if close is not None and close.close_decision_type == pb.CLOSE_DECISION_TYPE_UNSPECIFIED:
+            return "close_decision_type is required"
+        for movement in decision.next_steps:
+            problem = step_type_problem(movement.step_type)
+            if problem:
+                return f"next_steps: {problem}"
+            if movement.HasField("step_input"):
+                size_problem = check_value(
+                    movement.step_input, "step_input", self.options.max_value_bytes
+                )
+                if size_problem:
+                    return size_problem
+        for name in [*decision.cancel_step_types, *decision.cancel_sibling_step_types]:
+            problem = step_type_problem(name)
+            if problem:
+                return f"cancel lists: {problem}"
+        if in_rpc:
+            if close is not None:
+                return "closing flow in RPC is not supported yet"
+            if decision.cancel_sibling_step_types:
+                return "cancel_sibling_step_types is not supported in RPCs"
+            return None
+        if close is None and not decision.next_steps:
+            return "the step decision is empty: it needs next_steps or a close_decision"
+        if close is None:
+            return None
+        kind = close.close_decision_type
+        if kind == pb.CLOSE_DECISION_TYPE_FORCE_COMPLETE_ON_CHANNELS_EMPTY:
+            names = list(close.conditional_channel_names)
+            if not decision.next_steps or not names or "" in names or len(set(names)) != len(names):
+                return "FORCE_COMPLETE_ON_CHANNELS_EMPTY needs next_steps and unique channel names"
+        elif decision.next_steps:
+            return "a close decision cannot be combined with next_steps"
+        if (
+            kind == pb.CLOSE_DECISION_TYPE_FORCE_FAIL
+            and close.HasField("close_input")
+            and close.close_input.WhichOneof("kind") != "string_value"
+        ):
+            return "FORCE_FAIL close_input must be a string"
+        if kind == pb.CLOSE_DECISION_TYPE_DEAD_END and close.HasField("close_input"):
+            return "DEAD_END must not carry close_input"
+        return None
+
+    def _apply_execute(
+        self,
+        conn: sqlite3.Connection,
+        run: sqlite3.Row,
+        step: sqlite3.Row,
+        result: pb.InvokeExecuteMethodResponse,
+    ) -> str | None:
+        problem = self.check_writes(
+            result.upsert_attributes, result.publish_to_channel, result.delete_from_channel
+        )
+        problem = problem or self._validate_decision(result.step_decision, in_rpc=False)
+        if problem is not None:
+            return problem
+        run_id, exec_id = run["run_id"], step["exec_id"]
+        decision = result.step_decision
+        self.apply_writes(
+            conn,
+            run_id,
+            result.upsert_attributes,
+            result.publish_to_channel,
+            result.delete_from_channel,
+        )
+        self.cancel_types(
+            conn,
+            run_id,
+            list(decision.cancel_step_types),
+            list(decision.cancel_sibling_step_types),
+            exclude=exec_id,
+            siblings_of=step["from_id"],
+        )
+        movement = self.movement(step)
+        self._complete_step(conn, run_id, exec_id, "completed")
+        snapshot = pb.InvokeExecuteMethodRequest()
+        snapshot.ParseFromString(step["snapshot"])
+        self.event(
+            conn,
+            run_id,
+            step_execute_completed=pb.StepExecuteCompletedEvent(
+                context=self._event_context(step, movement, "execute"),
+                input=pb.StepMethodEventInput(
+                    step_input=movement.step_input, condition_results=snapshot.condition_results
+                ),
+                output=pb.StepExecuteCompletedOutput(
+                    step_decision=decision,
+                    upsert_attributes=result.upsert_attributes,
+                    publish_to_channel=result.publish_to_channel,
+                    record_events=result.record_events,
+                    upsert_step_execution_locals=result.upsert_step_exe_locals,
+                    delete_from_channel=result.delete_from_channel,
+                ),
+            ),
+        )
+        closed = False
+        if decision.HasField("close_decision"):
+            closed = self._apply_close(conn, run_id, step, decision)
+        else:
+            self._enqueue_next(conn, run_id, exec_id, decision.next_steps)
+        if not closed:
+            self.settle(conn, run_id)
+        return None
+
+    def _apply_close(
+        self, conn: sqlite3.Connection, run_id: str, step: sqlite3.Row, decision: pb.StepDecision
+    ) -> bool:
+        close = decision.close_decision
+        kind = close.close_decision_type
+        output = close.close_input if close.HasField("close_input") else None
+        if kind == pb.CLOSE_DECISION_TYPE_FORCE_COMPLETE_ON_CHANNELS_EMPTY:
+            counts = _snapshot.channel_counts(conn, run_id)
+            if any(counts.get(name, 0) for name in close.conditional_channel_names):
+                self._enqueue_next(conn, run_id, step["exec_id"], decision.next_steps)
+                return False
+            kind = pb.CLOSE_DECISION_TYPE_FORCE_COMPLETE
+        if kind == pb.CLOSE_DECISION_TYPE_DEAD_END:
+            return False
+        if kind == pb.CLOSE_DECISION_TYPE_FORCE_FAIL:
+            reason = output.string_value if output is not None else ""
+            self.close_run(
+                conn,
+                run_id,
+                pb.FLOW_STATUS_FAILED,
+                pb.FLOW_ERROR_TYPE_STEP_DECISION_FAILING_FLOW,
+                reason,
+            )
+            return True
+        if output is not None and not is_null(output):
+            conn.execute(
+                "INSERT INTO outputs(run_id, step_type, exec_id, value) VALUES (?,?,?,?)",
+                (run_id, step["step_type"], step["exec_id"], output.SerializeToString()),
+            )
+        if kind == pb.CLOSE_DECISION_TYPE_GRACEFUL_COMPLETE:
+            conn.execute("UPDATE runs SET graceful=1 WHERE run_id=?", (run_id,))
+            return False
+        self.close_run(conn, run_id, pb.FLOW_STATUS_COMPLETED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, "")
+        return True
+
+    def _enqueue_next(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        from_id: str,
+        movements: Sequence[pb.StepMovement],
+    ) -> None:
+        run = self.run_row(run_id)
+        for movement in movements:
+            clean = pb.StepMovement()
+            clean.CopyFrom(movement)
+            clean.ClearField("recovery_error_internal_only")
+            self.enqueue(conn, run, clean, from_id)
+
+    def settle(self, conn: sqlite3.Connection, run_id: str) -> None:
+        """Re-evaluates waits and locks, and completes a gracefully finished flow."""
+        self.evaluate_waits(conn, run_id)
+        self.grant_locks(conn, run_id)
+        run = self.run_row(run_id)
+        if run["status"] == RUNNING and run["graceful"]:
+            active = conn.execute(
+                "SELECT COUNT(*) FROM steps WHERE run_id=? AND state<>? AND exec_id<>?",
+                (run_id, COMPLETED, TIMEOUT_HANDLER_ID),
+            ).fetchone()[0]
+            if active == 0:
+                self.close_run(
+                    conn, run_id, pb.FLOW_STATUS_COMPLETED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, ""
+                )
+
+    def _complete_step(
+        self, conn: sqlite3.Connection, run_id: str, exec_id: str, outcome: str
+    ) -> None:
+        conn.execute(
+            "UPDATE steps SET state=?, outcome=?, snapshot=NULL, condition=NULL"
+            " WHERE run_id=? AND exec_id=?",
+            (COMPLETED, outcome, run_id, exec_id),
+        )
+        conn.execute("DELETE FROM timers WHERE run_id=? AND exec_id=?", (run_id, exec_id))
+        self.release_locks(conn, run_id, f"step:{exec_id}")
+        self._hb_dirty.pop((run_id, exec_id), None)
+
+    def _event_context(
+        self, step: sqlite3.Row, movement: pb.StepMovement, method: Method
+    ) -> pb.StepMethodEventContext:
+        options = movement.step_options
+        context = pb.StepMethodEventContext(
+            step_execution_id=step["exec_id"],
+            from_step_execution_id=step["from_id"],
+            step_type=step["step_type"],
+            durability=(
+                options.wait_for_durability_override
+                if method == "wait_for"
+                else options.execute_durability_override
+            ),
+            final_attempt=step["attempt"],
+            method_options=pb.StepMethodOptions(
+                timeout_seconds=(
+                    options.wait_for_timeout_seconds
+                    if method == "wait_for"
+                    else options.execute_timeout_seconds
+                )
+                or self.options.default_method_timeout_seconds,
+                retry_policy=(
+                    options.wait_for_retry_policy
+                    if method == "wait_for"
+                    else options.execute_retry_policy
+                ),
+                heartbeat_timeout_seconds=options.heartbeat_timeout_seconds,
+            ),
+        )
+        context.started_time.FromNanoseconds(int(step["method_started_ts"] * 1e9))
+        context.duration.FromNanoseconds(
+            int(max(0.0, time.time() - step["method_started_ts"]) * 1e9)
+        )
+        if step["last_failure"] is not None:
+            context.last_failure_info.ParseFromString(step["last_failure"])
+        return context
+
+    # -- failures and retries ------------------------------------------------------
+
+    def record_failure(
+        self, conn: sqlite3.Connection, run: sqlite3.Row, step: sqlite3.Row, failure: WorkerFailure
+    ) -> None:
+        """Counts a failed attempt; schedules the retry or routes the final failure."""
+        run_id, exec_id = run["run_id"], step["exec_id"]
+        method: Method = "wait_for" if step["state"] == WAITFOR_RUNNING else "execute"
+        movement = self.movement(step)
+        options = movement.step_options
+        attempt = step["attempt"]
+        details = pb.ServiceErrorResponse(
+            detail=failure.detail if failure.server_side else "",
+            sub_status=pb.ERROR_SUB_STATUS_WORKER_API_ERROR,
+            original_worker_error_detail="" if failure.server_side else failure.detail,
+            original_worker_error_type=failure.error_type,
+            original_worker_error_status=failure.grpc_code,
+            original_worker_error_stack_trace=failure.stack_trace,
+        )
+        last_failure = pb.StepMethodFailure(
+            backend_error=failure.detail, details=details, attempt=attempt
+        )
+        policy = (
+            options.wait_for_retry_policy if method == "wait_for" else options.execute_retry_policy
+        )
+        delay = (
+            float(failure.retry_after_seconds)
+            if failure.retry_after_seconds > 0
+            else retry_delay(policy, attempt)
+        )
+        total = policy.total_duration_seconds or _TOTAL_DURATION_DEFAULT
+        elapsed = time.time() - step["first_attempt_ts"]
+        exhausted = (policy.maximum_attempts > 0 and attempt >= policy.maximum_attempts) or (
+            elapsed + delay >= total
+        )
+        conn.execute(
+            "UPDATE steps SET last_failure=? WHERE run_id=? AND exec_id=?",
+            (last_failure.SerializeToString(), run_id, exec_id),
+        )
+        _LOGGER.info(
+            "step %s/%s %s attempt %d failed (%s: %s)%s",
+            run["flow_id"],
+            exec_id,
+            method,
+            attempt,
+            failure.error_type,
+            failure.detail,
+            " - giving up" if exhausted else f" - retry in {delay:.1f}s",
+        )
+        if not exhausted:
+            conn.execute(
+                "UPDATE steps SET attempt=?, next_due=? WHERE run_id=? AND exec_id=?",
+                (attempt + 1, time.time() + delay, run_id, exec_id),
+            )
+            return
+        step = self.step_row(run_id, exec_id) or step
+        recovery = pb.RecoveryErrorInfo(detail=failure.detail, error_type=failure.error_type)
+        failed_output = pb.StepMethodFailedOutput(failure=last_failure)
+        context = self._event_context(step, movement, method)
+        self.release_locks(conn, run_id, f"step:{exec_id}")
+        error_type = (
+            pb.FLOW_ERROR_TYPE_INTERNAL
+            if failure.server_side
+            else pb.FLOW_ERROR_TYPE_WORKER_API_FAIL
+        )
+        if method == "wait_for":
+            self.event(
+                conn,
+                run_id,
+                step_wait_for_failed=pb.StepWaitForFailedEvent(
+                    context=context, output=failed_output
+                ),
+            )
+            if (
+                options.wait_for_failure_policy
+                == pb.WAIT_FOR_METHOD_FAILURE_POLICY_PROCEED_ON_FAILURE
+            ):
+                self.enter_method(
+                    conn,
+                    run_id,
+                    exec_id,
+                    "execute",
+                    cond_results=pb.ConditionResults(wait_for_failed=True),
+                    method_error=recovery,
+                )
+                self.settle(conn, run_id)
+                return
+            self.close_run(conn, run_id, pb.FLOW_STATUS_FAILED, error_type, failure.detail)
+            return
+        self.event(
+            conn,
+            run_id,
+            step_execute_failed=pb.StepExecuteFailedEvent(context=context, output=failed_output),
+        )
+        target = options.execute_failure_proceed_step_type
+        if (
+            options.execute_failure_policy
+            == pb.EXECUTE_METHOD_FAILURE_POLICY_PROCEED_TO_CONFIGURED_STEP
+            and target
+        ):
+            self._complete_step(conn, run_id, exec_id, "failed")
+            recovery_movement = pb.StepMovement(
+                step_type=target,
+                step_options=options.execute_failure_proceed_step_options,
+                recovery_error_internal_only=recovery,
+            )
+            if movement.HasField("step_input"):
+                recovery_movement.step_input.CopyFrom(movement.step_input)
+            else:
+                recovery_movement.step_input.CopyFrom(null_value())
+            self.enqueue(conn, self.run_row(run_id), recovery_movement, exec_id)
+            self.settle(conn, run_id)
+            return
+        self.close_run(conn, run_id, pb.FLOW_STATUS_FAILED, error_type, failure.detail)
+
+    # -- cancellation and closing --------------------------------------------------
+
+    def cancel_step(self, conn: sqlite3.Connection, run_id: str, exec_id: str) -> None:
+        """Cancels one non-completed execution (spec §4.10)."""
+        self._complete_step(conn, run_id, exec_id, "cancelled")
+        inflight = self._inflight.pop((run_id, exec_id), None)
+        if inflight is not None:
+            handle = inflight.handle
+            self._post_commit.append(lambda: handle.cancel("cancelled"))
+
+    def cancel_types(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        global_types: list[str],
+        sibling_types: list[str],
+        *,
+        exclude: str = "",
+        siblings_of: str = "",
+    ) -> None:
+        sibling_only = set(sibling_types) - set(global_types)
+        targets = conn.execute(
+            "SELECT exec_id, step_type, from_id FROM steps WHERE run_id=? AND state<>?",
+            (run_id, COMPLETED),
+        ).fetchall()
+        for exec_id, step_type, from_id in targets:
+            if exec_id == exclude:
+                continue
+            if step_type in global_types or (step_type in sibling_only and from_id == siblings_of):
+                self.cancel_step(conn, run_id, exec_id)
+
+    def close_run(
+        self, conn: sqlite3.Connection, run_id: str, status: int, error_type: int, message: str
+    ) -> None:
+        for (exec_id,) in conn.execute(
+            "SELECT exec_id FROM steps WHERE run_id=? AND state<>?", (run_id, COMPLETED)
+        ).fetchall():
+            self.cancel_step(conn, run_id, exec_id)
+        conn.execute(
+            "UPDATE runs SET status=?, error_type=?, error_message=?, close_ts=?, timeout_at=NULL"
+            " WHERE run_id=?",
+            (status, error_type, message, time.time(), run_id),
+        )
+        self._locks.pop(run_id, None)
+        self._sticky.pop(run_id, None)
+        result = self.flow_result(conn, run_id)
+        self.event(
+            conn,
+            run_id,
+            flow_closed=pb.FlowClosedHistoryEvent(
+                flow_status=status,  # type: ignore[arg-type]
+                results=result.results,
+                error_type=error_type,  # type: ignore[arg-type]
+                error_message=message,
+            ),
+        )
+
+    def flow_result(self, conn: sqlite3.Connection, run_id: str) -> pb.FlowResult:
+        run = conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        result = pb.FlowResult(
+            flow_status=run["status"],
+            error_type=run["error_type"],
+            error_message=run["error_message"],
+        )
+        if run["status"] in (pb.FLOW_STATUS_CANCELED, pb.FLOW_STATUS_TERMINATED):
+            return result
+        for step_type, exec_id, blob in conn.execute(
+            "SELECT step_type, exec_id, value FROM outputs WHERE run_id=? ORDER BY seq", (run_id,)
+        ):
+            output = result.results.add(
+                completed_step_type=step_type, completed_step_execution_id=exec_id
+            )
+            output.completed_step_output.ParseFromString(blob)
+        return result
+
+    # -- waits and timers ----------------------------------------------------------
+
+    def evaluate_waits(self, conn: sqlite3.Connection, run_id: str) -> None:
+        """Matches WAITING executions, oldest waiter first, and consumes their messages."""
+        waiting = conn.execute(
+            "SELECT exec_id, condition FROM steps WHERE run_id=? AND state=? ORDER BY wait_seq",
+            (run_id, WAITING),
+        ).fetchall()
+        if not waiting:
+            return
+        counts = _snapshot.channel_counts(conn, run_id)
+        for exec_id, blob in waiting:
+            condition = pb.WaitingConditionState()
+            condition.ParseFromString(blob)
+            fired = {
+                idx
+                for (idx,) in conn.execute(
+                    "SELECT idx FROM timers WHERE run_id=? AND exec_id=? AND status<>?",
+                    (run_id, exec_id, pb.INTERNAL_TIMER_STATUS_PENDING),
+                )
+            }
+            plan = _conditions.plan(condition, counts, fired)
+            if plan is None:
+                continue
+            results = pb.ConditionResults()
+            for index, timer in enumerate(condition.timer_conditions):
+                results.timer_results.add(
+                    condition_id=timer.condition_id,
+                    condition_status=(
+                        pb.CONDITION_STATUS_COMPLETED
+                        if index in fired
+                        else pb.CONDITION_STATUS_WAITING
+                    ),
+                )
+            for index, channel in enumerate(condition.channel_conditions):
+                entry = results.channel_results.add(
+                    condition_id=channel.condition_id, channel_name=channel.channel_name
+                )
+                if index not in plan.channel_takes:
+                    entry.condition_status = pb.CONDITION_STATUS_WAITING
+                    continue
+                entry.condition_status = pb.CONDITION_STATUS_COMPLETED
+                take = plan.channel_takes[index]
+                if take <= 0:
+                    continue
+                rows = conn.execute(
+                    "SELECT seq, value FROM msgs WHERE run_id=? AND channel=? ORDER BY seq LIMIT ?",
+                    (run_id, channel.channel_name, take),
+                ).fetchall()
+                for seq, value in rows:
+                    entry.values.add().ParseFromString(value)
+                    conn.execute("DELETE FROM msgs WHERE seq=?", (seq,))
+                counts[channel.channel_name] = counts.get(channel.channel_name, 0) - len(rows)
+            conn.execute("DELETE FROM timers WHERE run_id=? AND exec_id=?", (run_id, exec_id))
+            self.enter_method(conn, run_id, exec_id, "execute", cond_results=results)
+
+    def _fire_due(self) -> None:
+        now = time.time()
+        with self.tx() as conn:
+            due = conn.execute(
+                "SELECT DISTINCT run_id FROM timers WHERE status=? AND fire_at<=?",
+                (pb.INTERNAL_TIMER_STATUS_PENDING, now),
+            ).fetchall()
+            if due:
+                conn.execute(
+                    "UPDATE timers SET status=? WHERE status=? AND fire_at<=?",
+                    (pb.INTERNAL_TIMER_STATUS_FIRED, pb.INTERNAL_TIMER_STATUS_PENDING, now),
+                )
+                for (run_id,) in due:
+                    self.evaluate_waits(conn, run_id)
+            for run in conn.execute(
+                "SELECT * FROM runs WHERE status=? AND timeout_at IS NOT NULL AND timeout_at<=?",
+                (RUNNING, now),
+            ).fetchall():
+                self._flow_timeout(conn, run)
+            for key in list(self._hb_dirty):
+                self._flush_heartbeat(conn, key)
+
+    def _flow_timeout(self, conn: sqlite3.Connection, run: sqlite3.Row) -> None:
+        run_id = run["run_id"]
+        conn.execute("UPDATE runs SET timeout_at=NULL WHERE run_id=?", (run_id,))
+        policy = run["timeout_policy"]
+        if policy == pb.FLOW_TIMEOUT_POLICY_CANCEL:
+            self.close_run(
+                conn, run_id, pb.FLOW_STATUS_CANCELED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, ""
+            )
+        elif policy == pb.FLOW_TIMEOUT_POLICY_HANDLER:
+            handler = pb.FlowTimeoutHandlerOptions()
+            if run["handler_options"] is not None:
+                handler.ParseFromString(run["handler_options"])
+            movement = pb.StepMovement(
+                step_type=TIMEOUT_HANDLER_TYPE, step_options=handler_step_options(handler)
+            )
+            self.enqueue(conn, run, movement, "", exec_id=TIMEOUT_HANDLER_ID)
+        else:
+            self.close_run(
+                conn, run_id, pb.FLOW_STATUS_FAILED, pb.FLOW_ERROR_TYPE_FLOW_TIMEOUT, "flow timeout"
+            )
+
+    def _check_liveness(self) -> None:
+        now = time.monotonic()
+        with self.db.lock:
+            inflight = list(self._inflight.values())
+        for call in inflight:
+            handle = call.handle
+            if now >= handle.deadline:
+                handle.cancel("StartToClose")
+            elif (
+                handle.heartbeat_timeout > 0 and now - handle.last_frame > handle.heartbeat_timeout
+            ):
+                handle.cancel("Heartbeat")
+
+    def _maintain(self) -> None:
+        while not self._stop.wait(0.05):
+            try:
+                self._fire_due()
+                self._check_liveness()
+            except Exception:
+                _LOGGER.exception("maintenance pass failed")
+
+    # -- restart -------------------------------------------------------------------
+
+    def _recover(self, conn: sqlite3.Connection) -> None:
+        """Rebuilds locks and counts every interrupted method call as a failed attempt."""
+        for run_id, exec_id in conn.execute(
+            "SELECT run_id, exec_id FROM steps WHERE locks_held=1 AND state IN (?,?)"
+            " ORDER BY lock_order",
+            RUNNING_STATES,
+        ).fetchall():
+            step = self.step_row(run_id, exec_id)
+            assert step is not None
+            method: Method = "wait_for" if step["state"] == WAITFOR_RUNNING else "execute"
+            for key in self.lock_keys(self.movement(step), method):
+                self._locks.setdefault(run_id, {})[key] = f"step:{exec_id}"
+        interrupted = conn.execute(
+            "SELECT s.run_id, s.exec_id FROM steps s JOIN runs r ON r.run_id=s.run_id"
+            " WHERE s.state IN (?,?) AND s.snapshot IS NOT NULL AND r.status=?",
+            (*RUNNING_STATES, RUNNING),
+        ).fetchall()
+        for run_id, exec_id in interrupted:
+            step = self.step_row(run_id, exec_id)
+            run = self.run_row(run_id)
+            if step is None or run["status"] != RUNNING or step["state"] not in RUNNING_STATES:
+                continue
+            if step["next_due"] > time.time():
+                continue  # a retry was already scheduled; nothing was in flight
+            self.record_failure(
+                conn,
+                run,
+                step,
+                WorkerFailure("server restarted during the call", "ServerRestart", 14),
+            )
+        for (run_id,) in conn.execute(
+            "SELECT run_id FROM runs WHERE status=?", (RUNNING,)
+        ).fetchall():
+            self.settle(conn, run_id)

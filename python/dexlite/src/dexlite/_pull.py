@@ -1,0 +1,297 @@
+"""Pull mode: ``WorkerTaskService.PollWorkerTask`` streams and task routing (spec §13).
+
+Workers open one bidirectional stream per idle slot and queue. The hub hands a
+task to an idle stream whose Worker registered the Flow type, preferring the
+Flow's sticky Worker, and relays the task frames back to the waiting caller.
+A ``NO_CAPACITY`` rejection never spends an attempt: the task is offered again,
+and that Worker gets no Step tasks until one of its tasks finishes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import grpc
+from dex.dexpb import dex_pb2 as pb
+from google.protobuf import timestamp_pb2  # type: ignore[import-untyped]
+
+from ._dispatch import CallHandle, CallSpec, Outcome, cancelled_failure
+from ._errors import WorkerFailure, failure_from_worker_error
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_LOGGER = logging.getLogger(__name__)
+_BUSY_BACKOFF_SECONDS = 0.25
+_FINAL_FRAMES = ("rpc", "worker_error")
+
+
+@dataclass(eq=False)
+class _Task:
+    task_id: str
+    events: queue.Queue[tuple[str, object]] = field(default_factory=queue.Queue)
+
+
+@dataclass(eq=False)
+class _Stream:
+    number: int
+    queue_name: str
+    app_worker_id: str
+    flow_types: frozenset[str]
+    outbox: queue.Queue[pb.PollWorkerTaskResponse | None] = field(default_factory=queue.Queue)
+    task: _Task | None = None
+    closed: bool = False
+
+
+class PullHub:
+    """Registry of open pull streams and the pull-mode transport."""
+
+    def __init__(self, *, dispatch_wait_seconds: float = 10.0) -> None:
+        self._dispatch_wait = dispatch_wait_seconds
+        self._cond = threading.Condition()
+        self._streams: list[_Stream] = []
+        self._numbers = itertools.count(1)
+        self._busy_until: dict[str, float] = {}
+        self._closed = False
+
+    # -- server side of the stream -------------------------------------------------
+
+    def serve(
+        self, requests: Iterator[pb.PollWorkerTaskRequest], context: grpc.ServicerContext
+    ) -> Iterator[pb.PollWorkerTaskResponse]:
+        """Runs one PollWorkerTask stream until the Worker half-closes or leaves."""
+        first = next(requests, None)
+        if first is None or first.WhichOneof("frame") != "register":
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "first frame must be register")
+            return
+        register = first.register
+        if not register.queue or not register.app_worker_id:
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "register.queue and app_worker_id are required"
+            )
+            return
+        stream = _Stream(
+            number=next(self._numbers),
+            queue_name=register.queue,
+            app_worker_id=register.app_worker_id,
+            flow_types=frozenset(register.flow_types),
+        )
+        with self._cond:
+            if self._closed:
+                context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
+                return
+            self._streams.append(stream)
+        context.add_callback(lambda: self._drop(stream))
+        reader = threading.Thread(
+            target=self._read, args=(stream, requests), name="dexlite-pull-reader", daemon=True
+        )
+        reader.start()
+        yield pb.PollWorkerTaskResponse(
+            registered=pb.PollWorkerTaskRegistered(supports_unknown_name_rejection=True)
+        )
+        with self._cond:
+            self._cond.notify_all()
+        try:
+            while True:
+                item = stream.outbox.get()
+                if item is None:
+                    return
+                yield item
+        finally:
+            self._drop(stream)
+
+    def _read(self, stream: _Stream, requests: Iterator[pb.PollWorkerTaskRequest]) -> None:
+        try:
+            for request in requests:
+                kind = request.WhichOneof("frame")
+                if kind == "task_frame":
+                    self._on_frame(stream, request.task_frame)
+                elif kind == "reject":
+                    self._on_reject(stream, request.reject)
+        except grpc.RpcError:
+            pass
+        except Exception:  # a broken stream must never take the hub down
+            _LOGGER.exception("pull stream reader failed")
+        # The Worker half-closed (draining) or the stream broke: end our side promptly.
+        self._drop(stream)
+
+    def _drop(self, stream: _Stream) -> None:
+        with self._cond:
+            if stream.closed:
+                return
+            stream.closed = True
+            if stream in self._streams:
+                self._streams.remove(stream)
+            task = stream.task
+            stream.task = None
+            self._cond.notify_all()
+        stream.outbox.put(None)
+        if task is not None:
+            task.events.put(("lost", None))
+
+    def _on_frame(self, stream: _Stream, frame: pb.PollWorkerTaskFrame) -> None:
+        with self._cond:
+            task = stream.task
+            if task is None or task.task_id != frame.task_id:
+                return
+            kind = frame.WhichOneof("output")
+            final = kind in _FINAL_FRAMES or (
+                kind == "wait_for" and frame.wait_for.WhichOneof("output") == "result"
+            )
+            final = final or (kind == "execute" and frame.execute.WhichOneof("output") == "result")
+            if final:
+                stream.task = None
+                self._busy_until.pop(stream.app_worker_id, None)
+                self._cond.notify_all()
+        task.events.put(("frame", frame))
+
+    def _on_reject(self, stream: _Stream, reject: pb.PollWorkerTaskReject) -> None:
+        with self._cond:
+            task = stream.task
+            if task is None or task.task_id != reject.task_id:
+                return
+            stream.task = None
+            if reject.reason == pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY:
+                self._busy_until[stream.app_worker_id] = time.monotonic() + _BUSY_BACKOFF_SECONDS
+            self._cond.notify_all()
+        task.events.put(("reject", reject.reason))
+
+    def close(self) -> None:
+        """Ends every stream; Workers reconnect to the next server."""
+        with self._cond:
+            self._closed = True
+            streams = list(self._streams)
+        for stream in streams:
+            self._drop(stream)
+
+    def has_streams(self) -> bool:
+        with self._cond:
+            return bool(self._streams)
+
+    # -- transport ---------------------------------------------------------------
+
+    def _pick(self, spec: CallSpec, excluded: set[str]) -> _Stream | None:
+        now = time.monotonic()
+        best: _Stream | None = None
+        for stream in self._streams:
+            if stream.task is not None or stream.closed:
+                continue
+            if spec.flow_type not in stream.flow_types or stream.app_worker_id in excluded:
+                continue
+            if spec.kind != "rpc" and self._busy_until.get(stream.app_worker_id, 0.0) > now:
+                continue
+            if spec.sticky_worker and stream.app_worker_id == spec.sticky_worker:
+                return stream
+            if best is None:
+                best = stream
+        return best
+
+    def invoke(self, spec: CallSpec, handle: CallHandle) -> Outcome:
+        dispatch_deadline = time.monotonic() + min(self._dispatch_wait, spec.timeout)
+        excluded: set[str] = set()
+        while True:
+            assigned = self._assign(spec, handle, excluded, dispatch_deadline)
+            if isinstance(assigned, Outcome):
+                return assigned
+            stream, task = assigned
+            result = self._await(spec, handle, stream, task)
+            if isinstance(result, Outcome):
+                return result
+            if result == "unknown":
+                excluded.add(stream.app_worker_id)
+
+    def _assign(
+        self, spec: CallSpec, handle: CallHandle, excluded: set[str], deadline: float
+    ) -> Outcome | tuple[_Stream, _Task]:
+        with self._cond:
+            while True:
+                if handle.reason is not None:
+                    return Outcome(failure=cancelled_failure(handle))
+                stream = self._pick(spec, excluded)
+                if stream is not None:
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return Outcome(
+                        failure=WorkerFailure(
+                            "no pull worker accepted the task within the dispatch wait",
+                            "NO_WORKER_AVAILABLE",
+                            grpc.StatusCode.UNAVAILABLE.value[0],
+                        )
+                    )
+                self._cond.wait(min(remaining, 0.05 if self._busy_until else 0.5))
+            task = _Task(task_id=uuid.uuid4().hex)
+            stream.task = task
+            deadline_ts = timestamp_pb2.Timestamp()
+            deadline_ts.FromNanoseconds(int((time.time() + max(spec.timeout, 0.001)) * 1e9))
+            message = pb.PollWorkerTask(task_id=task.task_id, deadline=deadline_ts)
+            getattr(message, spec.kind).CopyFrom(spec.request)
+            stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
+        if spec.on_served_by is not None:
+            spec.on_served_by(stream.app_worker_id)
+        return stream, task
+
+    def _await(
+        self, spec: CallSpec, handle: CallHandle, stream: _Stream, task: _Task
+    ) -> Outcome | str:
+        def cancel() -> None:
+            with self._cond:
+                if stream.task is task and not stream.closed:
+                    stream.outbox.put(
+                        pb.PollWorkerTaskResponse(
+                            cancel_task=pb.PollWorkerTaskCancelTask(task_id=task.task_id)
+                        )
+                    )
+            task.events.put(("cancelled", None))
+
+        handle.set_canceller(cancel)
+        try:
+            while True:
+                kind, payload = task.events.get()
+                if kind == "cancelled":
+                    return Outcome(failure=cancelled_failure(handle))
+                if kind == "lost":
+                    return Outcome(
+                        failure=WorkerFailure(
+                            "pull worker stream closed during the task",
+                            "UNAVAILABLE",
+                            grpc.StatusCode.UNAVAILABLE.value[0],
+                        )
+                    )
+                if kind == "reject":
+                    if payload == pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY:
+                        return "busy"
+                    return "unknown"
+                assert isinstance(payload, pb.PollWorkerTaskFrame)
+                outcome = self._on_task_frame(spec, handle, payload)
+                if outcome is not None:
+                    return outcome
+        finally:
+            handle.set_canceller(None)
+
+    @staticmethod
+    def _on_task_frame(
+        spec: CallSpec, handle: CallHandle, frame: pb.PollWorkerTaskFrame
+    ) -> Outcome | None:
+        handle.touch()
+        kind = frame.WhichOneof("output")
+        if kind == "rpc":
+            return Outcome(result=frame.rpc)
+        if kind == "worker_error":
+            if handle.reason is not None:
+                return Outcome(failure=cancelled_failure(handle))
+            error = frame.worker_error
+            return Outcome(failure=failure_from_worker_error(error, error.detail, 2))
+        output = frame.wait_for if kind == "wait_for" else frame.execute
+        if output.WhichOneof("output") == "result":
+            return Outcome(result=output.result)
+        if spec.on_frame is not None:
+            spec.on_frame(output)
+        return None

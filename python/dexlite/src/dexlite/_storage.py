@@ -1,0 +1,183 @@
+"""SQLite schema and the single-writer connection.
+
+Protocol messages are stored as serialized protobuf blobs: the server treats
+values as opaque, and storing the wire bytes keeps them byte-identical.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+SyncMode = Literal["full", "normal"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL UNIQUE,
+  flow_id TEXT NOT NULL,
+  flow_type TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  request_id TEXT NOT NULL,
+  start_ts REAL NOT NULL,
+  close_ts REAL,
+  config BLOB NOT NULL,
+  timeout_at REAL,
+  timeout_policy INTEGER NOT NULL DEFAULT 0,
+  handler_options BLOB,
+  error_type INTEGER NOT NULL DEFAULT 0,
+  error_message TEXT NOT NULL DEFAULT '',
+  graceful INTEGER NOT NULL DEFAULT 0,
+  event_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS runs_flow ON runs(flow_id, seq);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+
+CREATE TABLE IF NOT EXISTS attrs (
+  run_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value BLOB NOT NULL,
+  index_key TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (run_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS msgs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS msgs_channel ON msgs(run_id, channel, seq);
+
+CREATE TABLE IF NOT EXISTS counters (
+  run_id TEXT NOT NULL,
+  step_type TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (run_id, step_type)
+);
+
+CREATE TABLE IF NOT EXISTS steps (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL,
+  exec_id TEXT NOT NULL,
+  step_type TEXT NOT NULL,
+  from_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  outcome TEXT NOT NULL DEFAULT '',
+  movement BLOB NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  first_attempt_ts REAL NOT NULL DEFAULT 0,
+  method_started_ts REAL NOT NULL DEFAULT 0,
+  next_due REAL NOT NULL DEFAULT 0,
+  lock_order INTEGER NOT NULL DEFAULT 0,
+  locks_held INTEGER NOT NULL DEFAULT 0,
+  snapshot BLOB,
+  hb_value BLOB,
+  locals BLOB,
+  condition BLOB,
+  wait_seq INTEGER NOT NULL DEFAULT 0,
+  cond_results BLOB,
+  method_error BLOB,
+  last_failure BLOB,
+  UNIQUE (run_id, exec_id)
+);
+CREATE INDEX IF NOT EXISTS steps_state ON steps(state);
+CREATE INDEX IF NOT EXISTS steps_run ON steps(run_id, state);
+
+CREATE TABLE IF NOT EXISTS timers (
+  run_id TEXT NOT NULL,
+  exec_id TEXT NOT NULL,
+  idx INTEGER NOT NULL,
+  condition_id TEXT NOT NULL,
+  fire_at REAL NOT NULL,
+  status INTEGER NOT NULL,
+  PRIMARY KEY (run_id, exec_id, idx)
+);
+CREATE INDEX IF NOT EXISTS timers_due ON timers(status, fire_at);
+
+CREATE TABLE IF NOT EXISTS outputs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL,
+  step_type TEXT NOT NULL,
+  exec_id TEXT NOT NULL,
+  value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outputs_run ON outputs(run_id, seq);
+
+CREATE TABLE IF NOT EXISTS history (
+  run_id TEXT NOT NULL,
+  event_id INTEGER NOT NULL,
+  payload BLOB NOT NULL,
+  PRIMARY KEY (run_id, event_id)
+);
+
+CREATE TABLE IF NOT EXISTS streams (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  flow_type TEXT NOT NULL,
+  flow_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  value BLOB NOT NULL,
+  source TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS streams_key ON streams(flow_type, flow_id, name, seq);
+
+CREATE TABLE IF NOT EXISTS indexes (
+  key TEXT PRIMARY KEY,
+  type INTEGER NOT NULL
+);
+"""
+
+
+class Database:
+    """One SQLite connection guarded by the engine lock.
+
+    dexlite has exactly one writer, so a single connection plus an RLock is
+    both the simplest and the fastest arrangement: no SQLITE_BUSY handling,
+    and a transaction is never interleaved with another thread's statements.
+    """
+
+    def __init__(self, path: str, sync: SyncMode = "full") -> None:
+        self.lock = threading.RLock()
+        self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        # FULL: a commit is on disk before anything is acknowledged, also across
+        # power loss. NORMAL in WAL mode survives process crashes (SIGKILL), which
+        # is what tests exercise; it is offered for faster local runs.
+        self.conn.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        self.conn.executescript(_SCHEMA)
+        self._depth = 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Runs a write transaction; nested uses join the outer one."""
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield self.conn
+            except BaseException:
+                self._depth = 0
+                self.conn.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()

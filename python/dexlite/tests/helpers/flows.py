@@ -1,0 +1,348 @@
+"""Flows the integration tests run through the real SDK Worker.
+
+Imported both by the test process (Client and in-process Workers) and by the
+child Worker process that tests SIGKILL. In-process coordination uses the
+module-level events below; the child process signals through Streams instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Generator
+from datetime import timedelta
+
+import dex
+
+# -- shared persistence ---------------------------------------------------------
+
+inbox = dex.Channel("inbox", str)
+tool_done = dex.ChannelMap("tool-done", str)
+balance = dex.Attribute("balance", int)
+notes = dex.AttributeMap("notes", str)
+progress = dex.Stream("progress", str, 64)
+marks = dex.Stream("marks", str, 1 << 20)
+
+HOLDER_ENTERED = threading.Event()
+HOLDER_RELEASE = threading.Event()
+FLAKY_CALLS: dict[str, int] = {}
+_GUARD = threading.Lock()
+
+
+def _bump(key: str) -> int:
+    with _GUARD:
+        FLAKY_CALLS[key] = FLAKY_CALLS.get(key, 0) + 1
+        return FLAKY_CALLS[key]
+
+
+# -- channel wait -> execute ------------------------------------------------------
+
+
+class Waiter(dex.Step[str]):
+    def wait_for(self, context: dex.Context, input: str) -> dex.Wait:
+        return dex.Wait.until(inbox.for_one())
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        (message,) = inbox.results(context)
+        return dex.graceful_complete(f"{input}:{message}")
+
+
+class Finish(dex.Step[str]):
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        return dex.graceful_complete(input)
+
+
+class Chat(dex.Flow[str]):
+    def get_flow_type(self) -> str:
+        return "Chat"
+
+    def get_steps(self) -> dex.StepList[str]:
+        return dex.StepList.start_step(Waiter()).other_steps(Finish())
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(inbox, balance)
+
+    @dex.rpc
+    def send(self, context: dex.Context, text: str) -> dex.RPCResult[int]:
+        inbox.publish(context, text)
+        return dex.RPCResult(inbox.size(context))
+
+    @dex.rpc
+    def interrupt(self, context: dex.Context, text: str) -> dex.RPCResult[bool]:
+        return dex.RPCResult(True, next_steps=(dex.StepMovement.of(Finish, text),)).with_canceling_steps(
+            Waiter
+        )
+
+    @dex.rpc(is_transactional=True, load_channels=(inbox,))
+    def drop(self, context: dex.Context, message_id: str) -> dex.RPCResult[int]:
+        inbox.delete(context, message_id)
+        balance.set(context, 99)
+        return dex.RPCResult(len(inbox.pending_messages(context)))
+
+    @dex.rpc(load_channels=(inbox,))
+    def pending(self, context: dex.Context) -> dex.RPCResult[list[str]]:
+        return dex.RPCResult([m.message_id for m in inbox.pending_messages(context)])
+
+    @dex.rpc
+    def read_balance(self, context: dex.Context) -> dex.RPCResult[int]:
+        return dex.RPCResult(balance.get(context))
+
+    @dex.rpc
+    def explode(self, context: dex.Context) -> dex.RPCResult[int]:
+        raise ValueError("rpc exploded")
+
+
+# -- fan-out ------------------------------------------------------------------------
+
+
+class Leaf(dex.Step[int]):
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        notes.set(context, str(input), f"{input}@{context.attempt}")
+        return dex.graceful_complete(input)
+
+
+class Fan(dex.Step[int]):
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.go_to_many(*(dex.StepMovement.of(Leaf, i) for i in range(input)))
+
+
+class SlowLeaf(dex.Step[int]):
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        time.sleep(0.2)
+        return dex.graceful_complete(context.attempt)
+
+
+class SlowFan(dex.Step[int]):
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.go_to_many(*(dex.StepMovement.of(SlowLeaf, i) for i in range(input)))
+
+
+class FanOut(dex.Flow[int]):
+    def get_flow_type(self) -> str:
+        return "FanOut"
+
+    def get_steps(self) -> dex.StepList[int]:
+        return dex.StepList.start_step(Fan()).other_steps(Leaf())
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(notes)
+
+    @dex.rpc(load_attribute_maps=(notes,))
+    def count_notes(self, context: dex.Context) -> dex.RPCResult[int]:
+        return dex.RPCResult(notes.get_map_size(context))
+
+    @dex.rpc
+    def note_keys_unloaded(self, context: dex.Context) -> dex.RPCResult[int]:
+        return dex.RPCResult(notes.get_map_size(context))
+
+
+class SlowFanOut(dex.Flow[int]):
+    def get_flow_type(self) -> str:
+        return "SlowFanOut"
+
+    def get_steps(self) -> dex.StepList[int]:
+        return dex.StepList.start_step(SlowFan()).other_steps(SlowLeaf())
+
+
+# -- timers ---------------------------------------------------------------------------
+
+
+class Sleeper(dex.Step[int]):
+    def wait_for(self, context: dex.Context, input: int) -> dex.Wait:
+        return dex.Wait.any_of(
+            dex.Timer.by_duration(timedelta(seconds=input), condition_id="nap"), inbox.for_one()
+        )
+
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.graceful_complete(f"fired={context.has_timer_fired(0)} got={list(inbox.results(context))}")
+
+
+class PairWait(dex.Step[int]):
+    """All-of a timer and two messages: used to prove both survive a server kill."""
+
+    def wait_for(self, context: dex.Context, input: int) -> dex.Wait:
+        return dex.Wait.all_of(dex.Timer.by_duration(timedelta(seconds=input)), inbox.for_n(2))
+
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.graceful_complete(f"fired={context.has_timer_fired(0)} got={list(inbox.results(context))}")
+
+
+class Timers(dex.Flow[int]):
+    def get_flow_type(self) -> str:
+        return "Timers"
+
+    def get_steps(self) -> dex.StepList[int]:
+        return dex.StepList.start_step(Sleeper()).other_steps(PairWait())
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(inbox)
+
+    @dex.rpc
+    def send(self, context: dex.Context, text: str) -> dex.RPCResult[int]:
+        inbox.publish(context, text)
+        return dex.RPCResult(inbox.size(context))
+
+    @dex.rpc
+    def pair(self, context: dex.Context, seconds: int) -> dex.RPCResult[bool]:
+        return dex.RPCResult(True, next_steps=(dex.StepMovement.of(PairWait, seconds),)).with_canceling_steps(
+            Sleeper
+        )
+
+
+# -- locks ------------------------------------------------------------------------------
+
+
+class Holder(dex.Step[int]):
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(execute_lock_attributes=(balance.lock(),))
+
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        if input < 0:
+            HOLDER_ENTERED.set()
+            HOLDER_RELEASE.wait(30)
+        balance.set(context, balance.get(context) + 1)
+        return dex.graceful_complete(balance.get(context))
+
+
+class Start2(dex.Step[int]):
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.go_to_many(*(dex.StepMovement.of(Holder, input) for _ in range(2)))
+
+
+class Locks(dex.Flow[int]):
+    def get_flow_type(self) -> str:
+        return "Locks"
+
+    def get_steps(self) -> dex.StepList[int]:
+        return dex.StepList.start_step(Holder()).other_steps(Start2())
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(balance)
+
+    @dex.rpc(lock_attributes=(balance.lock(),))
+    def deposit(self, context: dex.Context, amount: int) -> dex.RPCResult[int]:
+        balance.set(context, balance.get(context) + amount)
+        return dex.RPCResult(balance.get(context))
+
+
+# -- failures, retries, timeouts, heartbeats ---------------------------------------------
+
+
+class Recover(dex.Step[str]):
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        error = context.recovery_error
+        assert error is not None
+        return dex.graceful_complete(f"recovered {input}: {error.error_type}: {error.detail}")
+
+
+_ONE_SHOT = dex.RetryPolicy(maximum_attempts=1)
+
+
+class Boom(dex.Step[str]):
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(execute_retry=_ONE_SHOT).on_execute_failure_proceed_to(Recover)
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        raise RuntimeError(f"boom {input}")
+
+
+class Flaky(dex.Step[str]):
+    """Fails attempt 1 after a heartbeat checkpoint; attempt 2 reads the checkpoint."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            execute_retry=dex.RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3)
+        )
+
+    def execute(
+        self, context: dex.Context, input: str
+    ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
+        if context.attempt == 1:
+            yield dex.heartbeat({"offset": 7})
+            raise RuntimeError("first attempt fails")
+        checkpoint = context.get_last_heartbeat_value(dict)
+        return dex.graceful_complete(f"attempt={context.attempt} checkpoint={checkpoint['offset']}")
+
+
+class Slow(dex.Step[str]):
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            execute_method_timeout=timedelta(seconds=1), execute_retry=_ONE_SHOT
+        ).on_execute_failure_proceed_to(Recover)
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        deadline = time.monotonic() + 30
+        while not context.is_cancellation_requested() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return dex.graceful_complete("not cancelled")
+
+
+class Hang(dex.Step[str]):
+    """Signals through a Stream that it runs, then hangs until killed (single attempt)."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(execute_retry=_ONE_SHOT).on_execute_failure_proceed_to(Recover)
+
+    def execute(
+        self, context: dex.Context, input: str
+    ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
+        yield marks.write(context, f"hang attempt {context.attempt}")
+        time.sleep(120)
+        return dex.graceful_complete("hang finished")
+
+
+class HangOnce(dex.Step[str]):
+    """Hangs on attempt 1 (to be killed), completes on a later attempt."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            execute_retry=dex.RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
+        )
+
+    def execute(
+        self, context: dex.Context, input: str
+    ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
+        if context.attempt == 1:
+            yield marks.write(context, "hangonce attempt 1")
+            time.sleep(120)
+        return dex.graceful_complete(f"done on attempt {context.attempt}")
+
+
+class Ops(dex.Flow[str]):
+    def get_flow_type(self) -> str:
+        return "Ops"
+
+    def get_steps(self) -> dex.StepList[str]:
+        return dex.StepList.without_start_step(
+            Boom(), Recover(), Flaky(), Slow(), Hang(), HangOnce(), OpsWriter()
+        )
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(marks, progress)
+
+    @dex.rpc
+    def run(self, context: dex.Context, step: str) -> dex.RPCResult[bool]:
+        kinds: dict[str, type[dex.Step[str]]] = {
+            "boom": Boom,
+            "flaky": Flaky,
+            "slow": Slow,
+            "hang": Hang,
+            "hangonce": HangOnce,
+            "writer": OpsWriter,
+        }
+        return dex.RPCResult(True, next_steps=(dex.StepMovement.of(kinds[step], step),))
+
+
+class OpsWriter(dex.Step[str]):
+    def execute(
+        self, context: dex.Context, input: str
+    ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
+        for i in range(3):
+            yield marks.write(context, f"m{i}")
+        yield progress.write(context, "x" * 40)
+        yield progress.write(context, "y" * 40)
+        return dex.graceful_complete(input)
+
+
+FLOWS: tuple[dex.Flow[object], ...] = (Chat(), FanOut(), SlowFanOut(), Timers(), Locks(), Ops())  # type: ignore[assignment]
+REGISTRY = dex.Registry(FLOWS)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks, from the package registries only:
+# Debian packages (Bazel 4, protoc), the .venv from requirements.lock, and
+# node_modules from package-lock.json. Idempotent: each part is skipped while
+# its stamp matches, so a second run takes a second or two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(bazel-bootstrap bazel-rules-java bazel-rules-proto bazel-skylib protobuf-compiler libprotobuf-dev nodejs npm)
+missing=()
+for deb in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")
+done
+# Node and npm may come from elsewhere than Debian (they do on the dev image).
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for deb in "${missing[@]}"; do [[ "$deb" == nodejs || "$deb" == npm ]] || filtered+=("$deb"); done
+  missing=("${filtered[@]}")
+fi
+if ((${#missing[@]})); then
+  echo "bootstrap: installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  [[ "$(id -u)" == 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+lock_stamp="$(sha256sum requirements.lock | cut -d' ' -f1)"
+if [[ ! -x .venv/bin/python || "$(cat .venv/.lock-stamp 2>/dev/null)" != "$lock_stamp" ]]; then
+  echo "bootstrap: creating .venv from requirements.lock"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.lock
+  echo "$lock_stamp" > .venv/.lock-stamp
+fi
+
+npm_stamp="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [[ ! -d node_modules || "$(cat node_modules/.lock-stamp 2>/dev/null)" != "$npm_stamp" ]]; then
+  echo "bootstrap: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$npm_stamp" > node_modules/.lock-stamp
+fi
+echo "bootstrap: ready"
