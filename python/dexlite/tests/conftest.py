@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import uuid
@@ -27,6 +28,11 @@ from helpers.workers import Mode, ThreadWorker
 
 @pytest.fixture(scope="session")
 def tmp_root() -> Iterator[Path]:
+    keep = os.environ.get("DEXLITE_TEST_TMP")
+    if keep:  # keep databases and server logs for post-mortems
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        yield Path(keep)
+        return
     with tempfile.TemporaryDirectory(prefix="dexlite-tests-") as root:
         yield Path(root)
 

@@ -147,6 +147,7 @@ class Database:
     def __init__(self, path: str, sync: SyncMode = "full") -> None:
         self.lock = threading.RLock()
         self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
         # FULL: a commit is on disk before anything is acknowledged, also across
         # power loss. NORMAL in WAL mode survives process crashes (SIGKILL), which

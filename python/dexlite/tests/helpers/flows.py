@@ -344,5 +344,10 @@ class OpsWriter(dex.Step[str]):
         return dex.graceful_complete(input)
 
 
-FLOWS: tuple[dex.Flow[object], ...] = (Chat(), FanOut(), SlowFanOut(), Timers(), Locks(), Ops())  # type: ignore[assignment]
-REGISTRY = dex.Registry(FLOWS)
+CHAT = Chat()
+FAN_OUT = FanOut()
+SLOW_FAN_OUT = SlowFanOut()
+TIMERS = Timers()
+LOCKS = Locks()
+OPS = Ops()
+REGISTRY = dex.Registry((CHAT, FAN_OUT, SLOW_FAN_OUT, TIMERS, LOCKS, OPS))
