@@ -16,10 +16,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import dex_agents_contracts as c
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
-
-import dex_agents_contracts as c
 
 NOW = datetime(2026, 11, 1, 12, 0, 0, 123000, tzinfo=UTC)
 
@@ -47,7 +46,9 @@ def message(sequence: int) -> c.AgentMessage:
         turn_id=f"turn-{sequence // 4 + 1}",
         role=c.MessageRole.ASSISTANT,
         text="Your order shipped yesterday and should arrive on Tuesday. " * 3,
-        framework_item='{"kind":"response","parts":[{"part_kind":"text","content":"Your order shipped"}]}',
+        framework_item=(
+            '{"kind":"response","parts":[{"part_kind":"text","content":"Your order shipped"}]}'
+        ),
         created_at=NOW,
     )
 
@@ -91,6 +92,24 @@ def rate(operation: Callable[[], object], seconds: float = 1.0) -> float:
     return count / elapsed
 
 
+def round_trip_ours(value: object) -> Callable[[], object]:
+    codec_type = type(value)
+    return lambda: c.decode(codec_type, c.encode(value))
+
+
+def round_trip_json_format(proto: Message, cls: type[Message]) -> Callable[[], object]:
+    def run() -> object:
+        text = json_format.MessageToJson(
+            proto,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+            indent=None,
+        )
+        return json_format.Parse(text, cls())
+
+    return run
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         raise SystemExit("usage: codec_bench.py DESCRIPTOR_SET")
@@ -107,22 +126,10 @@ def main() -> None:
         # The same value as a protobuf message, read from our wire JSON.
         proto = json_format.Parse(text, classes[name](), ignore_unknown_fields=True)
 
-        def ours(value: object = value, codec_type: type[object] = type(value)) -> object:
-            return c.decode(codec_type, c.encode(value))
-
-        def theirs(proto: Message = proto, cls: type[Message] = classes[name]) -> object:
-            return json_format.Parse(
-                json_format.MessageToJson(
-                    proto,
-                    preserving_proto_field_name=True,
-                    always_print_fields_with_no_presence=True,
-                    indent=None,
-                ),
-                cls(),
-            )
-
-        ours_rate, theirs_rate = rate(ours), rate(theirs)
-        print(f"{label:<30} {ours_rate:>12,.0f} {theirs_rate:>18,.0f} {ours_rate / theirs_rate:>6.1f}x")
+        ours_rate = rate(round_trip_ours(value))
+        theirs_rate = rate(round_trip_json_format(proto, classes[name]))
+        ratio = ours_rate / theirs_rate
+        print(f"{label:<30} {ours_rate:>12,.0f} {theirs_rate:>18,.0f} {ratio:>6.1f}x")
 
 
 if __name__ == "__main__":

@@ -83,9 +83,10 @@ def test_struct_helpers_round_trip_plain_json() -> None:
         ),
         (
             c.TurnSessionSettings(
-                turn_id="t", session_settings=c.struct_from_json({"x": float("nan")})
+                turn_id="t",
+                session_settings=c.Struct(fields={"x": c.Value(number_value=float("nan"))}),
             ),
-            "TurnSessionSettings.session_settings: non-finite number",
+            "TurnSessionSettings.session_settings: number out of range",
         ),
         (
             c.AgentSnapshot(usage=c.AgentState()),  # type: ignore[arg-type]

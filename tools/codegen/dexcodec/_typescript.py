@@ -1,23 +1,25 @@
 """Emit `codec.ts`: TypeScript wire-JSON codecs for the protoc-gen-es v2 types.
 
-The codec is straight-line code, one function per message that reads or writes
-each field with a literal key and a kind-specific helper from `wire.ts`,
-instead of a loop over descriptors at run time. Reflection (what
-`@bufbuild/protobuf`'s `toJson`/`fromJson` do) costs a descriptor walk, a
-dynamic property access and a type switch per field per value; the codecs
-run on every stored Attribute, RPC and event, so they must be several times
-faster than that. Generating the loop body once also keeps the emitted code
-readable: a reviewer sees exactly which key, helper and default each field
-gets.
+Why straight-line code: the codecs run on every stored Attribute, RPC and
+event, and must be several times faster than `@bufbuild/protobuf`'s
+`toJson`/`fromJson`, which walk descriptors at run time (a dynamic property
+access and a type switch per field per value). So the emitter writes one
+writer and one reader per message, each field spelled out once with its
+literal key, property, kind-specific helper from `wire.ts` and default; no
+descriptor is consulted at run time, V8 sees one object shape per message,
+and a reviewer sees exactly what each field does.
 
-Decoders build protoc-gen-es message objects directly as object literals with
-`$typeName` (one hidden class per message, no `create()`), and paths in error
-messages are assembled only while a failure unwinds.
+Writers check each field and build a plain object in wire shape that a single
+`JSON.stringify` call serializes (one native pass beats escaping strings one
+by one); readers check the `JSON.parse` output and build the protoc-gen-es
+objects directly as object literals with `$typeName` (no `create()`). Error
+paths are assembled only while a failure unwinds.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from dexcodec._model import PACKAGE, Enum, Field, Message, Model, ModelError
 
@@ -60,6 +62,11 @@ _LIST_KINDS = frozenset({"string", "bool", "int32", "int64", "time"})
 
 _RESERVED_EXPORTS = frozenset(
     {
+        # Imported or declared by the codec module.
+        "GenMessage",
+        "Message",
+        "WireObject",
+        "WireValue",
         "Codec",
         "Codecs",
         "codecs",
@@ -98,14 +105,31 @@ def _ts(text: str) -> str:
     return json.dumps(text)
 
 
-def _wire_json(text: str) -> str:
-    """The wire JSON of a string, written raw like the codecs write it."""
-    return json.dumps(text, ensure_ascii=False)
+def _key(name: str) -> str:
+    """An object literal key that defines own property `name`."""
+    if name == "__proto__":
+        return '["__proto__"]'
+    return name if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", name) else json.dumps(name)
 
 
 def _property(field: Field) -> str:
-    """The protoc-gen-es property of a field."""
-    name = field.json_name
+    """The protoc-gen-es property of a field: `protoCamelCase` of the proto name.
+
+    `Field.json_name` is protoc's JSON name, which a `json_name` option could
+    change; protoc-gen-es ignores that option for property names.
+    """
+    parts: list[str] = []
+    upper_next = False
+    for char in field.name:
+        if char == "_":
+            upper_next = True
+        elif char.isdigit():
+            parts.append(char)
+            upper_next = False
+        else:
+            parts.append(char.upper() if upper_next else char)
+            upper_next = False
+    name = "".join(parts)
     return f"{name}$" if name in _RESERVED_PROPERTIES else name
 
 
@@ -198,6 +222,9 @@ class _Emitter:
             if values:
                 lines.append(f"import {{ {', '.join(values)} }} from {_ts(module)};")
         wire = sorted(self.wire, key=lambda n: (n.lower(), n))
+        # `noUnusedLocals` refuses unused imports: WireValue types list writers only.
+        wire_types = "WireObject, WireValue" if self.lists_used else "WireObject"
+        lines.append(f"import type {{ {wire_types} }} from {_ts(WIRE_MODULE)};")
         lines.append("import {")
         lines.extend(f"  {name}," for name in wire)
         lines.append(f"}} from {_ts(WIRE_MODULE)};")
@@ -229,7 +256,7 @@ class _Emitter:
         ]
         for value in enum.values:
             lines.append(f"    case {value.number}:")
-            lines.append(f"      return {_ts(_wire_json(value.wire))};")
+            lines.append(f"      return {_ts(value.wire)};")
         lines += [
             "  }",
             f"  throw {self._use_wire('badEnumNumber')}(value, segment);",
@@ -244,20 +271,15 @@ class _Emitter:
         name = message.name
         self._use_type(name)
         lines = [
-            f"function w_{name}(value: {name}, segment: string): string {{",
+            f"function w_{name}(value: {name}, segment: string): WireObject {{",
             f"  {self._use_wire('checkObject')}(value, segment);",
         ]
         if not message.fields:
-            return [*lines, '  return "{}";', "}", ""]
-        lines += ["  try {", "    return ("]
-        for index, field in enumerate(message.fields):
-            key = _wire_json(field.name)
-            prefix = "{" if index == 0 else ","
-            lines.append(f"      {_ts(f'{prefix}{key}:')} +")
-            lines.append(f"      {self._write_expr(field)} +")
+            return [*lines, "  return {};", "}", ""]
+        lines += ["  try {", "    return {"]
+        lines.extend(f"      {_key(f.name)}: {self._write_expr(f)}," for f in message.fields)
         lines += [
-            '      "}"',
-            "    );",
+            "    };",
             "  } catch (error) {",
             f"    throw {self._use_wire('within')}(error, segment);",
             "  }",
@@ -287,7 +309,7 @@ class _Emitter:
         if kind == "enum":
             self._use_enum(type_name)
         if field.nullable:
-            return f'({access} == null ? "null" : w_{type_name}({access}, {segment}))'
+            return f"({access} == null ? null : w_{type_name}({access}, {segment}))"
         if kind == "enum":
             return f"w_{type_name}({access}, {segment})"
         # An unset non-optional message is written as the message a reader
@@ -361,7 +383,7 @@ class _Emitter:
         where = f"{message.name}.{field.name}"
         value: object = json.loads(field.json_default)
         kind = field.kind
-        bad = ModelError(f"{where}: json_default {field.json_default} does not fit a {kind} field")
+        bad = ModelError(f"{where}: json_default {field.json_default} is not a valid {kind} value")
         if kind == "string":
             if not isinstance(value, str):
                 raise bad
@@ -379,7 +401,8 @@ class _Emitter:
             limit = _INT_RANGE[kind]
             if not (-limit < number < limit) and not (kind == "int32" and number == -limit):
                 raise bad
-            return str(number)
+            # protoc-gen-es v2 types int64 as bigint, `jstype = JS_NUMBER` included.
+            return f"{number}n" if kind == "int64" else str(number)
         if kind == "enum":
             enum = self.enums[self._type_name(field)]
             match = [v.number for v in enum.values if v.wire == value]
@@ -406,22 +429,20 @@ class _Emitter:
     # -- lists -------------------------------------------------------------
 
     def _list_functions(self, name: str) -> list[str]:
-        mismatch = self._use_wire("mismatch")
+        check_list = self._use_wire("checkList")
         within = self._use_wire("within")
         list_or_empty = self._use_wire("listOrEmpty")
         return [
-            f"function wl_{name}(value: readonly {name}[], segment: string): string {{",
-            f'  if (!Array.isArray(value)) throw {mismatch}(segment, "array", value);',
-            '  let out = "[";',
+            f"function wl_{name}(value: readonly {name}[], segment: string): WireValue[] {{",
+            f"  const list = {check_list}(value, segment);",
+            "  const out: WireValue[] = [];",
             "  let i = 0;",
             "  try {",
-            "    for (; i < value.length; i++) {",
-            f'      out += (i === 0 ? "" : ",") + w_{name}(value[i] as {name}, "");',
-            "    }",
+            f'    for (; i < list.length; i++) out.push(w_{name}(list[i] as {name}, ""));',
             "  } catch (error) {",
             f"    throw {within}(error, `${{segment}}[${{i}}]`);",
             "  }",
-            '  return out + "]";',
+            "  return out;",
             "}",
             "",
             f"function rl_{name}(value: unknown, segment: string): {name}[] {{",
@@ -454,7 +475,7 @@ class _Emitter:
             " */",
             f"export function encode{name}(value: {name}): string {{",
             "  try {",
-            f'    return w_{name}(value, "");',
+            f'    return {self._use_wire("wireText")}(w_{name}(value, ""));',
             "  } catch (error) {",
             f"    throw {self._use_wire('encodeFailure')}({_ts(name)}, error);",
             "  }",

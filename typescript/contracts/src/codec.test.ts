@@ -157,6 +157,45 @@ describe("writing", () => {
     throwsWire(() => bad(cyclic), "UpdateSessionSettingsRequest.session_settings: cyclic value");
   });
 
+  test("keeps user text that looks like the internal Struct placeholder", () => {
+    // A Struct with an integer >= 1e21 takes the placeholder path; text that
+    // spells the placeholder (with a real backslash) must survive unchanged.
+    const lookalike = "\\ud800dex-raw:0";
+    const value = create(TurnSessionSettingsSchema, {
+      turnId: lookalike,
+      sessionSettings: { a: lookalike, big: -1e22, [lookalike]: [lookalike] },
+    });
+    const encoded = encodeTurnSessionSettings(value);
+    assert.equal(
+      encoded,
+      `{"turn_id":${JSON.stringify(lookalike)},"session_settings":{"a":${JSON.stringify(lookalike)},` +
+        `"big":-10000000000000000000000,${JSON.stringify(lookalike)}:[${JSON.stringify(lookalike)}]}}`,
+    );
+    assert.equal(decodeTurnSessionSettings(encoded).turnId, lookalike);
+    // The placeholder list is per call: a later encode is unaffected.
+    assert.equal(
+      encodeTurnSessionSettings(create(TurnSessionSettingsSchema, { turnId: "t", sessionSettings: { n: 1 } })),
+      '{"turn_id":"t","session_settings":{"n":1}}',
+    );
+  });
+
+  test("writes every string exactly as JSON.stringify does", () => {
+    let seed = 7;
+    const next = (): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed >>> 8;
+    };
+    const alphabet = [0, 1, 8, 9, 10, 12, 13, 31, 32, 34, 47, 92, 127, 0xe9, 0x2028, 0x2029, 0xfeff, 0xffff];
+    for (let round = 0; round < 500; round++) {
+      let text = "";
+      for (let i = next() % 12; i > 0; i--) {
+        text += next() % 4 === 0 ? "\ud83d\ude00" : String.fromCharCode(alphabet[next() % alphabet.length] as number);
+      }
+      const message = create(AgentMessageSchema, { role: MessageRole.USER, turnId: text });
+      assert.ok(encodeAgentMessage(message).includes(`"turn_id":${JSON.stringify(text)},`));
+    }
+  });
+
   test("writes and reads deeply nested Structs without recursion", () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100000; i++) deep = i % 2 === 0 ? [deep] : { d: deep };

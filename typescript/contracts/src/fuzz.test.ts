@@ -138,7 +138,7 @@ function seeds(): Seed[] {
   const byName = codecs as unknown as Record<string, Codec<Message> | undefined>;
   const found: Seed[] = [];
   try {
-    for (const vector of listVectors(testdataDir())) {
+    for (const vector of listVectors(testdataDir()).vectors) {
       const codec = byName[vector.message];
       if (vector.category !== "invalid" && codec !== undefined) {
         found.push({ codec, text: readFileSync(vector.file, "utf8") });

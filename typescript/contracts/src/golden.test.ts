@@ -13,7 +13,7 @@ import { codecs, file_dex_agents_v1_enums, WireFormatError } from "./index.js";
 import { listVectors, readErrorText, testdataDir } from "./testdata.js";
 
 const root = testdataDir();
-const vectors = listVectors(root);
+const { vectors, problems } = listVectors(root);
 // Type-erased view of the registry: the tests call every codec alike.
 const registry = codecs as unknown as Record<string, Codec<Message>>;
 
@@ -49,6 +49,10 @@ function collectEnums(schema: DescMessage, value: unknown, seen: Map<string, Set
 describe("golden vectors", () => {
   test(`are found (${root})`, () => {
     assert.ok(vectors.length > 0, `no vectors under ${root}`);
+  });
+
+  test("follow the directory layout", () => {
+    assert.deepEqual(problems, []);
   });
 
   test("cover every message type of the registry with a valid/ file", () => {

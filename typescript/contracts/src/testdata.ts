@@ -5,7 +5,7 @@
  * @module
  */
 
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,26 +40,56 @@ function listDir(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort() : [];
 }
 
+/** The vectors under a testdata root, and what does not fit the layout. */
+export interface Listing {
+  readonly vectors: Vector[];
+  /** Stray files and vectors without their companion file, as relative paths. */
+  readonly problems: string[];
+}
+
 /** Every vector under `root`, sorted by category, message and case. */
-export function listVectors(root: string): Vector[] {
+export function listVectors(root: string): Listing {
   const vectors: Vector[] = [];
+  const problems: string[] = [];
   for (const category of ["valid", "read", "invalid"] as const) {
     for (const message of listDir(path.join(root, category))) {
       const dir = path.join(root, category, message);
-      for (const entry of listDir(dir)) {
-        if (!entry.endsWith(".json") || entry.endsWith(".canonical.json")) continue;
-        const name = entry.slice(0, -".json".length);
-        const expectedFile =
-          category === "read"
-            ? path.join(dir, `${name}.canonical.json`)
-            : category === "invalid"
-              ? path.join(dir, `${name}.error`)
+      if (!statSync(dir).isDirectory()) {
+        problems.push(`${category}/${message}: not a message directory`);
+        continue;
+      }
+      const entries = new Set(listDir(dir));
+      for (const entry of entries) {
+        const where = `${category}/${message}/${entry}`;
+        const companion =
+          entry.endsWith(".canonical.json") && category === "read"
+            ? entry.replace(/\.canonical\.json$/, ".json")
+            : entry.endsWith(".error") && category === "invalid"
+              ? entry.replace(/\.error$/, ".json")
               : undefined;
+        if (companion !== undefined) {
+          if (!entries.has(companion)) problems.push(`${where}: no ${companion}`);
+          continue;
+        }
+        if (!entry.endsWith(".json") || entry.endsWith(".canonical.json")) {
+          problems.push(`${where}: unexpected file`);
+          continue;
+        }
+        const name = entry.slice(0, -".json".length);
+        let expectedFile: string | undefined;
+        if (category !== "valid") {
+          const expected = category === "read" ? `${name}.canonical.json` : `${name}.error`;
+          if (!entries.has(expected)) {
+            problems.push(`${where}: no ${expected}`);
+            continue;
+          }
+          expectedFile = path.join(dir, expected);
+        }
         vectors.push({ category, message, name, file: path.join(dir, entry), expectedFile });
       }
     }
   }
-  return vectors;
+  return { vectors, problems };
 }
 
 /** The expected error text of an invalid vector: the file minus one trailing newline. */

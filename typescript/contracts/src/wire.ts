@@ -3,11 +3,23 @@
  * per-kind read and write helpers of the wire format
  * (shared/docs/wire-format.md, proto/README.md).
  *
+ * Writing: a generated writer checks every field and builds a plain object in
+ * wire shape (snake_case keys in field-number order, enum strings, time
+ * strings, `null` for absent optionals), and `wireText` serializes it with one
+ * `JSON.stringify` call. The checks make that call produce exactly the wire
+ * format: strings hold no lone surrogates (the only thing `JSON.stringify`
+ * escapes differently), numbers are in-range integers, Struct values are
+ * plain JSON. One native pass over the tree is much faster than escaping each
+ * string separately and concatenating the pieces.
+ *
+ * Reading: `JSON.parse`, then a generated reader checks each field and builds
+ * the protoc-gen-es object.
+ *
  * Paths are built only when something fails: helpers throw a `PathFailure`
  * carrying the failing segment (`.role`), every enclosing message or list
  * prepends its own segment while the failure unwinds, and the public
  * `encode*`/`decode*` function turns it into a `WireFormatError`. The happy
- * path therefore allocates no path strings at all.
+ * path allocates no path strings at all.
  *
  * Everything below except `WireFormatError` is internal to the package; the
  * entry point (`index.ts`) does not re-export it.
@@ -65,6 +77,10 @@ export function within(error: unknown, segment: string): unknown {
   return error;
 }
 
+function trimDot(path: string): string {
+  return path.charCodeAt(0) === 0x2e /* . */ ? path.slice(1) : path;
+}
+
 /** Turns whatever a decoder threw into a `WireFormatError` of `typeName`. */
 export function decodeFailure(typeName: string, error: unknown): WireFormatError {
   if (error instanceof PathFailure) return new WireFormatError(typeName, trimDot(error.path), error.reason);
@@ -77,12 +93,9 @@ export function decodeFailure(typeName: string, error: unknown): WireFormatError
 
 /** Turns a `PathFailure` thrown while encoding into a `WireFormatError`. */
 export function encodeFailure(typeName: string, error: unknown): unknown {
+  rawTexts.length = 0;
   if (error instanceof PathFailure) return new WireFormatError(typeName, trimDot(error.path), error.reason);
   return error;
-}
-
-function trimDot(path: string): string {
-  return path.charCodeAt(0) === 0x2e /* . */ ? path.slice(1) : path;
 }
 
 const textDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
@@ -120,6 +133,9 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** An empty, frozen record: what a missing message reads as. */
+const EMPTY: Record<string, unknown> = Object.freeze({});
+
 /** The object to read fields from: `value` itself, or `{}` for a missing key. */
 export function objectOrEmpty(value: unknown, segment: string): Record<string, unknown> {
   if (isObject(value)) return value;
@@ -127,14 +143,28 @@ export function objectOrEmpty(value: unknown, segment: string): Record<string, u
   throw mismatch(segment, "object", value);
 }
 
-/** An empty, frozen record: what a missing message reads as. */
-export const EMPTY: Record<string, unknown> = Object.freeze({});
-
 /** The object to write fields of; anything else is a type error. */
 export function checkObject(value: unknown, segment: string): void {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw mismatch(segment, "object", value);
   }
+}
+
+/** A JSON value in wire shape, ready for `wireText`. */
+export type WireValue = string | number | boolean | null | WireValue[] | WireObject | JsonObject;
+
+/** A message in wire shape: wire keys in field-number order. */
+export interface WireObject {
+  [key: string]: WireValue;
+}
+
+/** Serializes a checked wire tree (see the module comment). */
+export function wireText(tree: WireValue): string {
+  const text = JSON.stringify(tree);
+  if (rawTexts.length === 0) return text;
+  const out = text.replace(RAW_PLACEHOLDER, (_, index: string) => rawTexts[Number(index)] as string);
+  rawTexts.length = 0;
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -152,6 +182,31 @@ export function badEnumNumber(value: unknown, segment: string): PathFailure {
   if (value === 0) return new PathFailure(segment, "unspecified enum value");
   if (typeof value !== "number") return mismatch(segment, "integer", value);
   return new PathFailure(segment, `unknown enum value ${String(value)}`);
+}
+
+// ---------------------------------------------------------------------------
+// Lists
+
+/** The parsed array, `[]` for a missing key; anything else is a type error. */
+export function listOrEmpty(value: unknown, segment: string): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (value === undefined) return [];
+  throw mismatch(segment, "array", value);
+}
+
+/** The array to write; anything else is a type error. */
+export function checkList(value: unknown, segment: string): readonly unknown[] {
+  if (Array.isArray(value)) return value;
+  throw mismatch(segment, "array", value);
+}
+
+/**
+ * List items are never "missing": a JSON array cannot hold `undefined`, and
+ * an in-memory one that does is refused like `null` instead of reading or
+ * writing as a default.
+ */
+function required(value: unknown): unknown {
+  return value === undefined ? null : value;
 }
 
 // ---------------------------------------------------------------------------
@@ -178,47 +233,42 @@ export function readOptString(value: unknown, segment: string): string | undefin
 }
 
 /**
- * Writes a string. `JSON.stringify` escapes exactly what the wire format
- * escapes (`"`, `\`, U+0000–U+001F with the short forms) and writes
- * everything else raw; it would escape a lone surrogate, which the wire
- * format refuses instead.
+ * Checks a string for writing. `JSON.stringify` escapes exactly what the wire
+ * format escapes (`"`, `\`, U+0000–U+001F with the short forms) and writes
+ * everything else raw, except a lone surrogate, which it would escape and the
+ * wire format refuses.
  */
 export function writeString(value: unknown, segment: string): string {
-  if (typeof value !== "string") throw mismatch(segment, "string", value);
-  if (!value.isWellFormed()) throw new PathFailure(segment, LONE_SURROGATE);
-  return JSON.stringify(value);
+  if (typeof value === "string") {
+    if (value.isWellFormed()) return value;
+    throw new PathFailure(segment, LONE_SURROGATE);
+  }
+  throw mismatch(segment, "string", value);
 }
 
-/** Writes an optional string; `undefined` (or `null`) is `null`. */
-export function writeOptString(value: unknown, segment: string): string {
-  if (value === undefined || value === null) return "null";
+/** Checks an optional string; `undefined` (or `null`) is `null`. */
+export function writeOptString(value: unknown, segment: string): string | null {
+  if (value === undefined || value === null) return null;
   return writeString(value, segment);
 }
 
 /** Reads a list of strings; the parsed array itself is returned. */
 export function readStringList(value: unknown, segment: string): string[] {
   const list = listOrEmpty(value, segment);
-  for (let i = 0; i < list.length; i++) {
-    const item = list[i];
-    if (typeof item !== "string") throw mismatch(`${segment}[${i}]`, "string", item);
-    if (!item.isWellFormed()) throw new PathFailure(`${segment}[${i}]`, LONE_SURROGATE);
-  }
+  for (let i = 0; i < list.length; i++) readListString(list[i], segment, i);
   return list as string[];
 }
 
-/** Writes a list of strings. */
-export function writeStringList(value: unknown, segment: string): string {
-  if (!Array.isArray(value)) throw mismatch(segment, "array", value);
-  const n = value.length;
-  if (n === 0) return "[]";
-  let out = "[";
-  for (let i = 0; i < n; i++) {
-    const item: unknown = value[i];
-    if (typeof item !== "string") throw mismatch(`${segment}[${i}]`, "string", item);
-    if (!item.isWellFormed()) throw new PathFailure(`${segment}[${i}]`, LONE_SURROGATE);
-    out += i === 0 ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
-  }
-  return `${out}]`;
+function readListString(item: unknown, segment: string, index: number): void {
+  if (typeof item !== "string") throw mismatch(`${segment}[${index}]`, "string", item);
+  if (!item.isWellFormed()) throw new PathFailure(`${segment}[${index}]`, LONE_SURROGATE);
+}
+
+/** Checks a list of strings; the array itself goes into the tree. */
+export function writeStringList(value: unknown, segment: string): string[] {
+  const list = checkList(value, segment);
+  for (let i = 0; i < list.length; i++) readListString(list[i], segment, i);
+  return list as string[];
 }
 
 // ---------------------------------------------------------------------------
@@ -238,20 +288,19 @@ export function readOptBool(value: unknown, segment: string): boolean | undefine
   throw mismatch(segment, "boolean", value);
 }
 
-/** Writes a boolean. */
-export function writeBool(value: unknown, segment: string): string {
-  if (value === true) return "true";
-  if (value === false) return "false";
+/** Checks a boolean for writing. */
+export function writeBool(value: unknown, segment: string): boolean {
+  if (typeof value === "boolean") return value;
   throw mismatch(segment, "boolean", value);
 }
 
-/** Writes an optional boolean. */
-export function writeOptBool(value: unknown, segment: string): string {
-  if (value === undefined || value === null) return "null";
+/** Checks an optional boolean. */
+export function writeOptBool(value: unknown, segment: string): boolean | null {
+  if (value === undefined || value === null) return null;
   return writeBool(value, segment);
 }
 
-/** Reads a list of booleans. */
+/** Reads a list of booleans; the parsed array itself is returned. */
 export function readBoolList(value: unknown, segment: string): boolean[] {
   const list = listOrEmpty(value, segment);
   for (let i = 0; i < list.length; i++) {
@@ -260,17 +309,20 @@ export function readBoolList(value: unknown, segment: string): boolean[] {
   return list as boolean[];
 }
 
-/** Writes a list of booleans. */
-export function writeBoolList(value: unknown, segment: string): string {
-  if (!Array.isArray(value)) throw mismatch(segment, "array", value);
-  const parts: string[] = [];
-  for (let i = 0; i < value.length; i++) parts.push(writeBool(value[i], `${segment}[${i}]`));
-  return `[${parts.join(",")}]`;
+/** Checks a list of booleans; the array itself goes into the tree. */
+export function writeBoolList(value: unknown, segment: string): boolean[] {
+  const list = checkList(value, segment);
+  for (let i = 0; i < list.length; i++) {
+    if (typeof list[i] !== "boolean") throw mismatch(`${segment}[${i}]`, "boolean", list[i]);
+  }
+  return list as boolean[];
 }
 
 // ---------------------------------------------------------------------------
 // Integers. JSON.parse gives doubles; an integral double is an integer
-// (`5`, `5.0` and `5e0` alike), anything else is not.
+// (`5`, `5.0` and `5e0` alike), anything else is not. protoc-gen-es v2 types
+// every int64 as `bigint`, `jstype = JS_NUMBER` included; on the wire it is a
+// JSON number within ±(2^53 − 1) so a JavaScript reader keeps it exact.
 
 const INT64_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 const INT64_MIN = -INT64_MAX;
@@ -283,6 +335,7 @@ function intFailure(value: unknown, segment: string): PathFailure {
 /** Reads a non-optional int32; a missing key is 0. */
 export function readInt32(value: unknown, segment: string): number {
   if (typeof value === "number") {
+    // `| 0` also turns -0 into 0.
     const int = value | 0;
     if (int === value) return int;
   } else if (value === undefined) {
@@ -297,10 +350,7 @@ export function readOptInt32(value: unknown, segment: string): number | undefine
   return readInt32(value, segment);
 }
 
-/**
- * Reads a non-optional int64 (a JSON number within ±(2^53 − 1)). protoc-gen-es
- * v2 types every int64 as `bigint`, `jstype = JS_NUMBER` included.
- */
+/** Reads a non-optional int64. */
 export function readInt64(value: unknown, segment: string): bigint {
   if (typeof value === "number") {
     if (Number.isSafeInteger(value)) return BigInt(value);
@@ -316,34 +366,31 @@ export function readOptInt64(value: unknown, segment: string): bigint | undefine
   return readInt64(value, segment);
 }
 
-/** Writes an int32. */
-export function writeInt32(value: unknown, segment: string): string {
-  if (typeof value === "number" && (value | 0) === value) return String(value | 0);
+/** Checks an int32 for writing (`JSON.stringify` writes -0 as `0`). */
+export function writeInt32(value: unknown, segment: string): number {
+  if (typeof value === "number" && (value | 0) === value) return value;
   throw intFailure(value, segment);
 }
 
-/** Writes an optional int32. */
-export function writeOptInt32(value: unknown, segment: string): string {
-  if (value === undefined || value === null) return "null";
+/** Checks an optional int32. */
+export function writeOptInt32(value: unknown, segment: string): number | null {
+  if (value === undefined || value === null) return null;
   return writeInt32(value, segment);
 }
 
-/**
- * Writes an int64, which must stay within ±(2^53 − 1) so a JavaScript reader
- * of the JSON keeps it exact. A safe-integer `number` is accepted too.
- */
-export function writeInt64(value: unknown, segment: string): string {
+/** Checks an int64 (a `bigint`, or a safe-integer `number`) for writing. */
+export function writeInt64(value: unknown, segment: string): number {
   if (typeof value === "bigint") {
-    if (value >= INT64_MIN && value <= INT64_MAX) return String(value);
+    if (value >= INT64_MIN && value <= INT64_MAX) return Number(value);
     throw new PathFailure(segment, OUT_OF_RANGE);
   }
-  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value + 0);
+  if (typeof value === "number" && Number.isSafeInteger(value)) return value;
   throw intFailure(value, segment);
 }
 
-/** Writes an optional int64. */
-export function writeOptInt64(value: unknown, segment: string): string {
-  if (value === undefined || value === null) return "null";
+/** Checks an optional int64. */
+export function writeOptInt64(value: unknown, segment: string): number | null {
+  if (value === undefined || value === null) return null;
   return writeInt64(value, segment);
 }
 
@@ -363,39 +410,19 @@ export function readInt64List(value: unknown, segment: string): bigint[] {
   return out;
 }
 
-/** Writes a list of int32. */
-export function writeInt32List(value: unknown, segment: string): string {
-  if (!Array.isArray(value)) throw mismatch(segment, "array", value);
-  const parts: string[] = [];
-  for (let i = 0; i < value.length; i++) parts.push(writeInt32(required(value[i]), `${segment}[${i}]`));
-  return `[${parts.join(",")}]`;
+/** Checks a list of int32; the array itself goes into the tree. */
+export function writeInt32List(value: unknown, segment: string): number[] {
+  const list = checkList(value, segment);
+  for (let i = 0; i < list.length; i++) writeInt32(list[i], `${segment}[${i}]`);
+  return list as number[];
 }
 
-/** Writes a list of int64. */
-export function writeInt64List(value: unknown, segment: string): string {
-  if (!Array.isArray(value)) throw mismatch(segment, "array", value);
-  const parts: string[] = [];
-  for (let i = 0; i < value.length; i++) parts.push(writeInt64(value[i], `${segment}[${i}]`));
-  return `[${parts.join(",")}]`;
-}
-
-// ---------------------------------------------------------------------------
-// Lists
-
-/** The parsed array, `[]` for a missing key; anything else is a type error. */
-export function listOrEmpty(value: unknown, segment: string): unknown[] {
-  if (Array.isArray(value)) return value;
-  if (value === undefined) return [];
-  throw mismatch(segment, "array", value);
-}
-
-/**
- * List items are never "missing": a JSON array cannot hold `undefined`, and
- * an in-memory one that does is refused like `null` instead of reading or
- * writing as a default.
- */
-function required(value: unknown): unknown {
-  return value === undefined ? null : value;
+/** Checks a list of int64 and converts it to numbers. */
+export function writeInt64List(value: unknown, segment: string): number[] {
+  const list = checkList(value, segment);
+  const out: number[] = [];
+  for (let i = 0; i < list.length; i++) out.push(writeInt64(list[i], `${segment}[${i}]`));
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -405,7 +432,7 @@ const TIMESTAMP = "google.protobuf.Timestamp" as const;
 /** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, the range RFC 3339 can write. */
 const MIN_SECONDS = -62135596800n;
 const MAX_SECONDS = 253402300799n;
-const EPOCH_TEXT = '"1970-01-01T00:00:00.000Z"';
+const EPOCH_TEXT = "1970-01-01T00:00:00.000Z";
 
 function epoch(): Timestamp {
   return { $typeName: TIMESTAMP, seconds: 0n, nanos: 0 };
@@ -501,8 +528,16 @@ export function readOptTime(value: unknown, segment: string): Timestamp | undefi
   return readTime(value, segment);
 }
 
+/** `00` to `99`, to format times without padding calls. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : `${i}`));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
+
+/** The date part of the last day formatted: times of one value share days. */
+let cachedDay = Number.NaN;
+let cachedDate = "";
+
 /**
- * Writes a Timestamp as `YYYY-MM-DDTHH:MM:SS.mmmZ`, truncating below the
+ * Formats a Timestamp as `YYYY-MM-DDTHH:MM:SS.mmmZ`, truncating below the
  * millisecond. A Timestamp outside years 1–9999 or with nanos outside
  * 0–999999999 is refused.
  */
@@ -523,13 +558,25 @@ export function writeTime(value: unknown, segment: string): string {
   ) {
     throw new PathFailure(segment, "invalid timestamp");
   }
-  const millis = Number(seconds) * 1000 + Math.floor(nanos / 1000000);
-  return `"${new Date(millis).toISOString()}"`;
+  const total = Number(seconds);
+  const day = Math.floor(total / 86400);
+  if (day !== cachedDay) {
+    // Date handles the calendar (years 1–9999 format as four digits).
+    cachedDate = new Date(day * 86400000).toISOString().slice(0, 11);
+    cachedDay = day;
+  }
+  const inDay = total - day * 86400;
+  const hour = Math.floor(inDay / 3600);
+  const minute = Math.floor((inDay - hour * 3600) / 60);
+  const second = inDay - hour * 3600 - minute * 60;
+  return `${cachedDate}${TWO_DIGITS[hour]}:${TWO_DIGITS[minute]}:${TWO_DIGITS[second]}.${
+    THREE_DIGITS[Math.floor(nanos / 1000000)]
+  }Z`;
 }
 
-/** Writes an optional time. */
-export function writeOptTime(value: unknown, segment: string): string {
-  if (value === undefined || value === null) return "null";
+/** Formats an optional time. */
+export function writeOptTime(value: unknown, segment: string): string | null {
+  if (value === undefined || value === null) return null;
   return writeTime(value, segment);
 }
 
@@ -541,14 +588,12 @@ export function readTimeList(value: unknown, segment: string): Timestamp[] {
   return out;
 }
 
-/** Writes a list of times. */
-export function writeTimeList(value: unknown, segment: string): string {
-  if (!Array.isArray(value)) throw mismatch(segment, "array", value);
-  const parts: string[] = [];
-  for (let i = 0; i < value.length; i++) {
-    parts.push(writeTime(required(value[i]), `${segment}[${i}]`));
-  }
-  return `[${parts.join(",")}]`;
+/** Formats a list of times. */
+export function writeTimeList(value: unknown, segment: string): string[] {
+  const list = checkList(value, segment);
+  const out: string[] = [];
+  for (let i = 0; i < list.length; i++) out.push(writeTime(required(list[i]), `${segment}[${i}]`));
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -591,9 +636,89 @@ export function readOptStruct(value: unknown, segment: string): JsonObject | und
   return readStruct(value, segment);
 }
 
-/** Writes a JSON number: integers as integers, others in shortest round-trip form. */
-function structNumber(value: number, segment: string): string {
-  if (!Number.isFinite(value)) throw new PathFailure(segment, NUMBER_OUT_OF_RANGE);
+/**
+ * Struct texts that `JSON.stringify` cannot write as the wire format wants
+ * (integers of 1e21 and more, nesting deeper than its recursion allows) are
+ * written by `structText` and stand in the tree as a placeholder string that
+ * `wireText` swaps for them. The placeholder starts with a lone surrogate,
+ * which every checked string is free of, so its JSON form (`"\ud800...`) can
+ * appear nowhere else in the output.
+ */
+const rawTexts: string[] = [];
+const RAW_PREFIX = "\ud800dex-raw:";
+const RAW_PLACEHOLDER = /"\\ud800dex-raw:(\d+)"/g;
+/** Nesting depth up to which `JSON.stringify` writes a Struct itself. */
+const MAX_FAST_DEPTH = 200;
+
+function isPlain(value: object): boolean {
+  if (Array.isArray(value)) return true;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Checks a Struct for writing: plain objects and arrays, finite numbers,
+ * well-formed strings and keys, no `undefined`, functions, symbols, bigints or
+ * cycles. Returns the Struct itself for `JSON.stringify`, or a placeholder for
+ * the rare one it cannot write as the wire format wants.
+ */
+export function writeStruct(value: unknown, segment: string): JsonObject | string {
+  if (value === undefined) return {};
+  if (!isObject(value)) throw mismatch(segment, "object", value);
+  let slow = false;
+  const open = new Set<object>();
+  // Entries are values to check, or a container whose children are done.
+  const stack: { item: unknown; depth: number; close: boolean }[] = [{ item: value, depth: 1, close: false }];
+  while (stack.length > 0) {
+    const { item, depth, close } = stack.pop() as { item: unknown; depth: number; close: boolean };
+    if (close) {
+      open.delete(item as object);
+      continue;
+    }
+    switch (typeof item) {
+      case "string":
+        if (!item.isWellFormed()) throw new PathFailure(segment, LONE_SURROGATE);
+        break;
+      case "number":
+        if (!Number.isFinite(item)) throw new PathFailure(segment, NUMBER_OUT_OF_RANGE);
+        if (item >= 1e21 || item <= -1e21) slow = true;
+        break;
+      case "boolean":
+        break;
+      case "object": {
+        if (item === null) break;
+        if (!isPlain(item)) throw new PathFailure(segment, "expected JSON value, got object");
+        if (open.has(item)) throw new PathFailure(segment, "cyclic value");
+        if (depth > MAX_FAST_DEPTH) slow = true;
+        open.add(item);
+        stack.push({ item, depth, close: true });
+        if (Array.isArray(item)) {
+          for (let i = item.length - 1; i >= 0; i--) stack.push({ item: item[i], depth: depth + 1, close: false });
+        } else {
+          for (const key of Object.keys(item)) {
+            if (!key.isWellFormed()) throw new PathFailure(segment, LONE_SURROGATE);
+            stack.push({ item: (item as Record<string, unknown>)[key], depth: depth + 1, close: false });
+          }
+        }
+        break;
+      }
+      default:
+        throw new PathFailure(segment, `expected JSON value, got ${typeof item}`);
+    }
+  }
+  if (!slow) return value as JsonObject;
+  rawTexts.push(structText(value));
+  return `${RAW_PREFIX}${rawTexts.length - 1}`;
+}
+
+/** Checks an optional Struct. */
+export function writeOptStruct(value: unknown, segment: string): JsonObject | string | null {
+  if (value === undefined || value === null) return null;
+  return writeStruct(value, segment);
+}
+
+/** A JSON number: integers as integers, others in shortest round-trip form. */
+function structNumber(value: number): string {
   // String() switches to exponent form at 1e21; an integer stays an integer.
   if (Number.isInteger(value) && Math.abs(value) >= 1e21) return BigInt(value).toString();
   return String(value + 0);
@@ -605,47 +730,21 @@ interface StructFrame {
   index: number;
 }
 
-/**
- * Writes a Struct compactly, keys in insertion order. Refuses what JSON
- * cannot hold: `undefined`, functions, symbols, bigints, non-finite numbers,
- * lone surrogates and cycles.
- */
-export function writeStruct(value: unknown, segment: string): string {
-  if (value === undefined) return "{}";
-  if (!isObject(value)) throw mismatch(segment, "object", value);
+/** Writes a checked Struct with an explicit stack, keys in insertion order. */
+function structText(value: Record<string, unknown>): string {
   let out = "";
-  const open = new Set<unknown>();
   const stack: StructFrame[] = [];
-  // Writes a scalar, or opens a container and pushes its frame.
   const visit = (item: unknown): void => {
-    switch (typeof item) {
-      case "string":
-        if (!item.isWellFormed()) throw new PathFailure(segment, LONE_SURROGATE);
-        out += JSON.stringify(item);
-        return;
-      case "number":
-        out += structNumber(item, segment);
-        return;
-      case "boolean":
-        out += item ? "true" : "false";
-        return;
-      case "object":
-        if (item === null) {
-          out += "null";
-          return;
-        }
-        if (open.has(item)) throw new PathFailure(segment, "cyclic value");
-        open.add(item);
-        if (Array.isArray(item)) {
-          out += "[";
-          stack.push({ container: item, keys: undefined, index: 0 });
-        } else {
-          out += "{";
-          stack.push({ container: item as Record<string, unknown>, keys: Object.keys(item), index: 0 });
-        }
-        return;
-      default:
-        throw new PathFailure(segment, `expected JSON value, got ${typeof item}`);
+    if (typeof item === "number") {
+      out += structNumber(item);
+    } else if (typeof item !== "object" || item === null) {
+      out += JSON.stringify(item);
+    } else if (Array.isArray(item)) {
+      out += "[";
+      stack.push({ container: item, keys: undefined, index: 0 });
+    } else {
+      out += "{";
+      stack.push({ container: item as Record<string, unknown>, keys: Object.keys(item), index: 0 });
     }
   };
   visit(value);
@@ -656,7 +755,6 @@ export function writeStruct(value: unknown, segment: string): string {
       const list = container as readonly unknown[];
       if (frame.index === list.length) {
         out += "]";
-        open.delete(container);
         stack.pop();
         continue;
       }
@@ -665,21 +763,13 @@ export function writeStruct(value: unknown, segment: string): string {
     } else {
       if (frame.index === keys.length) {
         out += "}";
-        open.delete(container);
         stack.pop();
         continue;
       }
       const key = keys[frame.index++] as string;
-      if (!key.isWellFormed()) throw new PathFailure(segment, LONE_SURROGATE);
       out += `${frame.index > 1 ? "," : ""}${JSON.stringify(key)}:`;
       visit((container as Record<string, unknown>)[key]);
     }
   }
   return out;
-}
-
-/** Writes an optional Struct. */
-export function writeOptStruct(value: unknown, segment: string): string {
-  if (value === undefined || value === null) return "null";
-  return writeStruct(value, segment);
 }

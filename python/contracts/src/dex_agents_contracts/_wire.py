@@ -159,6 +159,12 @@ def _find_surrogate(obj: object, path: str) -> str | None:
     return None
 
 
+def _refuse_lone_surrogate(text: str, path: str, key: str) -> None:
+    """A malformed string is reported as such before any other problem with it."""
+    if not _is_well_formed(text):
+        bad_value(path, key, "lone surrogate in string")
+
+
 def _is_well_formed(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -215,6 +221,7 @@ def read_time(value: object, path: str, key: str) -> datetime:
         expected(path, key, "string", value)
     match = _TIME.fullmatch(value)
     if match is None:
+        _refuse_lone_surrogate(value, path, key)
         bad_value(path, key, f"invalid time {quote(value)}")
     year, month, day, hour, minute, second, fraction = match.groups()
     millis = int((fraction or "0").ljust(3, "0")[:3])
@@ -272,7 +279,7 @@ def _struct_value(value: Value, path: str) -> object:
         assert isinstance(content, int | float)
         if isinstance(content, float):
             if not math.isfinite(content):
-                bad_value(path, "", "non-finite number")
+                bad_value(path, "", "number out of range")
             if content.is_integer() and abs(content) <= INT64_MAX:
                 return int(content)
         return content
@@ -295,6 +302,8 @@ def _to_value(value: object, path: str) -> Value:
         return Value(null_value=NullValue.NULL_VALUE)
     if isinstance(value, bool):
         return Value(bool_value=value)
+    if isinstance(value, float) and not math.isfinite(value):
+        bad_value(path, "", "number out of range")  # 1e400 reads as infinity
     if isinstance(value, int | float):
         return Value(number_value=value)
     if isinstance(value, str):
@@ -325,6 +334,7 @@ def read_enum(value: object, table: Mapping[str, E], path: str, key: str) -> E:
         expected(path, key, "string", value)
     found = table.get(value)
     if found is None:
+        _refuse_lone_surrogate(value, path, key)
         bad_value(path, key, f"unknown value {quote(value)}")
     return found
 
