@@ -1,0 +1,199 @@
+"""A Pydantic AI agent as a durable Dex agent session (Step mode).
+
+The agent checks an order with a read tool and refunds it with a write tool that
+needs approval. Each model call is one RunModel Step and each tool call its own
+Step; the example approves the refund, prints the answer, the session's stored
+messages and the turn's Step shape:
+
+    RunModel -> CallTool | AwaitToolApproval -> CallSingleAttemptTool -> ResumeTurn -> RunModel
+
+A `FunctionModel` stands in for a real model, so it runs with no key and no
+network. Run it from the repository root:
+
+    PYTHONPATH=python/contracts/src:python/core/src:python/dexlite/src:python/testing/src:\
+python/adapters/pydantic_ai/src .venv/bin/python python/examples/pydantic_ai_example.py
+
+`--server host:port` uses a running dexlite or Dex server instead of starting one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from dex_agents import AgentSessionClient, AgentSessionFlow, AgentWorker, ToolPolicy
+from dex_agents_contracts import MessageRole, ToolEffect
+from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
+from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, turn_shapes
+from pydantic_ai import Agent, DeferredToolRequests, RunContext
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+ORDER_ID = "A-1001"
+EXPECTED_SHAPE: list[str | frozenset[str]] = [
+    "RunModel",
+    frozenset({"CallTool", "AwaitToolApproval", "CallSingleAttemptTool"}),
+    "ResumeTurn",
+    "RunModel",
+]
+
+# --- the agent ----------------------------------------------------------------------
+
+
+def scripted_model(messages: list[ModelMessage], _: AgentInfo) -> ModelResponse:
+    """Stands in for a real model: call both tools, then answer from their results."""
+    results = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+    if not results:
+        return ModelResponse(
+            parts=[
+                TextPart(content="I'll check the order and prepare the refund."),
+                ToolCallPart("get_order", {"order_id": ORDER_ID}, tool_call_id="call-order"),
+                ToolCallPart(
+                    "issue_refund",
+                    {"order_id": ORDER_ID, "amount_eur": 42.0},
+                    tool_call_id="call-refund",
+                ),
+            ]
+        )
+    seen = {r.tool_name: r.model_response_str() for r in results}
+    return ModelResponse(
+        parts=[TextPart(content=f"Order checked ({seen['get_order']}); {seen['issue_refund']}.")]
+    )
+
+
+# Use a real model here, such as Agent("openai:gpt-5.2", ...). DeferredToolRequests
+# must be an output type: every tool call ends the model Step as a deferred request.
+agent: Agent[None, str | DeferredToolRequests] = Agent(
+    FunctionModel(scripted_model),
+    instructions="You are a support agent. Check the order before refunding it.",
+    output_type=[str, DeferredToolRequests],
+)
+
+
+@agent.tool_plain(metadata={"dex_effect": "read"})
+def get_order(order_id: str) -> str:
+    """Look up an order by its ID."""
+    return f"order {order_id} delivered, 42.00 EUR"
+
+
+@agent.tool(requires_approval=True)
+def issue_refund(ctx: RunContext[None], order_id: str, amount_eur: float) -> str:
+    """Refund an order. Money moves, so the user approves every call."""
+    info = dex_run_info(ctx)
+    # A real payment API gets the idempotency key, so a retried Step never pays twice.
+    key = info.idempotency_key if info else None
+    return f"refunded {amount_eur:.2f} EUR for {order_id} (idempotency key {key})"
+
+
+def build_flow() -> AgentSessionFlow:
+    runner = PydanticAiRunner(
+        agent,
+        tool_policies={"issue_refund": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)},
+    )
+    return AgentSessionFlow(runner, flow_type="PydanticAiSupportAgent")
+
+
+# --- infrastructure: dexlite and an in-process Worker -------------------------------
+
+
+@contextmanager
+def dex_server(address: str | None) -> Iterator[str]:
+    if address is not None:
+        yield address
+        return
+    with tempfile.TemporaryDirectory(prefix="dex-pydantic-ai-example-") as root:
+        process = DexliteProcess(Path(root) / "example.sqlite").start()
+        try:
+            yield process.address
+        finally:
+            process.stop()
+
+
+@contextmanager
+def worker(flow: AgentSessionFlow, address: str) -> Iterator[None]:
+    """Serves the Flow on an event loop thread of its own while the example calls Dex."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    workers: list[AgentWorker] = []
+
+    async def serve() -> None:
+        # The Worker's gRPC channels belong to the loop that creates them.
+        workers.append(AgentWorker([flow], server_address=address))
+        ready = asyncio.Event()
+        task = asyncio.create_task(workers[0].run(ready))
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        started.set()
+        waiter.cancel()
+        await task
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    if not started.wait(30) or not thread.is_alive():
+        raise RuntimeError("the Worker did not start")
+    try:
+        yield
+    finally:
+        asyncio.run_coroutine_threadsafe(workers[0].stop(), loop).result(30)
+        thread.join(30)
+        loop.close()
+
+
+# --- the example --------------------------------------------------------------------
+
+
+def run(address: str) -> None:
+    flow = build_flow()
+    session_id = f"pydantic-ai-{uuid.uuid4().hex[:8]}"
+    with worker(flow, address), AgentSessionClient(flow, server_address=address) as client:
+        run_id = client.start_session(session_id, f"Order {ORDER_ID} arrived broken. Refund it.")
+        for event, _ in client.follow_events(
+            session_id,
+            until=lambda e: e.type in {"turn_completed", "turn_failed"},
+            deadline_seconds=60,
+        ):
+            print(f"event {event.type}: {event.payload}")
+            if event.type == "interrupt_raised":
+                interrupt_id = json.loads(event.payload)["interrupt_id"]
+                print(f"approving {interrupt_id}")
+                client.resolve_interrupt(session_id, interrupt_id, approved=True)
+            if event.type == "turn_failed":
+                raise SystemExit("the turn failed")
+        snapshot = client.get_snapshot(session_id)
+
+    print("\nStored messages")
+    for m in snapshot.messages:
+        body = m.text or ""
+        if m.role is MessageRole.TOOL:
+            body = f"{m.tool_name} -> {m.tool_output}"
+        elif m.tool_call_id:
+            body = f"{body} [calls {m.tool_name}]".strip()
+        print(f"  {m.sequence:>2} {m.role.name.lower():<9} {body}")
+    history = fetch_history(address, session_id, run_id)
+    print("\nStep shape: " + " -> ".join(turn_shapes(history)[0]))
+    assert_step_shape(history, EXPECTED_SHAPE, turn=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", help="a running dexlite or Dex server; default: start one")
+    args = parser.parse_args()
+    with dex_server(args.server) as address:
+        run(address)
+
+
+if __name__ == "__main__":
+    main()

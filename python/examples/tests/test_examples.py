@@ -1,0 +1,41 @@
+"""Each runnable example exits 0; the demo also prints its turn's Step shape."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent
+
+
+def _run(script: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+def test_demo_runs_a_turn_with_a_read_tool_and_an_approved_write() -> None:
+    result = _run("demo.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    shape = "RunModel -> CallTool -> AwaitToolApproval -> CallSingleAttemptTool -> ResumeTurn -> RunModel"
+    assert shape in result.stdout
+    assert "turn_completed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "script",
+    sorted(p.name for p in EXAMPLES.glob("*_example.py")),
+)
+def test_example_runs(script: str) -> None:
+    result = _run(script)
+    assert result.returncode == 0, result.stdout + result.stderr
