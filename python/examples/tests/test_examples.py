@@ -27,7 +27,16 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
 def test_demo_runs_a_turn_with_a_read_tool_and_an_approved_write() -> None:
     result = _run("demo.py")
     assert result.returncode == 0, result.stdout + result.stderr
-    shape = "RunModel -> CallTool -> AwaitToolApproval -> CallSingleAttemptTool -> ResumeTurn -> RunModel"
+    shape = " -> ".join(
+        [
+            "RunModel",
+            "CallTool",
+            "AwaitToolApproval",
+            "CallSingleAttemptTool",
+            "ResumeTurn",
+            "RunModel",
+        ]
+    )
     assert shape in result.stdout
     assert "turn_completed" in result.stdout
 
