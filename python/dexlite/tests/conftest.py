@@ -19,11 +19,10 @@ try:
 except ImportError:  # plain pytest from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-import dex
-
-from helpers.flows import REGISTRY
-from helpers.server import DexliteProcess
-from helpers.workers import Mode, ThreadWorker
+import dex  # noqa: E402 - after the sys.path setup above
+from helpers.flows import REGISTRY  # noqa: E402 - after the sys.path setup above
+from helpers.server import DexliteProcess  # noqa: E402 - after the sys.path setup above
+from helpers.workers import Mode, ThreadWorker  # noqa: E402 - after the sys.path setup above
 
 
 @pytest.fixture(scope="session")

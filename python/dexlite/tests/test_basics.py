@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import dex
 import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-
 from helpers.flows import CHAT, FAN_OUT, LOCKS
 from helpers.server import DexliteProcess
 
@@ -60,7 +61,9 @@ def test_rpc_cancels_waiting_step_and_starts_another(
     assert finish.step_execute_completed.context.from_step_execution_id == "__rpc/interrupt"
 
 
-def test_go_to_many_fan_out_of_50(client: dex.Client, flow_id: str, dexlite_server: DexliteProcess) -> None:
+def test_go_to_many_fan_out_of_50(
+    client: dex.Client, flow_id: str, dexlite_server: DexliteProcess
+) -> None:
     client.start_flow(FAN_OUT, flow_id, 50)
     result = client.wait_for_flow(flow_id, timeout=None)
     assert sorted(c.decode(int) for c in result.completions) == list(range(50))
@@ -69,7 +72,9 @@ def test_go_to_many_fan_out_of_50(client: dex.Client, flow_id: str, dexlite_serv
     assert shape.count("Leaf") == 50
 
 
-def test_transactional_rpc_message_not_found_aborts_everything(client: dex.Client, flow_id: str) -> None:
+def test_transactional_rpc_message_not_found_aborts_everything(
+    client: dex.Client, flow_id: str
+) -> None:
     client.start_flow(CHAT, flow_id, "x")
     with pytest.raises(dex.ChannelMessageNotFoundError):
         client.invoke_rpc(CHAT.drop, flow_id, "no-such-id")
@@ -86,13 +91,11 @@ def test_errors_map_to_sdk_exceptions(client: dex.Client, flow_id: str) -> None:
     with pytest.raises(dex.FlowAlreadyStartedError):
         client.start_flow(CHAT, flow_id, "x")
     with pytest.raises(dex.LongPollTimeoutError):
-        from datetime import timedelta
-
         client.wait_for_flow(flow_id, timeout=timedelta(seconds=1))
     with pytest.raises(dex.WorkerInvocationError) as info:
         client.invoke_rpc(CHAT.explode, flow_id)
     assert "rpc exploded" in str(info.value)
-    client.stop_flow(flow_id, dex.StopFlowOptions(stop_type=dex.StopType.FAIL, reason="bye"))
+    client.stop_flow(flow_id, dex.StopFlowOptions(type=dex.StopType.FAIL, reason="bye"))
     result = client.wait_for_flow(flow_id)
     assert result.status == dex.FlowStatus.FAILED
     with pytest.raises(dex.FlowNotActiveOrNotFoundError):
@@ -113,7 +116,11 @@ def test_malformed_requests_name_the_field(dexlite_server: DexliteProcess) -> No
         with pytest.raises(grpc.RpcError) as info:
             stub.StartFlow(
                 pb.StartFlowRequest(
-                    flow_id="big", flow_type="Chat", request_id="r", start_step_type="Waiter", step_input=big
+                    flow_id="big",
+                    flow_type="Chat",
+                    request_id="r",
+                    start_step_type="Waiter",
+                    step_input=big,
                 )
             )
         assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -121,3 +128,33 @@ def test_malformed_requests_name_the_field(dexlite_server: DexliteProcess) -> No
         with pytest.raises(grpc.RpcError) as info:
             stub.TriggerContinueAsNew(pb.TriggerContinueAsNewRequest(flow_id="x"))
         assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_attribute_map_load_selection(client: dex.Client, flow_id: str) -> None:
+    client.start_flow(FAN_OUT, flow_id, 3)
+    client.wait_for_flow(flow_id)
+    assert client.invoke_rpc(FAN_OUT.count_notes, flow_id) == 3  # query-only RPC on a closed flow
+    with pytest.raises(dex.WorkerInvocationError) as info:
+        client.invoke_rpc(FAN_OUT.note_keys_unloaded, flow_id)
+    assert "AttributeMapNotLoadedError" in (info.value.worker_error_type or "")
+
+
+def test_unknown_rpc_name_is_a_worker_error(
+    client: dex.Client, flow_id: str, dexlite_server: DexliteProcess
+) -> None:
+    client.start_flow(CHAT, flow_id, "x")
+    with grpc.insecure_channel(dexlite_server.address) as channel:
+        stub = dex_pb2_grpc.FlowServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.InvokeRPC(
+                pb.InvokeRPCRequest(
+                    flow_id=flow_id,
+                    rpc_name="nope",
+                    request_id="r",
+                    input=pb.Value(string_value="x"),
+                    timeout_seconds=30,
+                ),
+                timeout=20,  # a pull rejection must not wait for the dispatch window
+            )
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    client.stop_flow(flow_id)

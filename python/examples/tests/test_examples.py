@@ -27,18 +27,14 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
 def test_demo_runs_a_turn_with_a_read_tool_and_an_approved_write() -> None:
     result = _run("demo.py")
     assert result.returncode == 0, result.stdout + result.stderr
-    shape = " -> ".join(
-        [
-            "RunModel",
-            "CallTool",
-            "AwaitToolApproval",
-            "CallSingleAttemptTool",
-            "ResumeTurn",
-            "RunModel",
-        ]
-    )
-    assert shape in result.stdout
     assert "turn_completed" in result.stdout
+    lines = result.stdout.splitlines()
+    heading = next(i for i, line in enumerate(lines) if line.startswith("Step shape"))
+    steps = lines[heading + 1].strip().split(" -> ")
+    # The read tool and the approval wait run in parallel: their order varies.
+    assert steps[0] == "RunModel"
+    assert steps[-2:] == ["ResumeTurn", "RunModel"]
+    assert sorted(steps[1:-2]) == ["AwaitToolApproval", "CallSingleAttemptTool", "CallTool"]
 
 
 @pytest.mark.parametrize(

@@ -1,84 +1,13 @@
-"""``dexlite serve``: run the embedded Dex-protocol server in the foreground."""
+"""``python -m dexlite serve ...`` and the Bazel ``dexlite_bin`` entry point."""
 
 from __future__ import annotations
 
-import argparse
-import logging
-import signal
 import sys
-import threading
-from typing import TYPE_CHECKING
 
-from ._options import ServerOptions
-from ._server import DexliteServer
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from types import FrameType
-
-
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="dexlite", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the server in the foreground")
-    defaults = ServerOptions()
-    serve.add_argument("--listen", default=defaults.listen, help="HOST:PORT (port 0 = any free)")
-    serve.add_argument("--db", default=defaults.db_path, help="SQLite file or :memory:")
-    serve.add_argument("--sync", choices=("full", "normal"), default=defaults.sync)
-    serve.add_argument("--default-worker-target", default=defaults.default_worker_target)
-    serve.add_argument(
-        "--default-id-reuse",
-        choices=("allow-if-no-running", "disallow"),
-        default=defaults.default_id_reuse,
-    )
-    serve.add_argument("--max-wait", type=float, default=defaults.max_wait_seconds)
-    serve.add_argument("--rpc-max-seconds", type=float, default=defaults.rpc_max_seconds)
-    serve.add_argument(
-        "--default-method-timeout", type=int, default=defaults.default_method_timeout_seconds
-    )
-    serve.add_argument(
-        "--default-heartbeat-timeout", type=int, default=defaults.default_heartbeat_timeout_seconds
-    )
-    serve.add_argument("--worker-slots", type=int, default=defaults.worker_slots)
-    serve.add_argument("--max-value-bytes", type=int, default=defaults.max_value_bytes)
-    serve.add_argument("--log-level", default="INFO")
-    return parser.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parse(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    options = ServerOptions(
-        listen=args.listen,
-        db_path=args.db,
-        sync=args.sync,
-        default_worker_target=args.default_worker_target,
-        default_id_reuse=args.default_id_reuse,
-        max_wait_seconds=args.max_wait,
-        rpc_max_seconds=args.rpc_max_seconds,
-        default_method_timeout_seconds=args.default_method_timeout,
-        default_heartbeat_timeout_seconds=args.default_heartbeat_timeout,
-        worker_slots=args.worker_slots,
-        max_value_bytes=args.max_value_bytes,
-    )
-    server = DexliteServer(options)
-    port = server.start()
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    host = args.listen.rsplit(":", 1)[0]
-    print(f"dexlite ready on {host}:{port} db={args.db}", flush=True)
-    done.wait()
-    server.stop()
-    print("dexlite stopped", flush=True)
-    return 0
-
+if __package__:
+    from ._cli import main
+else:  # executed as a plain file (Bazel py_binary): import the package by name
+    from dexlite._cli import main  # type: ignore[import-not-found,no-redef,unused-ignore]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,6 +21,7 @@ from ._model import (
     is_null,
     null_value,
     require_value,
+    step_options_problem,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +90,13 @@ class FlowOps:
                 "flow_start_options.flow_start_delay_seconds must not be negative"
             )
         limit = self._options.max_value_bytes
+        problem = step_options_problem(request.step_options, "step_options")
+        if problem is None and start.HasField("timeout_handler_options"):
+            handler = start.timeout_handler_options
+            if handler.method_timeout_seconds < 0 or handler.heartbeat_timeout_seconds < 0:
+                problem = "timeout_handler_options timeouts must not be negative"
+        if problem:
+            raise _errors.invalid(problem)
         if request.start_step_type:
             check_identifier(request.start_step_type, "start_step_type")
             if request.HasField("step_input"):
@@ -269,7 +277,7 @@ class FlowOps:
     def search(self, request: pb.SearchFlowsRequest) -> pb.SearchFlowsResponse:
         filters = _parse_query(request.query)
         size = request.page_size or 1000
-        offset = int(request.next_page_token or 0)
+        offset = _token_number(request.next_page_token or "0", "next_page_token")
         response = pb.SearchFlowsResponse()
         with self.engine.db.lock:
             conn = self.engine.db.conn
@@ -406,7 +414,7 @@ class FlowOps:
         problem = engine.check_writes(
             response.upsert_attributes, response.publish_to_channel, response.delete_from_channel
         )
-        problem = problem or engine._validate_decision(decision, in_rpc=True)
+        problem = problem or engine.validate_decision(decision, in_rpc=True)
         if problem is not None:
             raise _errors.worker_api_error(
                 _errors.WorkerFailure(f"invalid RPC result: {problem}", "InvalidResult", 3)
@@ -504,8 +512,10 @@ class FlowOps:
         exec_id = f"{request.step_type}-{number}"
         engine = self.engine
         with engine.changed:
-            run = engine.running_run(request.flow_id)
-            run_id = run["run_id"]
+            found = engine.find_run(request.flow_id)
+            if found is None:
+                raise _errors.flow_not_found(request.flow_id)
+            run_id = found["run_id"]
 
         def check() -> bool | None:
             step = engine.step_row(run_id, exec_id)
@@ -635,7 +645,9 @@ class FlowOps:
             raise _errors.invalid("run_id is required")
         start = request.start_internal_event_id or 1
         if request.next_page_token:
-            start = int(request.next_page_token.decode() or start)
+            start = _token_number(
+                request.next_page_token.decode(errors="replace"), "next_page_token"
+            )
         size = request.estimate_page_size or 100
         with self.engine.db.lock:
             run = self.engine.find_run(request.flow_id, request.run_id)
@@ -737,6 +749,16 @@ class FlowOps:
                 grpc.StatusCode.NOT_FOUND, "dexlite sends values inline and stores no blobs"
             )
         return pb.LoadBlobsResponse()
+
+
+def _token_number(text: str, field: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise _errors.invalid(f"{field} is malformed") from None
+    if value < 0:
+        raise _errors.invalid(f"{field} is malformed")
+    return value
 
 
 def _parse_query(query: str) -> list[tuple[str, str]]:

@@ -23,7 +23,7 @@ from ._errors import WorkerFailure, failure_from_rpc_error
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from google.protobuf.message import Message  # type: ignore[import-untyped]
+    from google.protobuf.message import Message  # type: ignore[import-untyped,unused-ignore]
 
 CallKind = Literal["wait_for", "execute", "rpc"]
 CancelReason = Literal["cancelled", "StartToClose", "Heartbeat", "shutdown"]
@@ -92,6 +92,12 @@ class CallHandle:
     def touch(self) -> None:
         self.last_frame = time.monotonic()
 
+    def begin(self, timeout: float) -> None:
+        """The call reached a Worker: timeouts count from now, not from queueing."""
+        now = time.monotonic()
+        self.last_frame = now
+        self.deadline = now + timeout
+
 
 def cancelled_failure(handle: CallHandle) -> WorkerFailure:
     """Normalises an engine-initiated cancellation into an attempt failure."""
@@ -157,7 +163,7 @@ class ListeningTransport:
                         ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
                     ],
                 )
-                stub = dex_pb2_grpc.WorkerServiceStub(channel)  # type: ignore[no-untyped-call]
+                stub = dex_pb2_grpc.WorkerServiceStub(channel)
                 self._channels[address] = (channel, stub)
                 self._limiters[address] = _Limiter(self._slots)
             return self._channels[address][1], self._limiters[address]
@@ -197,6 +203,9 @@ class ListeningTransport:
         remaining: float,
     ) -> tuple[Outcome, bool]:
         timeout = max(remaining, 0.001)
+        if spec.kind != "rpc":
+            handle.begin(spec.timeout)
+            timeout = spec.timeout + 1.0  # the engine's watchdog fails the attempt first
         try:
             if spec.kind == "rpc":
                 future = stub.InvokeWorkerRPC.future(spec.request, timeout=timeout)
@@ -225,7 +234,9 @@ class ListeningTransport:
             if handle.reason is not None:
                 return Outcome(failure=cancelled_failure(handle)), False
             code = error.code()
-            if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "Concurrent RPC limit" in str(
+                error.details()
+            ):
                 return Outcome(), True
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 return Outcome(

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import grpc
 from dex.dexpb import dex_pb2 as pb
 
-from . import _conditions, _errors, _snapshot
-from ._dispatch import CallHandle, CallSpec, Outcome
+from . import _errors, _results, _snapshot, _waits
+from ._dispatch import CallHandle, CallSpec, Outcome, cancelled_failure
 from ._errors import WorkerFailure
 from ._model import (
     COMPLETED,
@@ -31,23 +31,18 @@ from ._model import (
     RUNNING,
     RUNNING_STATES,
     TIMEOUT_HANDLER_ID,
-    TIMEOUT_HANDLER_TYPE,
     WAITFOR_RUNNING,
-    WAITING,
     Method,
     check_value,
-    handler_step_options,
     is_null,
     message_id,
     null_value,
-    retry_delay,
-    step_type_problem,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from google.protobuf.message import Message  # type: ignore[import-untyped]
+    from google.protobuf.message import Message  # type: ignore[import-untyped,unused-ignore]
 
     from ._dispatch import Transport
     from ._options import ServerOptions
@@ -55,7 +50,8 @@ if TYPE_CHECKING:
     from ._streams import StreamStore
 
 _LOGGER = logging.getLogger(__name__)
-_TOTAL_DURATION_DEFAULT = 4 * 3600
+# Below the SDK's 4 MiB gRPC receive limit, with room for framing (spec §5.5).
+_MAX_REQUEST_BYTES = 3_500_000
 
 
 @dataclass
@@ -91,6 +87,7 @@ class Engine:
         self._hb_dirty: dict[tuple[str, str], bytes | None] = {}
         self._sticky: dict[str, str] = {}
         self._post_commit: list[Callable[[], None]] = []
+        self._order = 0
         self._pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="dexlite-call")
         self._stop = threading.Event()
         self._maintenance = threading.Thread(
@@ -99,8 +96,18 @@ class Engine:
 
     # -- lifecycle -----------------------------------------------------------------
 
+    def _next_order(self) -> int:
+        """Monotonic counter for lock FIFO order and waiter age (no table scans)."""
+        self._order += 1
+        return self._order
+
     def start(self) -> None:
         """Recovers in-flight work from the database, then starts background work."""
+        self._order = int(
+            self.db.conn.execute(
+                "SELECT MAX(COALESCE(MAX(lock_order), 0), COALESCE(MAX(wait_seq), 0)) FROM steps"
+            ).fetchone()[0]
+        )
         with self.tx() as conn:
             self._recover(conn)
         self._maintenance.start()
@@ -119,9 +126,14 @@ class Engine:
     def tx(self) -> Iterator[sqlite3.Connection]:
         """One committed state change, then wake waiters and dispatch ready work."""
         with self.db.lock:
-            outer = self.db._depth == 0
-            with self.db.transaction() as conn:
-                yield conn
+            outer = not self.db.in_transaction
+            try:
+                with self.db.transaction() as conn:
+                    yield conn
+            except BaseException:
+                if outer:
+                    self._post_commit.clear()
+                raise
             if outer:
                 actions, self._post_commit = self._post_commit, []
                 self.changed.notify_all()
@@ -180,7 +192,9 @@ class Engine:
         event_id = conn.execute("SELECT event_seq FROM runs WHERE run_id=?", (run_id,)).fetchone()[
             0
         ]
-        event = pb.FlowHistoryEvent(event_id=event_id, run_attempt=1, **payload)
+        event = pb.FlowHistoryEvent(event_id=event_id, run_attempt=1)
+        for name, message in payload.items():
+            getattr(event, name).CopyFrom(message)
         event.event_time.GetCurrentTime()
         conn.execute(
             "INSERT INTO history(run_id, event_id, payload) VALUES (?,?,?)",
@@ -320,7 +334,7 @@ class Engine:
     ) -> None:
         now = time.time()
         state = WAITFOR_RUNNING if method == "wait_for" else EXECUTE_RUNNING
-        order = conn.execute("SELECT COALESCE(MAX(lock_order), 0) + 1 FROM steps").fetchone()[0]
+        order = self._next_order()
         conn.execute(
             "UPDATE steps SET state=?, attempt=1, first_attempt_ts=?, method_started_ts=?,"
             " next_due=?, lock_order=?, locks_held=0, snapshot=NULL, hb_value=NULL,"
@@ -498,6 +512,31 @@ class Engine:
         return self._pull if target.is_pull_mode else self._listening
 
     def _call(self, key: tuple[str, str], inflight: _Inflight, spec: CallSpec) -> None:
+        size = spec.request.ByteSize()
+        if size > _MAX_REQUEST_BYTES:
+            # The SDK's 4 MiB receive limit would reject it; fail the attempt clearly.
+            outcome = Outcome(
+                failure=WorkerFailure(
+                    f"value too large: {spec.kind} request {size} bytes > {_MAX_REQUEST_BYTES}",
+                    "ValueTooLarge",
+                    grpc.StatusCode.RESOURCE_EXHAUSTED.value[0],
+                    server_side=True,
+                )
+            )
+        else:
+            outcome = self._invoke(spec, inflight)
+        if self._stop.is_set():
+            return  # shutting down: the restart counts this attempt as interrupted
+        try:
+            with self.tx() as conn:
+                self._finish_call(conn, key, inflight, outcome)
+        except Exception:
+            _LOGGER.exception("applying a worker outcome failed")
+            with self.db.lock:
+                if self._inflight.get(key) is inflight:
+                    del self._inflight[key]
+
+    def _invoke(self, spec: CallSpec, inflight: _Inflight) -> Outcome:
         try:
             outcome = self.transport(spec.target).invoke(spec, inflight.handle)
         except Exception as error:  # a transport bug fails the attempt, not the server
@@ -507,14 +546,7 @@ class Engine:
                     f"dexlite transport error: {error}", "INTERNAL", 13, server_side=True
                 )
             )
-        try:
-            with self.tx() as conn:
-                self._finish_call(conn, key, inflight, outcome)
-        except Exception:
-            _LOGGER.exception("applying a worker outcome failed")
-            with self.db.lock:
-                if self._inflight.get(key) is inflight:
-                    del self._inflight[key]
+        return outcome
 
     def _on_frame(
         self, key: tuple[str, str], inflight: _Inflight, source: str, frame: Message
@@ -546,6 +578,8 @@ class Engine:
             del self._inflight[key]
         if inflight.handle.reason in ("cancelled", "shutdown"):
             return
+        if inflight.handle.reason is not None:  # timed out: a late result does not count
+            outcome = Outcome(failure=cancelled_failure(inflight.handle))
         step = self.step_row(*key)
         expected = WAITFOR_RUNNING if inflight.method == "wait_for" else EXECUTE_RUNNING
         if step is None or step["state"] != expected or step["attempt"] != inflight.attempt:
@@ -557,10 +591,10 @@ class Engine:
         if outcome.result is not None:
             if inflight.method == "wait_for":
                 assert isinstance(outcome.result, pb.InvokeWaitForMethodResponse)
-                problem = self._apply_wait_for(conn, run, step, outcome.result)
+                problem = _results.apply_wait_for(self, conn, run, step, outcome.result)
             else:
                 assert isinstance(outcome.result, pb.InvokeExecuteMethodResponse)
-                problem = self._apply_execute(conn, run, step, outcome.result)
+                problem = _results.apply_execute(self, conn, run, step, outcome.result)
             if problem is None:
                 return
             outcome = Outcome(
@@ -580,239 +614,16 @@ class Engine:
 
     # -- results -------------------------------------------------------------------
 
-    def _apply_wait_for(
-        self,
-        conn: sqlite3.Connection,
-        run: sqlite3.Row,
-        step: sqlite3.Row,
-        result: pb.InvokeWaitForMethodResponse,
-    ) -> str | None:
-        problem = self.check_writes(
-            result.upsert_attributes, result.publish_to_channel, result.delete_from_channel
-        )
-        if problem is None and result.HasField("waiting_condition"):
-            problem = _conditions.validate(result.waiting_condition)
-        if problem is not None:
-            return problem
-        run_id, exec_id = run["run_id"], step["exec_id"]
-        self.apply_writes(
-            conn,
-            run_id,
-            result.upsert_attributes,
-            result.publish_to_channel,
-            result.delete_from_channel,
-        )
-        holder = pb.GetAttributesResponse()
-        holder.attributes.extend(result.upsert_step_exe_locals)
-        conn.execute(
-            "UPDATE steps SET locals=? WHERE run_id=? AND exec_id=?",
-            (holder.SerializeToString(), run_id, exec_id),
-        )
-        self.release_locks(conn, run_id, f"step:{exec_id}")
-        movement = self.movement(step)
-        self.event(
-            conn,
-            run_id,
-            step_wait_for_completed=pb.StepWaitForCompletedEvent(
-                context=self._event_context(step, movement, "wait_for"),
-                input=pb.StepMethodEventInput(step_input=movement.step_input),
-                output=pb.StepWaitForCompletedOutput(
-                    wait_for_condition=result.waiting_condition,
-                    upsert_attributes=result.upsert_attributes,
-                    publish_to_channel=result.publish_to_channel,
-                    record_events=result.record_events,
-                    upsert_step_execution_locals=result.upsert_step_exe_locals,
-                    delete_from_channel=result.delete_from_channel,
-                ),
-            ),
-        )
-        condition = result.waiting_condition
-        if result.HasField("waiting_condition") and (
-            condition.timer_conditions or condition.channel_conditions
-        ):
-            now = int(time.time())
-            state = _conditions.to_state(condition, now)
-            wait_seq = conn.execute("SELECT COALESCE(MAX(wait_seq), 0) + 1 FROM steps").fetchone()[
-                0
-            ]
-            conn.execute(
-                "UPDATE steps SET state=?, condition=?, wait_seq=?, snapshot=NULL"
-                " WHERE run_id=? AND exec_id=?",
-                (WAITING, state.SerializeToString(), wait_seq, run_id, exec_id),
-            )
-            for index, timer in enumerate(state.timer_conditions):
-                conn.execute(
-                    "INSERT INTO timers(run_id, exec_id, idx, condition_id, fire_at, status)"
-                    " VALUES (?,?,?,?,?,?)",
-                    (
-                        run_id,
-                        exec_id,
-                        index,
-                        timer.condition_id,
-                        timer.firing_unix_timestamp_seconds,
-                        pb.INTERNAL_TIMER_STATUS_PENDING,
-                    ),
-                )
-        else:
-            self.enter_method(conn, run_id, exec_id, "execute", cond_results=pb.ConditionResults())
-        self.evaluate_waits(conn, run_id)
-        self.grant_locks(conn, run_id)
-        return None
+    def evaluate_waits(self, conn: sqlite3.Connection, run_id: str) -> None:
+        _waits.evaluate_waits(self, conn, run_id)
 
-    def _validate_decision(self, decision: pb.StepDecision, *, in_rpc: bool) -> str | None:
-        close = decision.close_decision if decision.HasField("close_decision") else None
-        if close is not None and close.close_decision_type == pb.CLOSE_DECISION_TYPE_UNSPECIFIED:
-            return "close_decision_type is required"
-        for movement in decision.next_steps:
-            problem = step_type_problem(movement.step_type)
-            if problem:
-                return f"next_steps: {problem}"
-            if movement.HasField("step_input"):
-                size_problem = check_value(
-                    movement.step_input, "step_input", self.options.max_value_bytes
-                )
-                if size_problem:
-                    return size_problem
-        for name in [*decision.cancel_step_types, *decision.cancel_sibling_step_types]:
-            problem = step_type_problem(name)
-            if problem:
-                return f"cancel lists: {problem}"
-        if in_rpc:
-            if close is not None:
-                return "closing flow in RPC is not supported yet"
-            if decision.cancel_sibling_step_types:
-                return "cancel_sibling_step_types is not supported in RPCs"
-            return None
-        if close is None and not decision.next_steps:
-            return "the step decision is empty: it needs next_steps or a close_decision"
-        if close is None:
-            return None
-        kind = close.close_decision_type
-        if kind == pb.CLOSE_DECISION_TYPE_FORCE_COMPLETE_ON_CHANNELS_EMPTY:
-            names = list(close.conditional_channel_names)
-            if not decision.next_steps or not names or "" in names or len(set(names)) != len(names):
-                return "FORCE_COMPLETE_ON_CHANNELS_EMPTY needs next_steps and unique channel names"
-        elif decision.next_steps:
-            return "a close decision cannot be combined with next_steps"
-        if (
-            kind == pb.CLOSE_DECISION_TYPE_FORCE_FAIL
-            and close.HasField("close_input")
-            and close.close_input.WhichOneof("kind") != "string_value"
-        ):
-            return "FORCE_FAIL close_input must be a string"
-        if kind == pb.CLOSE_DECISION_TYPE_DEAD_END and close.HasField("close_input"):
-            return "DEAD_END must not carry close_input"
-        return None
-
-    def _apply_execute(
-        self,
-        conn: sqlite3.Connection,
-        run: sqlite3.Row,
-        step: sqlite3.Row,
-        result: pb.InvokeExecuteMethodResponse,
-    ) -> str | None:
-        problem = self.check_writes(
-            result.upsert_attributes, result.publish_to_channel, result.delete_from_channel
-        )
-        problem = problem or self._validate_decision(result.step_decision, in_rpc=False)
-        if problem is not None:
-            return problem
-        run_id, exec_id = run["run_id"], step["exec_id"]
-        decision = result.step_decision
-        self.apply_writes(
-            conn,
-            run_id,
-            result.upsert_attributes,
-            result.publish_to_channel,
-            result.delete_from_channel,
-        )
-        self.cancel_types(
-            conn,
-            run_id,
-            list(decision.cancel_step_types),
-            list(decision.cancel_sibling_step_types),
-            exclude=exec_id,
-            siblings_of=step["from_id"],
-        )
-        movement = self.movement(step)
-        self._complete_step(conn, run_id, exec_id, "completed")
-        snapshot = pb.InvokeExecuteMethodRequest()
-        snapshot.ParseFromString(step["snapshot"])
-        self.event(
-            conn,
-            run_id,
-            step_execute_completed=pb.StepExecuteCompletedEvent(
-                context=self._event_context(step, movement, "execute"),
-                input=pb.StepMethodEventInput(
-                    step_input=movement.step_input, condition_results=snapshot.condition_results
-                ),
-                output=pb.StepExecuteCompletedOutput(
-                    step_decision=decision,
-                    upsert_attributes=result.upsert_attributes,
-                    publish_to_channel=result.publish_to_channel,
-                    record_events=result.record_events,
-                    upsert_step_execution_locals=result.upsert_step_exe_locals,
-                    delete_from_channel=result.delete_from_channel,
-                ),
-            ),
-        )
-        closed = False
-        if decision.HasField("close_decision"):
-            closed = self._apply_close(conn, run_id, step, decision)
-        else:
-            self._enqueue_next(conn, run_id, exec_id, decision.next_steps)
-        if not closed:
-            self.settle(conn, run_id)
-        return None
-
-    def _apply_close(
-        self, conn: sqlite3.Connection, run_id: str, step: sqlite3.Row, decision: pb.StepDecision
-    ) -> bool:
-        close = decision.close_decision
-        kind = close.close_decision_type
-        output = close.close_input if close.HasField("close_input") else None
-        if kind == pb.CLOSE_DECISION_TYPE_FORCE_COMPLETE_ON_CHANNELS_EMPTY:
-            counts = _snapshot.channel_counts(conn, run_id)
-            if any(counts.get(name, 0) for name in close.conditional_channel_names):
-                self._enqueue_next(conn, run_id, step["exec_id"], decision.next_steps)
-                return False
-            kind = pb.CLOSE_DECISION_TYPE_FORCE_COMPLETE
-        if kind == pb.CLOSE_DECISION_TYPE_DEAD_END:
-            return False
-        if kind == pb.CLOSE_DECISION_TYPE_FORCE_FAIL:
-            reason = output.string_value if output is not None else ""
-            self.close_run(
-                conn,
-                run_id,
-                pb.FLOW_STATUS_FAILED,
-                pb.FLOW_ERROR_TYPE_STEP_DECISION_FAILING_FLOW,
-                reason,
-            )
-            return True
-        if output is not None and not is_null(output):
-            conn.execute(
-                "INSERT INTO outputs(run_id, step_type, exec_id, value) VALUES (?,?,?,?)",
-                (run_id, step["step_type"], step["exec_id"], output.SerializeToString()),
-            )
-        if kind == pb.CLOSE_DECISION_TYPE_GRACEFUL_COMPLETE:
-            conn.execute("UPDATE runs SET graceful=1 WHERE run_id=?", (run_id,))
-            return False
-        self.close_run(conn, run_id, pb.FLOW_STATUS_COMPLETED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, "")
-        return True
-
-    def _enqueue_next(
-        self,
-        conn: sqlite3.Connection,
-        run_id: str,
-        from_id: str,
-        movements: Sequence[pb.StepMovement],
+    def record_failure(
+        self, conn: sqlite3.Connection, run: sqlite3.Row, step: sqlite3.Row, failure: WorkerFailure
     ) -> None:
-        run = self.run_row(run_id)
-        for movement in movements:
-            clean = pb.StepMovement()
-            clean.CopyFrom(movement)
-            clean.ClearField("recovery_error_internal_only")
-            self.enqueue(conn, run, clean, from_id)
+        _results.record_failure(self, conn, run, step, failure)
+
+    def validate_decision(self, decision: pb.StepDecision, *, in_rpc: bool) -> str | None:
+        return _results.validate_decision(self, decision, in_rpc=in_rpc)
 
     def settle(self, conn: sqlite3.Connection, run_id: str) -> None:
         """Re-evaluates waits and locks, and completes a gracefully finished flow."""
@@ -879,119 +690,6 @@ class Engine:
         return context
 
     # -- failures and retries ------------------------------------------------------
-
-    def record_failure(
-        self, conn: sqlite3.Connection, run: sqlite3.Row, step: sqlite3.Row, failure: WorkerFailure
-    ) -> None:
-        """Counts a failed attempt; schedules the retry or routes the final failure."""
-        run_id, exec_id = run["run_id"], step["exec_id"]
-        method: Method = "wait_for" if step["state"] == WAITFOR_RUNNING else "execute"
-        movement = self.movement(step)
-        options = movement.step_options
-        attempt = step["attempt"]
-        details = pb.ServiceErrorResponse(
-            detail=failure.detail if failure.server_side else "",
-            sub_status=pb.ERROR_SUB_STATUS_WORKER_API_ERROR,
-            original_worker_error_detail="" if failure.server_side else failure.detail,
-            original_worker_error_type=failure.error_type,
-            original_worker_error_status=failure.grpc_code,
-            original_worker_error_stack_trace=failure.stack_trace,
-        )
-        last_failure = pb.StepMethodFailure(
-            backend_error=failure.detail, details=details, attempt=attempt
-        )
-        policy = (
-            options.wait_for_retry_policy if method == "wait_for" else options.execute_retry_policy
-        )
-        delay = (
-            float(failure.retry_after_seconds)
-            if failure.retry_after_seconds > 0
-            else retry_delay(policy, attempt)
-        )
-        total = policy.total_duration_seconds or _TOTAL_DURATION_DEFAULT
-        elapsed = time.time() - step["first_attempt_ts"]
-        exhausted = (policy.maximum_attempts > 0 and attempt >= policy.maximum_attempts) or (
-            elapsed + delay >= total
-        )
-        conn.execute(
-            "UPDATE steps SET last_failure=? WHERE run_id=? AND exec_id=?",
-            (last_failure.SerializeToString(), run_id, exec_id),
-        )
-        _LOGGER.info(
-            "step %s/%s %s attempt %d failed (%s: %s)%s",
-            run["flow_id"],
-            exec_id,
-            method,
-            attempt,
-            failure.error_type,
-            failure.detail,
-            " - giving up" if exhausted else f" - retry in {delay:.1f}s",
-        )
-        if not exhausted:
-            conn.execute(
-                "UPDATE steps SET attempt=?, next_due=? WHERE run_id=? AND exec_id=?",
-                (attempt + 1, time.time() + delay, run_id, exec_id),
-            )
-            return
-        step = self.step_row(run_id, exec_id) or step
-        recovery = pb.RecoveryErrorInfo(detail=failure.detail, error_type=failure.error_type)
-        failed_output = pb.StepMethodFailedOutput(failure=last_failure)
-        context = self._event_context(step, movement, method)
-        self.release_locks(conn, run_id, f"step:{exec_id}")
-        error_type = (
-            pb.FLOW_ERROR_TYPE_INTERNAL
-            if failure.server_side
-            else pb.FLOW_ERROR_TYPE_WORKER_API_FAIL
-        )
-        if method == "wait_for":
-            self.event(
-                conn,
-                run_id,
-                step_wait_for_failed=pb.StepWaitForFailedEvent(
-                    context=context, output=failed_output
-                ),
-            )
-            if (
-                options.wait_for_failure_policy
-                == pb.WAIT_FOR_METHOD_FAILURE_POLICY_PROCEED_ON_FAILURE
-            ):
-                self.enter_method(
-                    conn,
-                    run_id,
-                    exec_id,
-                    "execute",
-                    cond_results=pb.ConditionResults(wait_for_failed=True),
-                    method_error=recovery,
-                )
-                self.settle(conn, run_id)
-                return
-            self.close_run(conn, run_id, pb.FLOW_STATUS_FAILED, error_type, failure.detail)
-            return
-        self.event(
-            conn,
-            run_id,
-            step_execute_failed=pb.StepExecuteFailedEvent(context=context, output=failed_output),
-        )
-        target = options.execute_failure_proceed_step_type
-        if (
-            options.execute_failure_policy
-            == pb.EXECUTE_METHOD_FAILURE_POLICY_PROCEED_TO_CONFIGURED_STEP
-            and target
-        ):
-            self._complete_step(conn, run_id, exec_id, "failed")
-            recovery_movement = pb.StepMovement(
-                step_type=target,
-                step_options=options.execute_failure_proceed_step_options,
-                recovery_error_internal_only=recovery,
-            )
-            if movement.HasField("step_input"):
-                recovery_movement.step_input.CopyFrom(movement.step_input)
-            else:
-                recovery_movement.step_input.CopyFrom(null_value())
-            self.enqueue(conn, self.run_row(run_id), recovery_movement, exec_id)
-            self.settle(conn, run_id)
-            return
-        self.close_run(conn, run_id, pb.FLOW_STATUS_FAILED, error_type, failure.detail)
 
     # -- cancellation and closing --------------------------------------------------
 
@@ -1070,103 +768,6 @@ class Engine:
 
     # -- waits and timers ----------------------------------------------------------
 
-    def evaluate_waits(self, conn: sqlite3.Connection, run_id: str) -> None:
-        """Matches WAITING executions, oldest waiter first, and consumes their messages."""
-        waiting = conn.execute(
-            "SELECT exec_id, condition FROM steps WHERE run_id=? AND state=? ORDER BY wait_seq",
-            (run_id, WAITING),
-        ).fetchall()
-        if not waiting:
-            return
-        counts = _snapshot.channel_counts(conn, run_id)
-        for exec_id, blob in waiting:
-            condition = pb.WaitingConditionState()
-            condition.ParseFromString(blob)
-            fired = {
-                idx
-                for (idx,) in conn.execute(
-                    "SELECT idx FROM timers WHERE run_id=? AND exec_id=? AND status<>?",
-                    (run_id, exec_id, pb.INTERNAL_TIMER_STATUS_PENDING),
-                )
-            }
-            plan = _conditions.plan(condition, counts, fired)
-            if plan is None:
-                continue
-            results = pb.ConditionResults()
-            for index, timer in enumerate(condition.timer_conditions):
-                results.timer_results.add(
-                    condition_id=timer.condition_id,
-                    condition_status=(
-                        pb.CONDITION_STATUS_COMPLETED
-                        if index in fired
-                        else pb.CONDITION_STATUS_WAITING
-                    ),
-                )
-            for index, channel in enumerate(condition.channel_conditions):
-                entry = results.channel_results.add(
-                    condition_id=channel.condition_id, channel_name=channel.channel_name
-                )
-                if index not in plan.channel_takes:
-                    entry.condition_status = pb.CONDITION_STATUS_WAITING
-                    continue
-                entry.condition_status = pb.CONDITION_STATUS_COMPLETED
-                take = plan.channel_takes[index]
-                if take <= 0:
-                    continue
-                rows = conn.execute(
-                    "SELECT seq, value FROM msgs WHERE run_id=? AND channel=? ORDER BY seq LIMIT ?",
-                    (run_id, channel.channel_name, take),
-                ).fetchall()
-                for seq, value in rows:
-                    entry.values.add().ParseFromString(value)
-                    conn.execute("DELETE FROM msgs WHERE seq=?", (seq,))
-                counts[channel.channel_name] = counts.get(channel.channel_name, 0) - len(rows)
-            conn.execute("DELETE FROM timers WHERE run_id=? AND exec_id=?", (run_id, exec_id))
-            self.enter_method(conn, run_id, exec_id, "execute", cond_results=results)
-
-    def _fire_due(self) -> None:
-        now = time.time()
-        with self.tx() as conn:
-            due = conn.execute(
-                "SELECT DISTINCT run_id FROM timers WHERE status=? AND fire_at<=?",
-                (pb.INTERNAL_TIMER_STATUS_PENDING, now),
-            ).fetchall()
-            if due:
-                conn.execute(
-                    "UPDATE timers SET status=? WHERE status=? AND fire_at<=?",
-                    (pb.INTERNAL_TIMER_STATUS_FIRED, pb.INTERNAL_TIMER_STATUS_PENDING, now),
-                )
-                for (run_id,) in due:
-                    self.evaluate_waits(conn, run_id)
-            for run in conn.execute(
-                "SELECT * FROM runs WHERE status=? AND timeout_at IS NOT NULL AND timeout_at<=?",
-                (RUNNING, now),
-            ).fetchall():
-                self._flow_timeout(conn, run)
-            for key in list(self._hb_dirty):
-                self._flush_heartbeat(conn, key)
-
-    def _flow_timeout(self, conn: sqlite3.Connection, run: sqlite3.Row) -> None:
-        run_id = run["run_id"]
-        conn.execute("UPDATE runs SET timeout_at=NULL WHERE run_id=?", (run_id,))
-        policy = run["timeout_policy"]
-        if policy == pb.FLOW_TIMEOUT_POLICY_CANCEL:
-            self.close_run(
-                conn, run_id, pb.FLOW_STATUS_CANCELED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, ""
-            )
-        elif policy == pb.FLOW_TIMEOUT_POLICY_HANDLER:
-            handler = pb.FlowTimeoutHandlerOptions()
-            if run["handler_options"] is not None:
-                handler.ParseFromString(run["handler_options"])
-            movement = pb.StepMovement(
-                step_type=TIMEOUT_HANDLER_TYPE, step_options=handler_step_options(handler)
-            )
-            self.enqueue(conn, run, movement, "", exec_id=TIMEOUT_HANDLER_ID)
-        else:
-            self.close_run(
-                conn, run_id, pb.FLOW_STATUS_FAILED, pb.FLOW_ERROR_TYPE_FLOW_TIMEOUT, "flow timeout"
-            )
-
     def _check_liveness(self) -> None:
         now = time.monotonic()
         with self.db.lock:
@@ -1183,7 +784,7 @@ class Engine:
     def _maintain(self) -> None:
         while not self._stop.wait(0.05):
             try:
-                self._fire_due()
+                _waits.fire_due(self)
                 self._check_liveness()
             except Exception:
                 _LOGGER.exception("maintenance pass failed")

@@ -10,9 +10,9 @@ from typing import NoReturn
 
 import grpc
 from dex.dexpb import dex_pb2 as pb
-from google.protobuf import any_pb2  # type: ignore[import-untyped]
-from google.rpc import status_pb2  # type: ignore[import-untyped]
-from grpc_status import rpc_status  # type: ignore[import-untyped]
+from google.protobuf import any_pb2  # type: ignore[import-untyped,unused-ignore]
+from google.rpc import status_pb2  # type: ignore[import-untyped,unused-ignore]
+from grpc_status import rpc_status  # type: ignore[import-untyped,unused-ignore]
 
 
 class ServiceError(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from typing import Literal
@@ -42,6 +43,45 @@ def step_type_problem(step_type: str) -> str | None:
     return None
 
 
+def _retry_problem(policy: pb.RetryPolicy, where: str) -> str | None:
+    for name in (
+        "initial_interval_seconds",
+        "maximum_interval_seconds",
+        "maximum_attempts",
+        "total_duration_seconds",
+    ):
+        if getattr(policy, name) < 0:
+            return f"{where}.{name} must not be negative"
+    if policy.backoff_coefficient < 0 or policy.backoff_coefficient != policy.backoff_coefficient:
+        return f"{where}.backoff_coefficient must be a non-negative number"
+    return None
+
+
+def step_options_problem(options: pb.StepOptions, where: str) -> str | None:
+    """Why client- or worker-supplied StepOptions are unusable, or None."""
+    for name in (
+        "wait_for_timeout_seconds",
+        "execute_timeout_seconds",
+        "heartbeat_timeout_seconds",
+    ):
+        if getattr(options, name) < 0:
+            return f"{where}.{name} must not be negative"
+    for name in ("wait_for_retry_policy", "execute_retry_policy"):
+        problem = _retry_problem(getattr(options, name), f"{where}.{name}")
+        if problem:
+            return problem
+    if options.execute_failure_proceed_step_type:
+        problem = step_type_problem(options.execute_failure_proceed_step_type)
+        if problem:
+            return f"{where}.execute_failure_proceed_step_type: {problem}"
+    if options.HasField("execute_failure_proceed_step_options"):
+        return step_options_problem(
+            options.execute_failure_proceed_step_options,
+            f"{where}.execute_failure_proceed_step_options",
+        )
+    return None
+
+
 def value_size(value: pb.Value) -> int:
     return int(value.ByteSize())
 
@@ -49,6 +89,8 @@ def value_size(value: pb.Value) -> int:
 def check_value(value: pb.Value, where: str, limit: int) -> str | None:
     """Why a client or worker value is unacceptable, or None."""
     kind = value.WhichOneof("kind")
+    if kind is None:
+        return f"{where}: value has no concrete kind"
     if kind in ("internal_blob_id_for_string_value", "internal_blob_id_for_obj_value"):
         return f"{where}: blob references are server-assigned and may not be sent"
     size = value.ByteSize()
@@ -69,17 +111,28 @@ def is_null(value: pb.Value) -> bool:
 
 def null_value() -> pb.Value:
     value = pb.Value()
-    value.null_value = 0
+    value.null_value = 0  # type: ignore[assignment,unused-ignore]
     return value
 
 
+_ID_LOCK = threading.Lock()
+_last_id = [0, 0]  # [unix ms, counter within that ms]
+
+
 def message_id() -> str:
-    """A time-ordered UUIDv7 string, as the SDK documents for message IDs."""
-    ms = int(time.time() * 1000)
-    rand = uuid.uuid4().int & ((1 << 74) - 1)
-    value = (
-        (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
-    )
+    """A UUIDv7 string, as the SDK documents for message IDs.
+
+    The 12-bit ``rand_a`` field carries a counter within the millisecond, so IDs
+    sort in acceptance order even when many are issued at once (RFC 9562 §6.2).
+    """
+    with _ID_LOCK:
+        ms = max(int(time.time() * 1000), _last_id[0])
+        counter = _last_id[1] + 1 if ms == _last_id[0] else 0
+        if counter > 0xFFF:
+            ms, counter = ms + 1, 0
+        _last_id[0], _last_id[1] = ms, counter
+    rand_b = uuid.uuid4().int & ((1 << 62) - 1)
+    value = (ms << 80) | (0x7 << 76) | (counter << 64) | (0b10 << 62) | rand_b
     return str(uuid.UUID(int=value))
 
 

@@ -24,7 +24,7 @@ class ServerOptions:
     """Used when StartFlow carries no worker target (the SDK's default bind)."""
     default_id_reuse: IdReuseDefault = "allow-if-no-running"
     """Meaning of ``ID_REUSE_POLICY_UNSPECIFIED`` when only closed runs exist."""
-    max_wait_seconds: float = 60.0
+    max_wait_seconds: float = 300.0
     """Cap of every long poll (WaitForFlow, ReadStream, history, step/attribute waits)."""
     rpc_max_seconds: float = 60.0
     """Cap of one RPC, including time queued for a worker slot."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 from dex.dexpb import dex_pb2 as pb
-from google.protobuf import timestamp_pb2  # type: ignore[import-untyped]
+from google.protobuf import timestamp_pb2  # type: ignore[import-untyped,unused-ignore]
 
 from ._dispatch import CallHandle, CallSpec, Outcome, cancelled_failure
 from ._errors import WorkerFailure, failure_from_worker_error
@@ -29,13 +29,19 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _LOGGER = logging.getLogger(__name__)
-_BUSY_BACKOFF_SECONDS = 0.25
+# After a NO_CAPACITY rejection a Worker gets no Step task until one of its tasks
+# ends or this backoff passes: 1 ms, doubling per consecutive rejection, up to 50 ms.
+# Most rejections are a race with the Worker's own bookkeeping right after a final
+# frame, so the first retry must be quick.
+_BUSY_BACKOFF_FIRST = 0.001
+_BUSY_BACKOFF_MAX = 0.05
 _FINAL_FRAMES = ("rpc", "worker_error")
 
 
 @dataclass(eq=False)
 class _Task:
     task_id: str
+    seen_frames: bool = False
     events: queue.Queue[tuple[str, object]] = field(default_factory=queue.Queue)
 
 
@@ -50,6 +56,12 @@ class _Stream:
     closed: bool = False
 
 
+def _await_timeout(handle: CallHandle) -> float | None:
+    if handle.deadline <= 0:
+        return None
+    return max(0.05, handle.deadline - time.monotonic() + 2.0)
+
+
 class PullHub:
     """Registry of open pull streams and the pull-mode transport."""
 
@@ -59,6 +71,7 @@ class PullHub:
         self._streams: list[_Stream] = []
         self._numbers = itertools.count(1)
         self._busy_until: dict[str, float] = {}
+        self._rejections: dict[str, int] = {}
         self._closed = False
 
     # -- server side of the stream -------------------------------------------------
@@ -90,7 +103,10 @@ class PullHub:
             self._streams.append(stream)
         context.add_callback(lambda: self._drop(stream))
         reader = threading.Thread(
-            target=self._read, args=(stream, requests), name="dexlite-pull-reader", daemon=True
+            target=self._read,
+            args=(stream, requests, context),
+            name="dexlite-pull-reader",
+            daemon=True,
         )
         reader.start()
         yield pb.PollWorkerTaskResponse(
@@ -107,7 +123,12 @@ class PullHub:
         finally:
             self._drop(stream)
 
-    def _read(self, stream: _Stream, requests: Iterator[pb.PollWorkerTaskRequest]) -> None:
+    def _read(
+        self,
+        stream: _Stream,
+        requests: Iterator[pb.PollWorkerTaskRequest],
+        context: grpc.ServicerContext,
+    ) -> None:
         try:
             for request in requests:
                 kind = request.WhichOneof("frame")
@@ -116,13 +137,19 @@ class PullHub:
                 elif kind == "reject":
                     self._on_reject(stream, request.reject)
         except grpc.RpcError:
-            pass
+            self._drop(stream)
+            return
         except Exception:  # a broken stream must never take the hub down
             _LOGGER.exception("pull stream reader failed")
-        # The Worker half-closed (draining) or the stream broke: end our side promptly.
-        self._drop(stream)
+            self._drop(stream)
+            return
+        # The request side ended without an error. A draining Worker half-closes
+        # only while idle, so a task with no frame yet crossed the half-close and
+        # is offered elsewhere; a task that already sent frames was running and
+        # is lost (the attempt fails).
+        self._drop(stream, accepted=False)
 
-    def _drop(self, stream: _Stream) -> None:
+    def _drop(self, stream: _Stream, *, accepted: bool = True) -> None:
         with self._cond:
             if stream.closed:
                 return
@@ -134,13 +161,15 @@ class PullHub:
             self._cond.notify_all()
         stream.outbox.put(None)
         if task is not None:
-            task.events.put(("lost", None))
+            lost = accepted or task.seen_frames
+            task.events.put(("lost", None) if lost else ("reject", 0))
 
     def _on_frame(self, stream: _Stream, frame: pb.PollWorkerTaskFrame) -> None:
         with self._cond:
             task = stream.task
             if task is None or task.task_id != frame.task_id:
                 return
+            task.seen_frames = True
             kind = frame.WhichOneof("output")
             final = kind in _FINAL_FRAMES or (
                 kind == "wait_for" and frame.wait_for.WhichOneof("output") == "result"
@@ -149,6 +178,7 @@ class PullHub:
             if final:
                 stream.task = None
                 self._busy_until.pop(stream.app_worker_id, None)
+                self._rejections.pop(stream.app_worker_id, None)
                 self._cond.notify_all()
         task.events.put(("frame", frame))
 
@@ -159,7 +189,11 @@ class PullHub:
                 return
             stream.task = None
             if reject.reason == pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY:
-                self._busy_until[stream.app_worker_id] = time.monotonic() + _BUSY_BACKOFF_SECONDS
+                worker = stream.app_worker_id
+                count = self._rejections.get(worker, 0)
+                self._rejections[worker] = count + 1
+                backoff = min(_BUSY_BACKOFF_FIRST * 2**count, _BUSY_BACKOFF_MAX)
+                self._busy_until[worker] = time.monotonic() + backoff
             self._cond.notify_all()
         task.events.put(("reject", reject.reason))
 
@@ -217,6 +251,16 @@ class PullHub:
                 stream = self._pick(spec, excluded)
                 if stream is not None:
                     break
+                capable = {s.app_worker_id for s in self._streams if spec.flow_type in s.flow_types}
+                if excluded and capable and capable <= excluded:
+                    # Every connected Worker of this flow type said it does not know the name.
+                    return Outcome(
+                        failure=WorkerFailure(
+                            f"no pull worker registered {spec.kind} {spec.name!r}",
+                            "UNKNOWN_STEP" if spec.kind != "rpc" else "UNKNOWN_RPC",
+                            grpc.StatusCode.UNIMPLEMENTED.value[0],
+                        )
+                    )
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return Outcome(
@@ -226,14 +270,20 @@ class PullHub:
                             grpc.StatusCode.UNAVAILABLE.value[0],
                         )
                     )
-                self._cond.wait(min(remaining, 0.05 if self._busy_until else 0.5))
+                now = time.monotonic()
+                backoffs = [until - now for until in self._busy_until.values() if until > now]
+                self._cond.wait(min(remaining, min(backoffs, default=0.5)))
             task = _Task(task_id=uuid.uuid4().hex)
             stream.task = task
             deadline_ts = timestamp_pb2.Timestamp()
-            deadline_ts.FromNanoseconds(int((time.time() + max(spec.timeout, 0.001)) * 1e9))
+            # The Worker enforces this deadline itself; a small grace lets the
+            # server's own timeout (which fails the attempt) win the race.
+            deadline_ts.FromNanoseconds(int((time.time() + spec.timeout + 2.0) * 1e9))
             message = pb.PollWorkerTask(task_id=task.task_id, deadline=deadline_ts)
             getattr(message, spec.kind).CopyFrom(spec.request)
             stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
+        if spec.kind != "rpc":
+            handle.begin(spec.timeout)
         if spec.on_served_by is not None:
             spec.on_served_by(stream.app_worker_id)
         return stream, task
@@ -254,7 +304,13 @@ class PullHub:
         handle.set_canceller(cancel)
         try:
             while True:
-                kind, payload = task.events.get()
+                try:
+                    kind, payload = task.events.get(timeout=_await_timeout(handle))
+                except queue.Empty:
+                    # The Worker enforces the task deadline itself; this is the
+                    # backstop for one that stopped answering (RPCs have no watchdog).
+                    handle.cancel("StartToClose")
+                    continue
                 if kind == "cancelled":
                     return Outcome(failure=cancelled_failure(handle))
                 if kind == "lost":
@@ -266,7 +322,7 @@ class PullHub:
                         )
                     )
                 if kind == "reject":
-                    if payload == pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY:
+                    if payload in (0, pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY):
                         return "busy"
                     return "unknown"
                 assert isinstance(payload, pb.PollWorkerTaskFrame)

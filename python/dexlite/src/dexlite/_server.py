@@ -51,10 +51,10 @@ class DexliteServer:
         )
         dex_pb2_grpc.add_FlowServiceServicer_to_server(
             FlowService(FlowOps(self.engine)), self._grpc
-        )  # type: ignore[no-untyped-call]
+        )
         dex_pb2_grpc.add_WorkerTaskServiceServicer_to_server(
             WorkerTaskService(self._hub), self._grpc
-        )  # type: ignore[no-untyped-call]
+        )
         self.port = 0
 
     def start(self) -> int:

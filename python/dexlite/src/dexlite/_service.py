@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import grpc
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-from google.protobuf import empty_pb2  # type: ignore[import-untyped]
+from google.protobuf import empty_pb2  # type: ignore[import-untyped,unused-ignore]
 
 from . import _errors
 from ._model import require_value

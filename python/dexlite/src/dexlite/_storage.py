@@ -179,6 +179,10 @@ class Database:
             self._depth = 0
             self.conn.execute("COMMIT")
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
     def close(self) -> None:
         with self.lock:
             self.conn.close()

@@ -69,9 +69,9 @@ class Chat(dex.Flow[str]):
 
     @dex.rpc
     def interrupt(self, context: dex.Context, text: str) -> dex.RPCResult[bool]:
-        return dex.RPCResult(True, next_steps=(dex.StepMovement.of(Finish, text),)).with_canceling_steps(
-            Waiter
-        )
+        return dex.RPCResult(
+            True, next_steps=(dex.StepMovement.of(Finish, text),)
+        ).with_canceling_steps(Waiter)
 
     @dex.rpc(is_transactional=True, load_channels=(inbox,))
     def drop(self, context: dex.Context, message_id: str) -> dex.RPCResult[int]:
@@ -82,6 +82,11 @@ class Chat(dex.Flow[str]):
     @dex.rpc(load_channels=(inbox,))
     def pending(self, context: dex.Context) -> dex.RPCResult[list[str]]:
         return dex.RPCResult([m.message_id for m in inbox.pending_messages(context)])
+
+    @dex.rpc
+    def set_balance(self, context: dex.Context, value: int) -> dex.RPCResult[int]:
+        balance.set(context, value)
+        return dex.RPCResult(value)
 
     @dex.rpc
     def read_balance(self, context: dex.Context) -> dex.RPCResult[int]:
@@ -154,7 +159,9 @@ class Sleeper(dex.Step[int]):
         )
 
     def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
-        return dex.graceful_complete(f"fired={context.has_timer_fired(0)} got={list(inbox.results(context))}")
+        return dex.graceful_complete(
+            f"fired={context.has_timer_fired(0)} got={list(inbox.results(context))}"
+        )
 
 
 class PairWait(dex.Step[int]):
@@ -164,7 +171,9 @@ class PairWait(dex.Step[int]):
         return dex.Wait.all_of(dex.Timer.by_duration(timedelta(seconds=input)), inbox.for_n(2))
 
     def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
-        return dex.graceful_complete(f"fired={context.has_timer_fired(0)} got={list(inbox.results(context))}")
+        return dex.graceful_complete(
+            f"fired={context.has_timer_fired(0)} got={list(inbox.results(context))}"
+        )
 
 
 class Timers(dex.Flow[int]):
@@ -184,9 +193,9 @@ class Timers(dex.Flow[int]):
 
     @dex.rpc
     def pair(self, context: dex.Context, seconds: int) -> dex.RPCResult[bool]:
-        return dex.RPCResult(True, next_steps=(dex.StepMovement.of(PairWait, seconds),)).with_canceling_steps(
-            Sleeper
-        )
+        return dex.RPCResult(
+            True, next_steps=(dex.StepMovement.of(PairWait, seconds),)
+        ).with_canceling_steps(Sleeper)
 
 
 # -- locks ------------------------------------------------------------------------------
@@ -214,7 +223,7 @@ class Locks(dex.Flow[int]):
         return "Locks"
 
     def get_steps(self) -> dex.StepList[int]:
-        return dex.StepList.start_step(Holder()).other_steps(Start2())
+        return dex.StepList.start_step(Start2()).other_steps(Holder())
 
     def get_persistence_schema(self) -> dex.PersistenceSchema:
         return dex.PersistenceSchema.of(balance)
@@ -258,10 +267,10 @@ class Flaky(dex.Step[str]):
         self, context: dex.Context, input: str
     ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
         if context.attempt == 1:
-            yield dex.heartbeat({"offset": 7})
+            yield dex.heartbeat(7)
             raise RuntimeError("first attempt fails")
-        checkpoint = context.get_last_heartbeat_value(dict)
-        return dex.graceful_complete(f"attempt={context.attempt} checkpoint={checkpoint['offset']}")
+        checkpoint = context.get_last_heartbeat_value(int)
+        return dex.graceful_complete(f"attempt={context.attempt} checkpoint={checkpoint}")
 
 
 class Slow(dex.Step[str]):
@@ -308,13 +317,95 @@ class HangOnce(dex.Step[str]):
         return dex.graceful_complete(f"done on attempt {context.attempt}")
 
 
-class Ops(dex.Flow[str]):
+class Stall(dex.Step[str]):
+    """Sends no frame for longer than its heartbeat timeout."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            heartbeat_timeout=timedelta(seconds=1), execute_retry=_ONE_SHOT
+        ).on_execute_failure_proceed_to(Recover)
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        deadline = time.monotonic() + 30
+        while not context.is_cancellation_requested() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return dex.graceful_complete("not cancelled")
+
+
+class Beating(dex.Step[str]):
+    """Runs longer than its heartbeat timeout but heartbeats often enough."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(heartbeat_timeout=timedelta(seconds=1), execute_retry=_ONE_SHOT)
+
+    def execute(
+        self, context: dex.Context, input: str
+    ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
+        for i in range(8):
+            time.sleep(0.25)
+            yield dex.heartbeat(i)
+        return dex.graceful_complete(f"beat attempt={context.attempt}")
+
+
+class Resumable(dex.Step[str]):
+    """Attempt 1 runs until its call is severed (server killed); a later attempt completes."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            execute_retry=dex.RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
+        )
+
+    def execute(
+        self, context: dex.Context, input: str
+    ) -> Generator[dex.StepOutput, None, dex.StepDecision]:
+        if context.attempt == 1:
+            yield marks.write(context, "resumable attempt 1")
+            deadline = time.monotonic() + 30
+            while not context.is_cancellation_requested() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            raise RuntimeError("attempt 1 was severed")
+        return dex.graceful_complete(f"resumed on attempt {context.attempt}")
+
+
+class Failer(dex.Step[str]):
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        return dex.force_fail(f"gave up on {input}")
+
+
+class Later(dex.Step[str]):
+    """Asks for a specific retry delay on attempt 1 (retry_after)."""
+
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            execute_retry=dex.RetryPolicy(
+                initial_interval=timedelta(seconds=60), maximum_attempts=2
+            )
+        )
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        if context.attempt == 1:
+            raise dex.retry_after(1, RuntimeError("not ready"))
+        return dex.graceful_complete(f"later attempt={context.attempt}")
+
+
+class Ops(dex.Flow[None]):
     def get_flow_type(self) -> str:
         return "Ops"
 
-    def get_steps(self) -> dex.StepList[str]:
+    def get_steps(self) -> dex.StepList[None]:
         return dex.StepList.without_start_step(
-            Boom(), Recover(), Flaky(), Slow(), Hang(), HangOnce(), OpsWriter()
+            Boom(),
+            Recover(),
+            Flaky(),
+            Slow(),
+            Hang(),
+            HangOnce(),
+            OpsWriter(),
+            Stall(),
+            Beating(),
+            Resumable(),
+            Failer(),
+            Later(),
         )
 
     def get_persistence_schema(self) -> dex.PersistenceSchema:
@@ -329,6 +420,11 @@ class Ops(dex.Flow[str]):
             "hang": Hang,
             "hangonce": HangOnce,
             "writer": OpsWriter,
+            "stall": Stall,
+            "beating": Beating,
+            "resumable": Resumable,
+            "failer": Failer,
+            "later": Later,
         }
         return dex.RPCResult(True, next_steps=(dex.StepMovement.of(kinds[step], step),))
 
@@ -344,10 +440,160 @@ class OpsWriter(dex.Step[str]):
         return dex.graceful_complete(input)
 
 
+# -- conditions, cancel lists, wait failures, hard deletes, timeouts -----------------
+
+secret = dex.Attribute("api-key", str, hard_delete_on_null=True)
+
+
+class Combo(dex.Step[str]):
+    """ANY_COMBINATION: both tool results, or a (long) timer."""
+
+    def wait_for(self, context: dex.Context, input: str) -> dex.Wait:
+        return dex.Wait.any_combination_of(
+            dex.ConditionCombination.of(
+                tool_done.for_one("a", condition_id="a"), tool_done.for_one("b", condition_id="b")
+            ),
+            dex.ConditionCombination.of(
+                dex.Timer.by_duration(timedelta(hours=1), condition_id="t")
+            ),
+        )
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        (a,) = tool_done.results(context, "a")
+        (b,) = tool_done.results(context, "b")
+        return dex.graceful_complete(f"{a}+{b} timer={context.has_timer_fired(0)}")
+
+
+class Greedy(dex.Step[str]):
+    def wait_for(self, context: dex.Context, input: str) -> dex.Wait:
+        return dex.Wait.until(inbox.at_least(2))
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        return dex.graceful_complete(",".join(inbox.results(context)))
+
+
+class Idle2(dex.Step[str]):
+    def wait_for(self, context: dex.Context, input: str) -> dex.Wait:
+        return dex.Wait.until(dex.Timer.by_duration(timedelta(hours=1)))
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        return dex.dead_end()
+
+
+class Quick(dex.Step[str]):
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        return dex.dead_end().with_canceling_sibling_steps(Idle2)
+
+
+class Fork(dex.Step[str]):
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        return dex.go_to_many(
+            dex.StepMovement.of(Idle2, "x"),
+            dex.StepMovement.of(Idle2, "y"),
+            dex.StepMovement.of(Quick, "q"),
+        )
+
+
+class ProceedWait(dex.Step[str]):
+    def get_step_options(self) -> dex.StepOptions | None:
+        return dex.StepOptions(
+            wait_for_retry=_ONE_SHOT,
+            wait_for_failure=dex.WaitForFailurePolicy.PROCEED,
+            execute_durability=dex.StepDurability.ASYNC,
+        )
+
+    def wait_for(self, context: dex.Context, input: str) -> dex.Wait:
+        raise RuntimeError("wait exploded")
+
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        error = context.recovery_error
+        detail = error.detail if error is not None else "none"
+        return dex.graceful_complete(f"proceed failed={context.wait_for_method_failed()} {detail}")
+
+
+class UseSecret(dex.Step[str]):
+    def execute(self, context: dex.Context, input: str) -> dex.StepDecision:
+        value = secret.get(context)
+        secret.delete(context)
+        return dex.graceful_complete(value)
+
+
+class EmptyCheck(dex.Step[int]):
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.force_complete_if_channels_empty(
+            "empty", dex.StepMovement.of(Drain, input), inbox
+        )
+
+
+class Drain(dex.Step[int]):
+    def wait_for(self, context: dex.Context, input: int) -> dex.Wait:
+        return dex.Wait.until(inbox.for_one())
+
+    def execute(self, context: dex.Context, input: int) -> dex.StepDecision:
+        return dex.go_to(EmptyCheck, input)
+
+
+class Features(dex.Flow[str]):
+    def get_flow_type(self) -> str:
+        return "Features"
+
+    def get_steps(self) -> dex.StepList[str]:
+        return dex.StepList.start_step(Combo()).other_steps(
+            Greedy(), Idle2(), Quick(), Fork(), ProceedWait(), UseSecret(), EmptyCheck(), Drain()
+        )
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(inbox, tool_done, secret)
+
+    def handle_timeout(self, context: dex.Context) -> dex.StepDecision:
+        return dex.force_complete("timed out")
+
+    @dex.rpc
+    def tool(self, context: dex.Context, instance: str) -> dex.RPCResult[int]:
+        tool_done.publish(context, instance, f"r-{instance}")
+        return dex.RPCResult(tool_done.get_map_size(context))
+
+    @dex.rpc
+    def send(self, context: dex.Context, texts: list[str]) -> dex.RPCResult[int]:
+        for text in texts:
+            inbox.publish(context, text)
+        return dex.RPCResult(len(texts))
+
+    @dex.rpc
+    def go(self, context: dex.Context, step: str) -> dex.RPCResult[bool]:
+        kinds: dict[str, type[dex.Step[str]]] = {
+            "greedy": Greedy,
+            "fork": Fork,
+            "proceed": ProceedWait,
+            "secret": UseSecret,
+        }
+        return dex.RPCResult(
+            True, next_steps=(dex.StepMovement.of(kinds[step], step),)
+        ).with_canceling_steps(Combo)
+
+    @dex.rpc(load_channels=(inbox,))
+    def pending(self, context: dex.Context) -> dex.RPCResult[list[str]]:
+        return dex.RPCResult([f"{m.message_id}={m.value}" for m in inbox.pending_messages(context)])
+
+    @dex.rpc(is_transactional=True)
+    def drop(self, context: dex.Context, message_id: str) -> dex.RPCResult[bool]:
+        inbox.delete(context, message_id)
+        return dex.RPCResult(True)
+
+    @dex.rpc
+    def check_empty(self, context: dex.Context, count: int) -> dex.RPCResult[bool]:
+        for i in range(count):
+            inbox.publish(context, f"m{i}")
+        return dex.RPCResult(
+            True, next_steps=(dex.StepMovement.of(EmptyCheck, count),)
+        ).with_canceling_steps(Combo)
+
+
 CHAT = Chat()
 FAN_OUT = FanOut()
 SLOW_FAN_OUT = SlowFanOut()
 TIMERS = Timers()
 LOCKS = Locks()
 OPS = Ops()
-REGISTRY = dex.Registry((CHAT, FAN_OUT, SLOW_FAN_OUT, TIMERS, LOCKS, OPS))
+FEATURES = Features()
+REGISTRY = dex.Registry((CHAT, FAN_OUT, SLOW_FAN_OUT, TIMERS, LOCKS, OPS, FEATURES))

@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import dexlite
 import grpc
 from dex.dexpb import dex_pb2_grpc
 from google.protobuf import empty_pb2
-
-import dexlite
 
 SRC_DIR = str(Path(dexlite.__file__).resolve().parent.parent)
 TESTS_DIR = str(Path(__file__).resolve().parent.parent)

@@ -10,6 +10,7 @@ import threading
 from typing import Literal
 
 import dex
+import grpc
 
 from helpers.flows import REGISTRY
 from helpers.server import child_env, free_port
@@ -28,7 +29,9 @@ class ThreadWorker:
         if mode == "pull":
             options = dex.WorkerOptions(
                 server_address=server_address,
-                pull=dex.PullWorkerOptions(max_concurrent_tasks=max_tasks, idle_streams_per_queue=2),
+                pull=dex.PullWorkerOptions(
+                    max_concurrent_tasks=max_tasks, idle_streams_per_queue=2
+                ),
             )
         else:
             options = dex.WorkerOptions(
@@ -43,15 +46,9 @@ class ThreadWorker:
         if self.mode == "pull":
             self.worker.wait_pull_registered(timeout=30)
         else:
-            # worker_target is known once start() bound the listener.
-            deadline = threading.Event()
-            for _ in range(600):
-                try:
-                    if self.worker.worker_target.address:
-                        break
-                except RuntimeError:
-                    pass
-                deadline.wait(0.05)
+            # The target is known before start() binds; wait until the listener accepts.
+            with grpc.insecure_channel(self.worker.worker_target.address) as channel:
+                grpc.channel_ready_future(channel).result(timeout=30)
         return self
 
     @property

@@ -1,0 +1,96 @@
+"""Toolset wrappers that keep every tool call out of the RunModel Step.
+
+Pydantic AI runs an ordinary tool that arrives in the same response as a
+deferred one before it stops, so deferring only gated tools would let the other
+tools run inside RunModel. `DeferEveryTool` wraps the agent's whole (non-output)
+toolset for a model Step, so every call ends the run as a deferred request, and
+records each tool's definition so the runner can read its metadata.
+`ApproveEveryTool` is the tool Step's counterpart: every tool needs approval,
+and the runner approves exactly the one call it runs; a tool of an
+`ExternalToolset`, whose result only ever comes from outside the agent, fails
+the call with a message for the model instead of an error that would fail the
+Step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dex_agents import ToolExecutionError
+from pydantic_ai import CallDeferred, RunContext, ToolDefinition
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.toolsets import (
+    AbstractToolset,
+    ApprovalRequiredToolset,
+    ToolsetTool,
+    WrapperToolset,
+)
+
+__all__ = ["ApproveEveryTool", "DeferEveryTool"]
+
+
+@dataclass
+class _DeferringToolset(WrapperToolset[Any]):
+    seen: dict[str, ToolDefinition] = field(default_factory=dict)
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools = await super().get_tools(ctx)
+        self.seen.update({name: tool.tool_def for name, tool in tools.items()})
+        return tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        raise CallDeferred
+
+
+@dataclass
+class DeferEveryTool(AbstractCapability[Any]):
+    """Per-run capability: no tool of the agent runs; every call becomes a deferred request."""
+
+    seen: dict[str, ToolDefinition] = field(default_factory=dict)
+    """The definitions the model was offered, by tool name (filled during the run)."""
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
+        return _DeferringToolset(toolset, seen=self.seen)
+
+
+@dataclass
+class _RunnableOnly(WrapperToolset[Any]):
+    """Turns a call of an external tool into a failure the model sees.
+
+    Pydantic AI refuses to call a tool of kind `external` with a plain
+    RuntimeError, which would fail the Step attempt; listing such a tool as an
+    ordinary one lets this wrapper refuse it with `ToolExecutionError` instead.
+    """
+
+    external: set[str] = field(default_factory=set)
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools = await super().get_tools(ctx)
+        self.external = {name for name, tool in tools.items() if tool.tool_def.kind == "external"}
+        return {
+            name: replace(tool, tool_def=replace(tool.tool_def, kind="function"))
+            if name in self.external
+            else tool
+            for name, tool in tools.items()
+        }
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        if name in self.external:
+            raise ToolExecutionError(
+                f"tool {name!r} belongs to an ExternalToolset, whose results come from outside "
+                "the agent, so a Dex tool Step cannot run it"
+            )
+        return await super().call_tool(name, tool_args, ctx, tool)
+
+
+@dataclass
+class ApproveEveryTool(AbstractCapability[Any]):
+    """Per-run capability: every tool needs approval, so only the approved call runs."""
+
+    def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
+        return ApprovalRequiredToolset(_RunnableOnly(toolset))
