@@ -1,0 +1,113 @@
+"""dex-agents: AI agent sessions that run durably on Dex.
+
+One Flow execution is one session; every model call and every tool call is
+its own Dex Step. See `AgentSessionFlow`.
+"""
+
+from __future__ import annotations
+
+from dex_agents.client import AgentSessionClient
+from dex_agents.codecs import (
+    ContractCodec,
+    ContractListCodec,
+    OptionalContractCodec,
+    StructCodec,
+    agent_codec_registry,
+)
+from dex_agents.errors import (
+    AgentSessionError,
+    AgentSessionRunError,
+    SessionAlreadyStartedError,
+    SessionNotFoundError,
+    UserError,
+    ValueTooLarge,
+)
+from dex_agents.events import EventWriter
+from dex_agents.options import AgentSessionOptions
+from dex_agents.results import (
+    APPROVAL_DEADLINE_PASSED,
+    OUTCOME_UNKNOWN_RESULT,
+    TOOL_CALL_NOT_RUN_ERROR_PREFIX,
+    USER_REJECTED_RESULT,
+    is_final,
+    model_visible_result,
+    turn_failure_note,
+)
+from dex_agents.runner import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolCall,
+    DeferredToolExecution,
+    DeferredToolOutcome,
+    FrameworkMessage,
+    Heartbeat,
+    ModelCallMetadata,
+    ResolvedToolPolicy,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolExecutionResult,
+    ToolInputRequested,
+    ToolPolicy,
+    ToolTaskStarted,
+    TurnCompleted,
+    TurnContinued,
+    UnfinishedTurnMessageBuilder,
+    resolve_tool_policy,
+)
+from dex_agents.session import AgentSessionFlow
+from dex_agents.worker import AgentWorker, agent_registry, run_worker
+
+__all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
+    # sessions
+    "AgentSessionFlow",
+    "AgentSessionOptions",
+    # runner protocol
+    "AgentFrameworkRunner",
+    "AgentTurnContext",
+    "AgentTurnOutcome",
+    "DeferredToolCall",
+    "DeferredToolExecution",
+    "DeferredToolOutcome",
+    "EventWriter",
+    "FrameworkMessage",
+    "Heartbeat",
+    "ModelCallMetadata",
+    "ResolvedToolPolicy",
+    "ToolCallsRequested",
+    "ToolExecutionError",
+    "ToolExecutionResult",
+    "ToolInputRequested",
+    "ToolPolicy",
+    "ToolTaskStarted",
+    "TurnCompleted",
+    "TurnContinued",
+    "UnfinishedTurnMessageBuilder",
+    "resolve_tool_policy",
+    # tool results and notes
+    "APPROVAL_DEADLINE_PASSED",
+    "OUTCOME_UNKNOWN_RESULT",
+    "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
+    "USER_REJECTED_RESULT",
+    "is_final",
+    "model_visible_result",
+    "turn_failure_note",
+    # workers and clients
+    "AgentSessionClient",
+    "AgentWorker",
+    "agent_registry",
+    "run_worker",
+    # codecs
+    "ContractCodec",
+    "ContractListCodec",
+    "OptionalContractCodec",
+    "StructCodec",
+    "agent_codec_registry",
+    # exceptions
+    "AgentSessionError",
+    "AgentSessionRunError",
+    "SessionAlreadyStartedError",
+    "SessionNotFoundError",
+    "UserError",
+    "ValueTooLarge",
+]

@@ -1,0 +1,214 @@
+"""Message storage: the AgentMessages window, chunk rollover, oversized messages, reads.
+
+Design "Message storage": the newest messages are one AgentMessages instance
+each, so storing one is a blind write; when a Step leaves more than
+`message_window_size` there, the same commit moves the oldest into immutable
+AgentMessageChunks instances listed in AgentMessageIndex.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dex import Context
+from dex_agents_contracts import (
+    AgentMessage,
+    AgentMessageChunk,
+    AgentMessageChunkRange,
+    AgentMessageIndex,
+    AgentState,
+    encode_agent_message,
+)
+
+from dex_agents._schema import SessionSchema, sequence_key
+from dex_agents._time import utc_now
+from dex_agents.errors import ValueTooLarge
+from dex_agents.options import (
+    MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT,
+    MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT,
+    AgentSessionOptions,
+)
+from dex_agents.runner import FrameworkMessage
+
+__all__ = ["EMPTY_CHUNK_BYTES", "VALUE_FRAMING_BYTES", "MessageStore", "encoded_size"]
+
+EMPTY_CHUNK_BYTES = len('{"messages":[]}')
+VALUE_FRAMING_BYTES = 16
+"""Most bytes a Dex Value adds around a JSON payload (obj_value, encoding, lengths)."""
+
+
+def encoded_size(message: AgentMessage) -> int:
+    """UTF-8 length of the message's wire JSON, as chunk sizes count it."""
+    return len(encode_agent_message(message).encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class MessageStore:
+    """Reads and appends a session's messages inside one Step or RPC Context."""
+
+    schema: SessionSchema
+    options: AgentSessionOptions
+
+    # --- reads ---------------------------------------------------------------------
+
+    def index(self, context: Context) -> AgentMessageIndex | None:
+        return self.schema.message_index.get(context)
+
+    def window(self, context: Context) -> dict[int, AgentMessage]:
+        """The AgentMessages instances (the Context must load the whole map)."""
+        messages = self.schema.messages
+        return {
+            int(key): messages.get(context, key) for key in messages.get_all_instance_keys(context)
+        }
+
+    def read_all(self, context: Context) -> list[AgentMessage]:
+        """Every stored message, oldest first (the Context loads both maps)."""
+        index = self.index(context)
+        window = self.window(context)
+        if index is None:
+            return [window[seq] for seq in sorted(window)]
+        found: dict[int, AgentMessage] = {}
+        covered: set[int] = set()
+        for chunk_range in index.chunks:
+            chunk = self.schema.message_chunks.get(
+                context, sequence_key(chunk_range.first_sequence)
+            )
+            expected = list(range(chunk_range.first_sequence, chunk_range.last_sequence + 1))
+            if chunk is None or [m.sequence for m in chunk.messages] != expected:
+                raise RuntimeError(
+                    f"AgentMessageChunks {sequence_key(chunk_range.first_sequence)} does not hold "
+                    f"messages {chunk_range.first_sequence}..{chunk_range.last_sequence}"
+                )
+            for message in chunk.messages:
+                found[message.sequence] = message
+            covered.update(expected)
+        for seq, message in window.items():
+            if seq >= index.window_first_sequence and seq not in covered:
+                found[seq] = message
+        return [found[seq] for seq in sorted(found)]
+
+    # --- writes --------------------------------------------------------------------
+
+    def append(
+        self,
+        context: Context,
+        state: AgentState,
+        turn_id: str,
+        messages: Sequence[FrameworkMessage],
+    ) -> list[AgentMessage]:
+        """Store `messages` after the newest one, then roll the window over.
+
+        Advances `state.next_message_sequence`; the caller writes the state. A message
+        too large for `max_value_bytes` raises ValueTooLarge before anything changes.
+        """
+        if not messages:
+            return []
+        stored = [
+            AgentMessage(
+                sequence=state.next_message_sequence + offset,
+                turn_id=turn_id,
+                role=framework_message.message_role,
+                text=framework_message.text,
+                tool_call_id=framework_message.tool_call_id,
+                tool_name=framework_message.tool_name,
+                tool_arguments=framework_message.tool_arguments,
+                tool_output=framework_message.tool_output,
+                framework_item=framework_message.framework_item,
+                created_at=utc_now(),
+            )
+            for offset, framework_message in enumerate(messages)
+        ]
+        sizes = [encoded_size(message) for message in stored]
+        for message, size in zip(stored, sizes, strict=True):
+            self._check_storable(context, message, size)
+        state.next_message_sequence += len(stored)
+        window = self.window(context)
+        index = self.index(context)
+        index_changed = False
+        for message, size in zip(stored, sizes, strict=True):
+            if EMPTY_CHUNK_BYTES + size > self.options.message_chunk_max_bytes:
+                # Oversized: its own chunk at once, so no later rollover meets a bigger value.
+                index = index or _new_index()
+                self.schema.message_chunks.set(
+                    context, sequence_key(message.sequence), AgentMessageChunk(messages=[message])
+                )
+                index.chunks.append(
+                    AgentMessageChunkRange(
+                        first_sequence=message.sequence, last_sequence=message.sequence
+                    )
+                )
+                index_changed = True
+            else:
+                window[message.sequence] = message
+                self.schema.messages.set(context, sequence_key(message.sequence), message)
+        if len(window) > self.options.message_window_size:
+            index = index or _new_index()
+            index_changed = self._roll_over(context, window, index) or index_changed
+        if index is not None and index_changed:
+            index.chunks.sort(key=lambda r: r.first_sequence)
+            index.window_first_sequence = min(window) if window else state.next_message_sequence
+            self.schema.message_index.set(context, index)
+        return stored
+
+    def _check_storable(self, context: Context, message: AgentMessage, size: int) -> None:
+        """Raise ValueTooLarge, before anything is written, for a message Dex cannot store.
+
+        Its first stored value is its own AgentMessages instance or, when oversized, its
+        single-message chunk; the check takes the larger, plus the Value's framing.
+        """
+        needed = EMPTY_CHUNK_BYTES + size + VALUE_FRAMING_BYTES
+        limit = self.options.max_value_bytes
+        if needed > limit:
+            raise ValueTooLarge(
+                f"dex-agents: {message.role.name.lower()} message {message.sequence} needs a "
+                f"stored value of {needed} bytes, over the {limit}-byte limit "
+                "(values.maxValueBytes)",
+                session_id=context.flow_id,
+            )
+
+    def _roll_over(
+        self, context: Context, window: dict[int, AgentMessage], index: AgentMessageIndex
+    ) -> bool:
+        moved_chunks = 0
+        moved_bytes = 0
+        while (
+            len(window) > self.options.message_window_size
+            and moved_chunks < MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT
+        ):
+            chunk, size = self._next_chunk(window)
+            if moved_chunks and moved_bytes + size > MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT:
+                break
+            first, last = chunk[0].sequence, chunk[-1].sequence
+            self.schema.message_chunks.set(
+                context, sequence_key(first), AgentMessageChunk(messages=chunk)
+            )
+            for message in chunk:
+                del window[message.sequence]
+                self.schema.messages.delete(context, sequence_key(message.sequence))
+            index.chunks.append(AgentMessageChunkRange(first_sequence=first, last_sequence=last))
+            moved_chunks += 1
+            moved_bytes += size
+        return moved_chunks > 0
+
+    def _next_chunk(self, window: dict[int, AgentMessage]) -> tuple[list[AgentMessage], int]:
+        """The oldest consecutive window messages that fit one chunk, and its size."""
+        chunk: list[AgentMessage] = []
+        size = EMPTY_CHUNK_BYTES
+        for seq in sorted(window):
+            message = window[seq]
+            added = encoded_size(message) + (1 if chunk else 0)
+            if chunk and (
+                seq != chunk[-1].sequence + 1 or size + added > self.options.message_chunk_max_bytes
+            ):
+                break
+            chunk.append(message)
+            size += added
+            if len(chunk) >= self.options.message_chunk_size:
+                break
+        return chunk, size
+
+
+def _new_index() -> AgentMessageIndex:
+    # A session without an index stored every message in AgentMessages from 1.
+    return AgentMessageIndex(chunks=[], first_sequence=1, window_first_sequence=1)

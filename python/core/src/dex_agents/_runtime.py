@@ -1,0 +1,342 @@
+"""What every Step of one session Flow type shares: runner, options, schema, turn helpers."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from dex import AsyncContext, Context, StepDecision, force_fail
+from dex_agents_contracts import (
+    AgentInterrupt,
+    AgentState,
+    AgentStatus,
+    AgentToolCall,
+    AgentUsage,
+    InteractionMode,
+    MessageRole,
+    Struct,
+    ToolCallCompleted,
+    ToolCallFinishedPayload,
+    TurnCompletedPayload,
+    TurnFailedPayload,
+    TurnReplySequence,
+    TurnSessionSettings,
+    TurnStartedPayload,
+    UsageRecordedPayload,
+    struct_to_json,
+)
+
+from dex_agents._event_writer import StepEventWriter
+from dex_agents._messages import MessageStore
+from dex_agents._schema import SessionSchema
+from dex_agents.errors import ValueTooLarge
+from dex_agents.options import AgentSessionOptions
+from dex_agents.results import is_final, turn_failure_note
+from dex_agents.runner import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    FrameworkMessage,
+    UnfinishedTurnMessageBuilder,
+)
+
+__all__ = ["SessionRuntime", "ceil_seconds", "is_value_too_large_run_state"]
+
+_log = logging.getLogger("dex_agents")
+
+
+def ceil_seconds(until: datetime, now: datetime) -> timedelta:
+    """Whole seconds from now until `until`, rounded up (Dex Timers take whole seconds)."""
+    remaining = (until - now).total_seconds()
+    return timedelta(seconds=max(0, math.ceil(remaining)))
+
+
+def is_value_too_large_run_state(context: Context) -> bool:
+    """A recovery error of type ValueTooLarge whose detail contains `run state of`."""
+    recovery = context.recovery_error
+    if recovery is None:
+        return False
+    type_name = recovery.error_type.rsplit(".", 1)[-1]
+    return type_name == "ValueTooLarge" and "run state of" in recovery.detail
+
+
+@dataclass(frozen=True)
+class SessionRuntime:
+    """The runner, options and schema of one Flow type, plus the turn rules every Step applies."""
+
+    runner: AgentFrameworkRunner[Any]
+    options: AgentSessionOptions
+    schema: SessionSchema
+
+    @property
+    def store(self) -> MessageStore:
+        return MessageStore(self.schema, self.options)
+
+    # --- reads ---------------------------------------------------------------------
+
+    def state(self, context: Context) -> AgentState | None:
+        return self.schema.state.get(context)
+
+    def interrupts(self, context: Context) -> list[AgentInterrupt]:
+        return list(self.schema.pending_interrupts.get(context) or [])
+
+    def turn_records(self, context: Context, turn_id: str) -> list[AgentToolCall]:
+        """The turn's tool call records in deferral order (AgentToolCalls loaded whole)."""
+        tool_calls = self.schema.tool_calls
+        records = [
+            tool_calls.get(context, key) for key in tool_calls.get_all_instance_keys(context)
+        ]
+        return sorted(
+            (r for r in records if r is not None and r.turn_id == turn_id),
+            key=lambda r: r.deferral_order,
+        )
+
+    def turn_settings(self, context: Context, turn_id: str) -> dict[str, object]:
+        settings = self.schema.turn_session_settings.get(context)
+        if settings is None or settings.turn_id != turn_id or settings.session_settings is None:
+            return {}
+        return struct_to_json(settings.session_settings)
+
+    def writer(self, context: AsyncContext, turn_id: str | None) -> StepEventWriter:
+        return StepEventWriter(self.schema.events, context, turn_id=turn_id)
+
+    def turn_context(
+        self,
+        context: AsyncContext,
+        state: AgentState,
+        turn_id: str,
+        events: StepEventWriter,
+    ) -> AgentTurnContext:
+        """What `run_model_step` sees (AgentMessages, AgentMessageChunks, AgentToolCalls loaded)."""
+
+        async def heartbeat() -> None:
+            await context.heartbeat()
+
+        return AgentTurnContext(
+            flow_id=context.flow_id,
+            turn_id=turn_id,
+            attempt=context.attempt,
+            messages=tuple(self.store.read_all(context)),
+            framework_run_state=self.schema.framework_run_state.get(context),
+            tool_calls=tuple(self.turn_records(context, turn_id)),
+            tool_policies=self.options.tool_policies,
+            default_tool_effect=self.options.default_tool_effect,
+            events=events,
+            heartbeat=heartbeat,
+            session_settings=self.turn_settings(context, turn_id),
+            interaction_mode=state.interaction_mode,
+        )
+
+    # --- turn lifecycle ------------------------------------------------------------
+
+    def begin_turn(self, context: AsyncContext, state: AgentState, text: str) -> bool:
+        """Append the user message and start a turn; writes AgentState.
+
+        False when the message is too large to store: the turn failed in this commit.
+        """
+        turn_id = f"turn-{state.turn_count + 1}"
+        state.active_turn_id = turn_id
+        state.status = AgentStatus.RUNNING_MODEL
+        state.interaction_mode = InteractionMode.CHAT
+        # A Worker without steering starts the turn (design: accepts_turn_control).
+        state.accepts_turn_control = False
+        events = self.writer(context, turn_id)
+        try:
+            try:
+                stored = self.store.append(
+                    context, state, turn_id, [self.runner.build_user_message(text)]
+                )
+            except ValueTooLarge as error:
+                # Design "Message storage": a message too large for values.maxValueBytes
+                # fails the turn. Nothing of it is stored, so no retry meets it again.
+                self._fail_unstored_turn(context, state, events, str(error))
+                return False
+            self.schema.turn_reply_sequence.set(
+                context, TurnReplySequence(turn_id=turn_id, sequence=state.next_message_sequence)
+            )
+            settings = self.schema.session_settings.get(context)
+            self.schema.turn_session_settings.set(
+                context,
+                TurnSessionSettings(turn_id=turn_id, session_settings=settings or Struct()),
+            )
+            self.schema.state.set(context, state)
+            events.write(TurnStartedPayload(sequence=stored[0].sequence))
+            return True
+        finally:
+            events.close()
+
+    def _fail_unstored_turn(
+        self, context: AsyncContext, state: AgentState, events: StepEventWriter, error: str
+    ) -> None:
+        """End a turn whose user message was not stored: no messages, records or run state."""
+        state.turn_count += 1
+        state.active_turn_id = None
+        state.status = AgentStatus.WAITING_FOR_USER_MESSAGE
+        state.accepts_turn_control = False
+        state.last_turn_error = error
+        self.schema.state.set(context, state)
+        events.write(TurnFailedPayload(error=error))
+
+    def append_messages(
+        self,
+        context: Context,
+        state: AgentState,
+        turn_id: str,
+        messages: Sequence[FrameworkMessage],
+    ) -> None:
+        self.store.append(context, state, turn_id, messages)
+
+    def record_usage(self, context: Context, usage: AgentUsage, events: StepEventWriter) -> None:
+        total = self.schema.usage.get(context) or AgentUsage()
+        total = AgentUsage(
+            model_calls=total.model_calls + usage.model_calls,
+            input_tokens=total.input_tokens + usage.input_tokens,
+            output_tokens=total.output_tokens + usage.output_tokens,
+            cached_input_tokens=total.cached_input_tokens + usage.cached_input_tokens,
+            reasoning_tokens=total.reasoning_tokens + usage.reasoning_tokens,
+        )
+        self.schema.usage.set(context, total)
+        events.write(UsageRecordedPayload(recorded=usage, session=total))
+
+    def finalize_record(
+        self, context: Context, record: AgentToolCall, events: StepEventWriter
+    ) -> None:
+        """Store a final record and publish its one ToolCallCompleted in the same commit."""
+        if not is_final(record.status):
+            raise ValueError(f"tool call {record.tool_call_id!r} is not final")
+        self.schema.tool_calls.set(context, record.tool_call_id, record)
+        self.schema.tool_call_results.publish(
+            context, ToolCallCompleted(tool_call_id=record.tool_call_id)
+        )
+        events.write(
+            ToolCallFinishedPayload(
+                tool_call_id=record.tool_call_id, tool_name=record.tool_name, status=record.status
+            )
+        )
+
+    def _turn_message_count(self, context: Context, state: AgentState, turn_id: str) -> int:
+        reply = self.schema.turn_reply_sequence.get(context)
+        if reply is not None and reply.turn_id == turn_id:
+            return state.next_message_sequence - reply.sequence
+        # Another Worker started the turn: count back from the newest message.
+        window = self.store.window(context)
+        count = 0
+        for seq in sorted(window, reverse=True):
+            message = window[seq]
+            if message.turn_id != turn_id or message.role is MessageRole.USER:
+                break
+            count += 1
+        return count
+
+    def end_turn(
+        self,
+        context: Context,
+        state: AgentState,
+        turn_id: str,
+        events: StepEventWriter,
+        *,
+        error: str | None,
+        keep_records: bool = False,
+        status: AgentStatus = AgentStatus.WAITING_FOR_USER_MESSAGE,
+    ) -> None:
+        """Clear the turn: records, run state and interrupts; count it; write the end event."""
+        message_count = self._turn_message_count(context, state, turn_id)
+        if not keep_records:
+            for record in self.turn_records(context, turn_id):
+                self.schema.tool_calls.delete(context, record.tool_call_id)
+        self.schema.framework_run_state.delete(context)
+        self.schema.pending_interrupts.set(context, [])
+        state.turn_count += 1
+        state.active_turn_id = None
+        state.status = status
+        state.accepts_turn_control = False
+        state.last_turn_error = error
+        self.schema.state.set(context, state)
+        if error is None:
+            events.write(TurnCompletedPayload(message_count=message_count))
+        else:
+            events.write(TurnFailedPayload(error=error))
+
+    def fail_turn(
+        self,
+        context: AsyncContext,
+        state: AgentState,
+        turn_id: str,
+        events: StepEventWriter,
+        error: str,
+    ) -> None:
+        """RecordTurnFailure's rule: unfinished-turn messages, the note, then end the turn."""
+        records = self.turn_records(context, turn_id)
+        if isinstance(self.runner, UnfinishedTurnMessageBuilder):
+            unfinished = self._unfinished_messages(context, state, turn_id, events)
+            try:
+                self.append_messages(context, state, turn_id, unfinished)
+            except ValueTooLarge:
+                # Checked before anything is written, so the failure route still ends the turn.
+                _log.warning("unfinished-turn messages too large to store; none stored")
+        note = turn_failure_note(records)
+        if note is not None:
+            self.append_messages(context, state, turn_id, [self.runner.build_user_message(note)])
+        self.end_turn(context, state, turn_id, events, error=error)
+
+    def _unfinished_messages(
+        self,
+        context: AsyncContext,
+        state: AgentState,
+        turn_id: str,
+        events: StepEventWriter,
+    ) -> Sequence[FrameworkMessage]:
+        runner = self.runner
+        assert isinstance(runner, UnfinishedTurnMessageBuilder)
+        try:
+            built = runner.build_unfinished_turn_messages(
+                self.turn_context(context, state, turn_id, events)
+            )
+            messages = list(built)
+            if all(
+                isinstance(m, FrameworkMessage)
+                and m.role in ("user", "assistant", "tool")
+                and isinstance(m.framework_item, str)
+                for m in messages
+            ):
+                return messages
+            _log.warning("build_unfinished_turn_messages returned invalid messages; none stored")
+        except Exception:
+            _log.warning("build_unfinished_turn_messages failed; none stored", exc_info=True)
+        return []
+
+    def end_session_value_too_large(
+        self, context: AsyncContext, state: AgentState, detail: str
+    ) -> StepDecision:
+        """A run state too large to store: end the session, keeping the turn's records."""
+        turn_id = state.active_turn_id
+        events = self.writer(context, turn_id)
+        if turn_id is not None:
+            self.end_turn(
+                context,
+                state,
+                turn_id,
+                events,
+                error=detail,
+                keep_records=True,
+                status=AgentStatus.FAILED,
+            )
+        else:
+            state.status = AgentStatus.FAILED
+            state.last_turn_error = detail
+            self.schema.framework_run_state.delete(context)
+            self.schema.pending_interrupts.set(context, [])
+            self.schema.state.set(context, state)
+            events.write(TurnFailedPayload(error=detail))
+        events.close()
+        return force_fail(detail)
+
+
+def utc_from(value: datetime | None) -> datetime | None:
+    """A stored time as an aware UTC datetime."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

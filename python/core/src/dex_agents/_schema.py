@@ -1,0 +1,127 @@
+"""The persistence schema of one session Flow type (design: "Persistence schema").
+
+Steps and RPCs reach the definitions through the `SessionSchema` of their Flow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dex import Attribute, AttributeMap, Channel, ChannelMap, PersistenceSchema, Stream
+from dex_agents_contracts import (
+    AgentEvent,
+    AgentInterrupt,
+    AgentInterruptResolution,
+    AgentMessage,
+    AgentMessageChunk,
+    AgentMessageIndex,
+    AgentState,
+    AgentToolCall,
+    AgentUsage,
+    AgentUserMessage,
+    Struct,
+    ToolCallCompleted,
+    TurnReplySequence,
+    TurnSessionSettings,
+)
+
+__all__ = ["MAX_CHANNEL_COUNT", "SessionSchema", "sequence_key"]
+
+MAX_CHANNEL_COUNT = 2_147_483_647
+"""MAX of the design document's Channel conditions."""
+
+
+def sequence_key(sequence: int) -> str:
+    """AgentMessages / AgentMessageChunks instance key: 12-digit zero-padded decimal."""
+    return f"{sequence:012d}"
+
+
+# Attributes and Channels are shared by every session Flow type: RPC locks and
+# loads are declared on the Flow class and matched by identity. Only the
+# Stream is per Flow type, because the SDK refuses a Stream two Flows register.
+AGENT_STATE: Attribute[AgentState] = Attribute("AgentState", AgentState)
+AGENT_MESSAGES: AttributeMap[AgentMessage] = AttributeMap("AgentMessages", AgentMessage)
+AGENT_MESSAGE_CHUNKS: AttributeMap[AgentMessageChunk] = AttributeMap(
+    "AgentMessageChunks", AgentMessageChunk
+)
+AGENT_MESSAGE_INDEX: Attribute[AgentMessageIndex] = Attribute(
+    "AgentMessageIndex", AgentMessageIndex
+)
+TURN_REPLY_SEQUENCE: Attribute[TurnReplySequence] = Attribute(
+    "TurnReplySequence", TurnReplySequence
+)
+FRAMEWORK_RUN_STATE: Attribute[str] = Attribute("FrameworkRunState", str)
+AGENT_TOOL_CALLS: AttributeMap[AgentToolCall] = AttributeMap("AgentToolCalls", AgentToolCall)
+PENDING_INTERRUPTS: Attribute[list[AgentInterrupt]] = Attribute(
+    "PendingInterrupts", list[AgentInterrupt]
+)
+AGENT_USAGE: Attribute[AgentUsage] = Attribute("AgentUsage", AgentUsage)
+SESSION_SETTINGS: Attribute[Struct] = Attribute("SessionSettings", Struct)
+TURN_SESSION_SETTINGS: Attribute[TurnSessionSettings] = Attribute(
+    "TurnSessionSettings", TurnSessionSettings
+)
+QUEUED_USER_MESSAGES: Channel[AgentUserMessage] = Channel("QueuedUserMessages", AgentUserMessage)
+INTERRUPT_RESOLUTIONS: ChannelMap[AgentInterruptResolution] = ChannelMap(
+    "InterruptResolutions", AgentInterruptResolution
+)
+TOOL_CALL_RESULTS: Channel[ToolCallCompleted] = Channel("ToolCallResults", ToolCallCompleted)
+
+
+@dataclass(frozen=True)
+class SessionSchema:
+    """Every Attribute, Channel and Stream one session Flow type owns."""
+
+    state: Attribute[AgentState]
+    messages: AttributeMap[AgentMessage]
+    message_chunks: AttributeMap[AgentMessageChunk]
+    message_index: Attribute[AgentMessageIndex]
+    turn_reply_sequence: Attribute[TurnReplySequence]
+    framework_run_state: Attribute[str]
+    tool_calls: AttributeMap[AgentToolCall]
+    pending_interrupts: Attribute[list[AgentInterrupt]]
+    usage: Attribute[AgentUsage]
+    session_settings: Attribute[Struct]
+    turn_session_settings: Attribute[TurnSessionSettings]
+    queued_user_messages: Channel[AgentUserMessage]
+    interrupt_resolutions: ChannelMap[AgentInterruptResolution]
+    tool_call_results: Channel[ToolCallCompleted]
+    events: Stream[AgentEvent]
+
+    @staticmethod
+    def create(event_stream_capacity_bytes: int) -> SessionSchema:
+        return SessionSchema(
+            state=AGENT_STATE,
+            messages=AGENT_MESSAGES,
+            message_chunks=AGENT_MESSAGE_CHUNKS,
+            message_index=AGENT_MESSAGE_INDEX,
+            turn_reply_sequence=TURN_REPLY_SEQUENCE,
+            framework_run_state=FRAMEWORK_RUN_STATE,
+            tool_calls=AGENT_TOOL_CALLS,
+            pending_interrupts=PENDING_INTERRUPTS,
+            usage=AGENT_USAGE,
+            session_settings=SESSION_SETTINGS,
+            turn_session_settings=TURN_SESSION_SETTINGS,
+            queued_user_messages=QUEUED_USER_MESSAGES,
+            interrupt_resolutions=INTERRUPT_RESOLUTIONS,
+            tool_call_results=TOOL_CALL_RESULTS,
+            events=Stream("AgentEvents", AgentEvent, event_stream_capacity_bytes),
+        )
+
+    def persistence_schema(self) -> PersistenceSchema:
+        return PersistenceSchema.of(
+            self.state,
+            self.messages,
+            self.message_chunks,
+            self.message_index,
+            self.turn_reply_sequence,
+            self.framework_run_state,
+            self.tool_calls,
+            self.pending_interrupts,
+            self.usage,
+            self.session_settings,
+            self.turn_session_settings,
+            self.queued_user_messages,
+            self.interrupt_resolutions,
+            self.tool_call_results,
+            self.events,
+        )

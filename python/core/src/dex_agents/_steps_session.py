@@ -1,0 +1,74 @@
+"""StartAgentSession: initializes a session and, with an initial message, starts its first turn."""
+
+# Async handlers take AsyncContext and return coroutines, which the SDK's sync
+# Step signature cannot express; AsyncWorker accepts them (allow_async_handlers).
+# mypy: disable-error-code="override"
+
+from __future__ import annotations
+
+import json
+
+from dex import AsyncContext, Step, StepDecision, StepOptions, force_fail, go_to
+from dex_agents_contracts import (
+    AgentSessionStartInput,
+    AgentState,
+    AgentStatus,
+    AgentUsage,
+    InteractionMode,
+    struct_to_json,
+)
+
+from dex_agents._runtime import SessionRuntime
+from dex_agents._step_options import LOAD_MESSAGES, sync_options
+from dex_agents._steps_model import AwaitUserMessage, RunModel
+
+__all__ = [
+    "INVALID_START_SETTINGS",
+    "MAX_SESSION_SETTINGS_BYTES",
+    "SESSION_SETTINGS_SIZE_TOLERANCE_BYTES",
+    "StartAgentSession",
+]
+
+MAX_SESSION_SETTINGS_BYTES = 16_384
+SESSION_SETTINGS_SIZE_TOLERANCE_BYTES = 1_024
+INVALID_START_SETTINGS = (
+    "dex-agents: the start input's session_settings are not valid session settings"
+)
+
+
+class StartAgentSession(Step[AgentSessionStartInput]):
+    """Initializes AgentState, AgentUsage and PendingInterrupts; stores session settings."""
+
+    def __init__(self, runtime: SessionRuntime) -> None:
+        self._runtime = runtime
+
+    def get_step_options(self) -> StepOptions:
+        return sync_options(execute_load=LOAD_MESSAGES)
+
+    async def execute(self, context: AsyncContext, input: AgentSessionStartInput) -> StepDecision:
+        runtime = self._runtime
+        settings = input.session_settings
+        if settings is not None and settings.fields:
+            text = json.dumps(struct_to_json(settings), ensure_ascii=False, separators=(",", ":"))
+            limit = MAX_SESSION_SETTINGS_BYTES + SESSION_SETTINGS_SIZE_TOLERANCE_BYTES
+            if len(text.encode("utf-8")) > limit:
+                return force_fail(f"{INVALID_START_SETTINGS}: they exceed {limit} bytes")
+            runtime.schema.session_settings.set(context, settings)
+        state = AgentState(
+            status=AgentStatus.WAITING_FOR_USER_MESSAGE,
+            turn_count=0,
+            active_turn_id=None,
+            next_message_sequence=1,
+            last_turn_error=None,
+            interaction_mode=InteractionMode.CHAT,
+            accepts_turn_control=False,
+        )
+        runtime.schema.usage.set(context, AgentUsage())
+        runtime.schema.pending_interrupts.set(context, [])
+        initial = input.initial_message
+        if initial is not None and initial.strip():
+            if runtime.begin_turn(context, state, initial):
+                return go_to(RunModel, None)
+            return go_to(AwaitUserMessage, None)  # too large to store: the first turn failed
+        runtime.schema.state.set(context, state)
+        return go_to(AwaitUserMessage, None)

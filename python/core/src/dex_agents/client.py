@@ -1,0 +1,244 @@
+"""AgentSessionClient: a typed client for sessions over the SDK Client."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from datetime import timedelta
+from types import TracebackType
+from typing import TypeVar
+
+from dex import (
+    BlobCacheConfig,
+    Client,
+    ClientOptions,
+    FlowAlreadyStartedError,
+    FlowNotActiveOrNotFoundError,
+    FlowNotFoundError,
+    FlowResult,
+    LongPollTimeoutError,
+    Registry,
+    RpcLockConflictError,
+    StartFlowOptions,
+    StreamMessage,
+    WorkerTarget,
+    open_blob_cache,
+)
+from dex_agents_contracts import (
+    AgentEvent,
+    AgentMessage,
+    AgentMessagesPage,
+    AgentSessionStartInput,
+    AgentSnapshot,
+    AgentUserMessage,
+    ListAgentMessagesRequest,
+    ResolveInterruptRequest,
+    struct_from_json,
+)
+
+from dex_agents.errors import (
+    AgentSessionRunError,
+    SessionAlreadyStartedError,
+    SessionNotFoundError,
+)
+from dex_agents.session import DEFAULT_MESSAGE_PAGE_LIMIT, MAX_MESSAGE_PAGE_LIMIT, AgentSessionFlow
+from dex_agents.worker import agent_registry
+
+__all__ = ["AgentSessionClient"]
+
+T = TypeVar("T")
+
+_LOCK_RETRY_SECONDS = 10.0
+
+
+class AgentSessionClient:
+    """Starts sessions of one Flow type and calls their RPCs and AgentEvents.
+
+    RPCs that lock PendingInterrupts are retried while a Step holds the lock,
+    for up to 10 seconds, because a lock conflict says nothing about the answer.
+    """
+
+    def __init__(
+        self,
+        flow: AgentSessionFlow,
+        *,
+        server_address: str,
+        worker_target: WorkerTarget | None = None,
+        registry: Registry | None = None,
+    ) -> None:
+        self.flow = flow
+        self.registry = registry or agent_registry([flow])
+        self._cache_dir = tempfile.TemporaryDirectory(prefix="dex-client-blobs-")
+        self._cache = open_blob_cache(
+            BlobCacheConfig(directory=self._cache_dir.name, max_bytes=64 * 1024 * 1024)
+        )
+        self.client = Client(
+            self.registry,
+            self._cache,
+            ClientOptions(
+                server_address=server_address,
+                worker_target=worker_target or WorkerTarget(pull=True),
+            ),
+        )
+
+    def __enter__(self) -> AgentSessionClient:
+        return self
+
+    def __exit__(
+        self,
+        exception_type: type[BaseException] | None,
+        exception: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+        self._cache.close()
+        self._cache_dir.cleanup()
+
+    # --- sessions -------------------------------------------------------------------
+
+    def start_session(
+        self,
+        session_id: str,
+        initial_message: str | None = None,
+        *,
+        session_settings: Mapping[str, object] | None = None,
+        options: StartFlowOptions | None = None,
+    ) -> str:
+        """Starts a session (Flow ID = session ID) and returns its run ID."""
+        start = AgentSessionStartInput(
+            initial_message=initial_message,
+            session_settings=struct_from_json(dict(session_settings)) if session_settings else None,
+        )
+        try:
+            return self.client.start_flow(
+                self.flow, session_id, start, options or StartFlowOptions()
+            )
+        except FlowAlreadyStartedError as error:
+            raise SessionAlreadyStartedError(
+                f"session {session_id!r} is already running", session_id=session_id
+            ) from error
+
+    def wait_for_session(self, session_id: str, timeout: timedelta | None = None) -> FlowResult:
+        """Blocks until the session's Flow closes (a session normally never does)."""
+        return self.client.wait_for_flow(session_id, timeout)
+
+    # --- RPCs -----------------------------------------------------------------------
+
+    def send_user_message(self, session_id: str, text: str) -> bool:
+        """Queues a user message; false for blank text."""
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(
+                self.flow.send_user_message, session_id, AgentUserMessage(text=text)
+            ),
+        )
+
+    def resolve_interrupt(
+        self,
+        session_id: str,
+        interrupt_id: str,
+        *,
+        approved: bool,
+        rejection_message: str | None = None,
+    ) -> bool:
+        """Approves or rejects a pending interrupt; false when it is not pending."""
+        request = ResolveInterruptRequest(
+            interrupt_id=interrupt_id, approved=approved, rejection_message=rejection_message
+        )
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.resolve_interrupt, session_id, request),
+        )
+
+    def get_snapshot(self, session_id: str) -> AgentSnapshot:
+        return self._call(
+            session_id, lambda: self.client.invoke_rpc(self.flow.get_agent_snapshot, session_id)
+        )
+
+    def list_messages(
+        self,
+        session_id: str,
+        *,
+        before_sequence: int | None = None,
+        limit: int = DEFAULT_MESSAGE_PAGE_LIMIT,
+    ) -> AgentMessagesPage:
+        request = ListAgentMessagesRequest(before_sequence=before_sequence, limit=limit)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.list_agent_messages, session_id, request),
+        )
+
+    def all_messages(self, session_id: str) -> list[AgentMessage]:
+        """Every stored message, oldest first, read page by page."""
+        pages: list[list[AgentMessage]] = []
+        before: int | None = None
+        while True:
+            page = self.list_messages(
+                session_id, before_sequence=before, limit=MAX_MESSAGE_PAGE_LIMIT
+            )
+            pages.append(list(page.messages))
+            if page.next_before_sequence is None:
+                break
+            before = page.next_before_sequence
+        return [message for page in reversed(pages) for message in page]
+
+    # --- events ---------------------------------------------------------------------
+
+    def read_event(
+        self, session_id: str, resume_token: str = "", timeout: timedelta | None = None
+    ) -> StreamMessage[AgentEvent]:
+        """The next AgentEvent after `resume_token` ("" = the oldest retained)."""
+        return self.client.read_stream(session_id, self.flow.events, resume_token, timeout)
+
+    def follow_events(
+        self,
+        session_id: str,
+        resume_token: str = "",
+        *,
+        poll: timedelta = timedelta(seconds=5),
+        until: Callable[[AgentEvent], bool] | None = None,
+        deadline_seconds: float | None = None,
+    ) -> Iterator[tuple[AgentEvent, str]]:
+        """Yields (event, resume token) from `resume_token` on.
+
+        Stops after an event for which `until` is true, or raises TimeoutError
+        once `deadline_seconds` pass without reaching it.
+        """
+        token = resume_token
+        deadline = None if deadline_seconds is None else time.monotonic() + deadline_seconds
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"no matching AgentEvent of session {session_id!r} in time")
+            try:
+                message = self.read_event(session_id, token, poll)
+            except LongPollTimeoutError:
+                continue
+            token = message.resume_token
+            yield message.value, token
+            if until is not None and until(message.value):
+                return
+
+    # --- plumbing -------------------------------------------------------------------
+
+    def _call(self, session_id: str, call: Callable[[], T]) -> T:
+        deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+        delay = 0.02
+        while True:
+            try:
+                return call()
+            except RpcLockConflictError:
+                if time.monotonic() > deadline:
+                    raise AgentSessionRunError(
+                        f"session {session_id!r} stayed locked for {_LOCK_RETRY_SECONDS} s",
+                        session_id=session_id,
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except (FlowNotFoundError, FlowNotActiveOrNotFoundError) as error:
+                raise SessionNotFoundError(
+                    f"session {session_id!r} was not found or has closed", session_id=session_id
+                ) from error

@@ -1,0 +1,209 @@
+"""AgentSessionFlow: the durable agent session, one Flow execution per session.
+
+Every model call is a RunModel Step and every tool call its own Step; the
+RPCs here are how applications talk to a running session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dex import Context, Flow, PersistenceSchema, RPCResult, StepList, Stream, rpc
+from dex_agents_contracts import (
+    AgentEvent,
+    AgentInterruptResolution,
+    AgentMessagesPage,
+    AgentSessionStartInput,
+    AgentSnapshot,
+    AgentUsage,
+    AgentUserMessage,
+    InterruptKind,
+    ListAgentMessagesRequest,
+    PendingUserMessage,
+    ResolveInterruptRequest,
+)
+
+from dex_agents._messages import MessageStore
+from dex_agents._runtime import SessionRuntime, utc_from
+from dex_agents._schema import (
+    AGENT_MESSAGE_CHUNKS,
+    AGENT_MESSAGES,
+    AGENT_TOOL_CALLS,
+    PENDING_INTERRUPTS,
+    QUEUED_USER_MESSAGES,
+    SessionSchema,
+)
+from dex_agents._steps_model import AwaitUserMessage, RecordTurnFailure, ResumeTurn, RunModel
+from dex_agents._steps_session import StartAgentSession
+from dex_agents._steps_tools import (
+    AwaitToolApproval,
+    CallSingleAttemptTool,
+    CallTool,
+    RecordToolFailure,
+    RecordToolOutcomeUnknown,
+)
+from dex_agents._time import utc_now
+from dex_agents.errors import UserError
+from dex_agents.options import AgentSessionOptions
+from dex_agents.runner import AgentFrameworkRunner
+
+__all__ = [
+    "DEFAULT_MESSAGE_PAGE_LIMIT",
+    "MAX_MESSAGE_PAGE_LIMIT",
+    "SNAPSHOT_MESSAGE_LIMIT",
+    "AgentSessionFlow",
+]
+
+SNAPSHOT_MESSAGE_LIMIT = 200
+DEFAULT_MESSAGE_PAGE_LIMIT = 50
+MAX_MESSAGE_PAGE_LIMIT = 200
+
+
+class AgentSessionFlow(Flow[AgentSessionStartInput]):
+    """The shared session Flow, run by one framework runner under one Flow type.
+
+    Register it with `agent_registry([flow])` (or `Registry([flow],
+    agent_codec_registry(), allow_async_handlers=True)`): SDK 1.23.0 takes the
+    wire codecs only through the Registry.
+    """
+
+    def __init__(
+        self,
+        runner: AgentFrameworkRunner[Any],
+        *,
+        flow_type: str,
+        options: AgentSessionOptions | None = None,
+    ) -> None:
+        if not isinstance(runner, AgentFrameworkRunner):
+            raise UserError(
+                "`runner` must implement AgentFrameworkRunner "
+                "(build_user_message, run_model_step, execute_deferred_tool_call)"
+            )
+        if not isinstance(flow_type, str) or not flow_type or "/" in flow_type:
+            raise UserError(f"`flow_type` {flow_type!r} must be a non-empty name without '/'")
+        self.runner = runner
+        self.options = options or AgentSessionOptions()
+        self.schema = SessionSchema.create(self.options.event_stream_capacity_bytes)
+        self._flow_type = flow_type
+        self._runtime = SessionRuntime(runner=runner, options=self.options, schema=self.schema)
+
+    @property
+    def events(self) -> Stream[AgentEvent]:
+        """The AgentEvents Stream of this Flow type."""
+        return self.schema.events
+
+    def get_flow_type(self) -> str:
+        return self._flow_type
+
+    def get_steps(self) -> StepList[AgentSessionStartInput]:
+        runtime = self._runtime
+        return StepList.start_step(StartAgentSession(runtime)).other_steps(
+            AwaitUserMessage(runtime),
+            RunModel(runtime),
+            ResumeTurn(runtime),
+            RecordTurnFailure(runtime),
+            AwaitToolApproval(runtime),
+            CallTool(runtime),
+            CallSingleAttemptTool(runtime),
+            RecordToolFailure(runtime),
+            RecordToolOutcomeUnknown(runtime),
+        )
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return self.schema.persistence_schema()
+
+    # --- RPCs ------------------------------------------------------------------------
+
+    @rpc(is_transactional=True)
+    def send_user_message(self, context: Context, message: AgentUserMessage) -> RPCResult[bool]:
+        """Queues a user message; false for blank text or a plan_mode message."""
+        text = message.text
+        if not isinstance(text, str) or not text.strip() or message.plan_mode:
+            return RPCResult(False)
+        QUEUED_USER_MESSAGES.publish(context, AgentUserMessage(text=text, plan_mode=False))
+        return RPCResult(True)
+
+    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),))
+    def resolve_interrupt(
+        self, context: Context, request: ResolveInterruptRequest
+    ) -> RPCResult[bool]:
+        """Approves or rejects a pending interrupt; false when it is not pending or expired."""
+        interrupt_id = request.interrupt_id
+        if not isinstance(interrupt_id, str) or not interrupt_id or "/" in interrupt_id:
+            return RPCResult(False)
+        pending = list(PENDING_INTERRUPTS.get(context) or [])
+        interrupt = next((i for i in pending if i.interrupt_id == interrupt_id), None)
+        if interrupt is None:
+            return RPCResult(False)
+        deadline = utc_from(interrupt.deadline)
+        if deadline is not None and utc_now() >= deadline:
+            return RPCResult(False)
+        if interrupt.kind is InterruptKind.QUESTION and request.approved:
+            return RPCResult(False)
+        PENDING_INTERRUPTS.set(context, [i for i in pending if i.interrupt_id != interrupt_id])
+        self.schema.interrupt_resolutions.publish(
+            context,
+            interrupt_id,
+            AgentInterruptResolution(
+                approved=request.approved,
+                rejection_message=None if request.approved else request.rejection_message,
+                answer=None,
+            ),
+        )
+        return RPCResult(True)
+
+    @rpc(
+        load_attribute_maps=(AGENT_MESSAGES, AGENT_MESSAGE_CHUNKS, AGENT_TOOL_CALLS),
+        load_channels=(QUEUED_USER_MESSAGES,),
+    )
+    def get_agent_snapshot(self, context: Context) -> RPCResult[AgentSnapshot]:
+        """The session as committed: state, recent messages, interrupts, tool calls, usage."""
+        runtime = self._runtime
+        state = runtime.state(context)
+        messages = MessageStore(self.schema, self.options).read_all(context)
+        queued = QUEUED_USER_MESSAGES.pending_messages(context)
+        tool_calls = (
+            runtime.turn_records(context, state.active_turn_id)
+            if state is not None and state.active_turn_id is not None
+            else []
+        )
+        return RPCResult(
+            AgentSnapshot(
+                state=state,
+                messages=messages[-SNAPSHOT_MESSAGE_LIMIT:],
+                pending_interrupts=runtime.interrupts(context),
+                tool_calls=tool_calls,
+                usage=self.schema.usage.get(context) or AgentUsage(),
+                queued_message_count=len(queued),
+                plan=None,
+                queued_messages=[
+                    PendingUserMessage(message_id=m.message_id, message=m.value) for m in queued
+                ],
+                steered_messages=[],
+                context_summary=None,
+                session_settings=self.schema.session_settings.get(context),
+            )
+        )
+
+    @rpc(load_attribute_maps=(AGENT_MESSAGES, AGENT_MESSAGE_CHUNKS))
+    def list_agent_messages(
+        self, context: Context, request: ListAgentMessagesRequest
+    ) -> RPCResult[AgentMessagesPage]:
+        """One page of stored messages, oldest first, ending before `before_sequence`."""
+        store = MessageStore(self.schema, self.options)
+        limit = max(1, min(MAX_MESSAGE_PAGE_LIMIT, request.limit))
+        before = request.before_sequence
+        messages = store.read_all(context)
+        if before is not None:
+            messages = [m for m in messages if m.sequence < before]
+        page = messages[-limit:]
+        index = store.index(context)
+        oldest = index.first_sequence if index is not None else 1
+        next_before = page[0].sequence if page and page[0].sequence > oldest else None
+        return RPCResult(
+            AgentMessagesPage(
+                messages=page,
+                next_before_sequence=next_before,
+                deleted_before_sequence=oldest if oldest > 1 else None,
+            )
+        )

@@ -1,0 +1,464 @@
+"""`StepwiseRunner`: dex_agents' own agent loop, one model call per RunModel Step."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+
+from dex_agents_contracts import (
+    AgentToolCall,
+    AgentUsage,
+    InteractionMode,
+    PlanStatus,
+    ReasoningDeltaPayload,
+    TextDeltaPayload,
+    ToolEffect,
+)
+
+from dex_agents.models import (
+    ModelClient,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ModelToolChoice,
+    ModelUsage,
+    NamedToolChoice,
+    ToolDefinition,
+)
+from dex_agents.results import is_final, model_visible_result, tool_call_status_text
+from dex_agents.runner import (
+    AgentTurnContext,
+    AgentTurnOutcome,
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    DeferredToolCall,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ResolvedToolPolicy,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolExecutionResult,
+    TurnCompleted,
+    TurnContinued,
+)
+from dex_agents.stepwise._built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents.stepwise._compaction import build_summary_messages, estimate_items, select_cutoff
+from dex_agents.stepwise._continuation import (
+    MAX_CONSECUTIVE_CONTINUATIONS,
+    TurnContinuation,
+    TurnContinuationContext,
+    TurnContinuationDecision,
+)
+from dex_agents.stepwise._definition import AgentDefinition, InstructionContext
+from dex_agents.stepwise._errors import InvalidModelResponseError, RunStateError
+from dex_agents.stepwise._items import (
+    AssistantItem,
+    Item,
+    ToolCallItem,
+    ToolResultItem,
+    UserItem,
+    item_from_message,
+    item_to_message,
+    items_to_model_messages,
+)
+from dex_agents.stepwise._plan import build_plan_note
+from dex_agents.stepwise._state import RunState
+from dex_agents.stepwise._tools import Tool, ToolContext
+
+__all__ = ["SUMMARY_PREFIX", "StepwiseRunner"]
+
+SUMMARY_PREFIX = "[Dex] Summary of the earlier conversation:"
+_WRITE_TODOS = "write_todos"
+_NO_RESULT = "The tool call has no result: the turn ended before it finished."
+
+
+class StepwiseRunner:
+    """Runs an `AgentDefinition` on the session Flow.
+
+    Each `run_model_step` makes one model call and defers every tool call it asks
+    for; the turn's unstored items travel in the run state, and stored messages
+    replay from their `framework_item`, so nothing re-runs and application code
+    needs no determinism.
+    """
+
+    def __init__(self, definition: AgentDefinition) -> None:
+        self.definition = definition
+
+    @property
+    def supports_plan_mode(self) -> bool:
+        return True
+
+    # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return item_to_message(UserItem(text=text))
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        state = RunState.decode(turn.framework_run_state)
+        pending: list[Item] = [*state.items, *_results_for(state, turn.tool_calls, strict=True)]
+        continuations = state.consecutive_continuations
+        decision = state.after_tool_calls
+        if decision == "end":
+            return TurnCompleted(new_messages=_messages(pending))
+        if isinstance(decision, TurnContinuation):
+            if continuations > MAX_CONSECUTIVE_CONTINUATIONS:
+                return TurnCompleted(
+                    new_messages=_messages(pending), turn_error=_too_many_continuations()
+                )
+            pending.append(UserItem(text=decision.message))
+
+        client = self.definition.resolve_model(turn.session_settings)
+        offered = self._offered_tools(turn)
+        tool_choice = self._tool_choice(turn, offered, client)
+        if tool_choice is None:
+            return TurnCompleted(
+                new_messages=(),
+                turn_error=(
+                    "planning_tool_choice='required' needs a model client whose "
+                    f"supports_forced_tool_choice(settings) is true; {type(client).__name__} "
+                    "refuses a forced tool choice for these settings"
+                ),
+            )
+        request = ModelRequest(
+            instructions=await self.definition.render_instructions(
+                InstructionContext(
+                    session_settings=turn.session_settings,
+                    flow_id=turn.flow_id,
+                    turn_id=turn.turn_id,
+                    interaction_mode=turn.interaction_mode,
+                )
+            ),
+            messages=items_to_model_messages(self._model_input(turn, pending)),
+            tools=offered,
+            tool_choice=tool_choice,
+            settings=self.definition.model_settings,
+            session_settings=turn.session_settings,
+            on_delta=lambda delta: _write_delta(turn, delta),
+        )
+        response = await client.complete(request)
+        usage = _agent_usage(response.usage)
+        answer = AssistantItem(text=response.text, reasoning=response.reasoning)
+
+        if response.tool_calls:
+            calls = self._deferred_calls(turn, pending, response)
+            items: list[Item] = [*pending]
+            if response.text or response.reasoning:
+                items.append(answer)
+            items.extend(
+                ToolCallItem(
+                    tool_call_id=call.tool_call_id,
+                    tool_name=call.tool_name,
+                    arguments=call.arguments,
+                )
+                for call in calls
+            )
+            after = await self._decide(turn, response, continuations)
+            # A response with tool calls and no continuation breaks the run of continuations.
+            in_a_row = continuations + 1 if isinstance(after, TurnContinuation) else 0
+            return ToolCallsRequested(
+                framework_run_state=RunState(
+                    items=items, consecutive_continuations=in_a_row, after_tool_calls=after
+                ).encode(),
+                tool_calls=calls,
+                usage=usage,
+                model_call_metadata=response.metadata,
+            )
+
+        finished = [*pending, answer]
+        after = await self._decide(turn, response, continuations)
+        if isinstance(after, TurnContinuation):
+            if continuations + 1 > MAX_CONSECUTIVE_CONTINUATIONS:
+                return TurnCompleted(
+                    new_messages=_messages(finished),
+                    usage=usage,
+                    model_call_metadata=response.metadata,
+                    turn_error=_too_many_continuations(),
+                )
+            return TurnContinued(
+                framework_run_state=RunState(consecutive_continuations=continuations + 1).encode(),
+                new_messages=_messages([*finished, UserItem(text=after.message)]),
+                usage=usage,
+                model_call_metadata=response.metadata,
+            )
+        return TurnCompleted(
+            new_messages=_messages(finished), usage=usage, model_call_metadata=response.metadata
+        )
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        record = call.tool_call
+        tool = self.definition.tool_named(record.tool_name)
+        if tool is None:
+            known = ", ".join(t.name for t in self.definition.agent_tools) or "none"
+            raise ToolExecutionError(
+                f"unknown tool {record.tool_name!r}; this agent's tools are: {known}"
+            )
+        context = ToolContext(
+            flow_id=call.flow_id,
+            turn_id=call.turn_id,
+            tool_call_id=record.tool_call_id,
+            idempotency_key=call.idempotency_key,
+            attempt=call.attempt,
+            events=call.events,
+            heartbeat=call.heartbeat,
+        )
+        return ToolExecutionResult(output=await tool.invoke(record.arguments, context))
+
+    # --- UnfinishedTurnMessageBuilder ------------------------------------------------
+
+    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
+        """The turn's unstored items, with a result for every tool call they hold."""
+        state = RunState.decode(turn.framework_run_state)
+        return _messages([*state.items, *_results_for(state, turn.tool_calls, strict=False)])
+
+    # --- ContextCompactionRunner ----------------------------------------------------
+
+    def estimate_input_tokens(self, turn: AgentTurnContext) -> int:
+        """The next model input's size: messages, string instructions and tool schemas."""
+        count = self.definition.count_tokens
+        state = RunState.decode(turn.framework_run_state)
+        pending: list[Item] = [*state.items, *_results_for(state, turn.tool_calls, strict=False)]
+        if isinstance(state.after_tool_calls, TurnContinuation):
+            pending.append(UserItem(text=state.after_tool_calls.message))
+        total = estimate_items(self._model_input(turn, pending), count)
+        if isinstance(self.definition.instructions, str):
+            total += count(self.definition.instructions)
+        for definition in self._offered_tools(turn):
+            total += count(
+                json.dumps(
+                    {
+                        "name": definition.name,
+                        "description": definition.description,
+                        "parameters": dict(definition.parameters),
+                    }
+                )
+            )
+        return total
+
+    def select_compaction_cutoff(
+        self, turn: AgentTurnContext, retained_token_budget: int
+    ) -> int | None:
+        """Cuts only between model responses whose tool calls all have stored results."""
+        return select_cutoff(turn.messages, retained_token_budget, self.definition.count_tokens)
+
+    async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult:
+        """One model call that folds the previous summary and the messages into a new one."""
+        definition = self.definition
+        count = definition.count_tokens
+        budget = (
+            request.input_token_budget
+            - (definition.model_settings.max_output_tokens or 0)
+            - count(definition.summary_instructions)
+        )
+        messages = build_summary_messages(
+            previous_summary=request.previous_summary.text if request.previous_summary else None,
+            messages=[m for m in request.messages if m.sequence <= request.through_sequence],
+            budget=budget,
+            count=count,
+        )
+        client = definition.resolve_model(request.session_settings)
+        response = await client.complete(
+            ModelRequest(
+                instructions=definition.summary_instructions,
+                messages=messages,
+                settings=definition.model_settings,
+                session_settings=request.session_settings,
+            )
+        )
+        return ContextSummaryResult(
+            text=response.text or "",
+            usage=_agent_usage(response.usage),
+            model_call_metadata=response.metadata,
+        )
+
+    # --- helpers ---------------------------------------------------------------------
+
+    def _offered_tools(self, turn: AgentTurnContext) -> list[ToolDefinition]:
+        built_ins = [BUILT_IN_TOOL_DEFINITIONS[name] for name in turn.enabled_built_in_tools]
+        for tool in self.definition.agent_tools:
+            if tool.name in turn.enabled_built_in_tools:
+                raise ValueError(
+                    f"tool {tool.name!r} uses the name of an enabled built-in tool, "
+                    "which the session reserves"
+                )
+        if turn.interaction_mode == InteractionMode.PLANNING:
+            return [d for d in built_ins if d.name == _WRITE_TODOS]
+        return [*(t.definition for t in self.definition.agent_tools), *built_ins]
+
+    def _tool_choice(
+        self, turn: AgentTurnContext, offered: Sequence[ToolDefinition], client: ModelClient
+    ) -> ModelToolChoice | None:
+        """`auto`, or write_todos forced; None when the client refuses the forced choice."""
+        forced = (
+            self.definition.planning_tool_choice == "required"
+            and turn.interaction_mode == InteractionMode.PLANNING
+            and turn.framework_run_state is None
+            and (turn.plan is None or turn.plan.status != PlanStatus.DRAFT)
+            and any(d.name == _WRITE_TODOS for d in offered)
+        )
+        if not forced:
+            return "auto"
+        if not client.supports_forced_tool_choice(turn.session_settings):
+            return None
+        return NamedToolChoice(name=_WRITE_TODOS)
+
+    def _model_input(self, turn: AgentTurnContext, pending: Sequence[Item]) -> list[Item]:
+        """Summary, stored history with the plan note before the turn, then unstored items."""
+        items: list[Item] = []
+        if turn.context_summary is not None:
+            items.append(UserItem(text=f"{SUMMARY_PREFIX}\n{turn.context_summary.text}"))
+        note = build_plan_note(turn.plan, turn.interaction_mode)
+        for message in turn.messages:
+            if note is not None and message.turn_id == turn.turn_id:
+                items.append(UserItem(text=note))
+                note = None
+            items.append(item_from_message(message))
+        if note is not None:
+            items.append(UserItem(text=note))
+        items.extend(pending)
+        return items
+
+    def _known_tool(self, turn: AgentTurnContext, name: str) -> Tool | ResolvedToolPolicy | None:
+        if name in turn.enabled_built_in_tools:
+            # The session runs built-ins itself, with the read effect and no approval.
+            return ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
+        return self.definition.tool_named(name)
+
+    def _policy(self, turn: AgentTurnContext, tool: Tool) -> ResolvedToolPolicy:
+        """The session's `tool_policies` win, then the tool's own policy, then the default."""
+        if tool.policy is None or tool.name in turn.tool_policies:
+            return turn.resolve_tool_policy(tool.name)
+        resolved = turn.resolve_tool_policy(tool.name, framework_effect=tool.policy.effect)
+        if tool.policy.requires_approval is None:
+            return resolved
+        return ResolvedToolPolicy(
+            effect=resolved.effect, requires_approval=tool.policy.requires_approval
+        )
+
+    def _deferred_calls(
+        self, turn: AgentTurnContext, pending: Sequence[Item], response: ModelResponse
+    ) -> list[DeferredToolCall]:
+        used = _turn_tool_call_ids(turn, pending)
+        calls: list[DeferredToolCall] = []
+        for call in response.tool_calls:
+            call_id, name = call.tool_call_id, call.tool_name
+            problem = None
+            if not call_id:
+                problem = "has an empty tool call ID"
+            elif "/" in call_id:
+                problem = "has a tool call ID that contains '/'"
+            elif call_id in used:
+                problem = "reuses a tool call ID of this turn; IDs must be unique within a turn"
+            if problem is not None:
+                raise InvalidModelResponseError(
+                    f"the model's call of {name!r} (ID {call_id!r}) {problem}",
+                    tool_call_id=call_id,
+                    tool_name=name,
+                )
+            used.add(call_id)
+            known = self._known_tool(turn, name)
+            if known is None:
+                offered = [t.name for t in self.definition.agent_tools]
+                offered.extend(turn.enabled_built_in_tools)
+                raise InvalidModelResponseError(
+                    f"the model called tool {name!r} (ID {call_id!r}), which this agent does "
+                    f"not have; its tools are: {', '.join(offered) or 'none'}",
+                    tool_call_id=call_id,
+                    tool_name=name,
+                )
+            policy = known if isinstance(known, ResolvedToolPolicy) else self._policy(turn, known)
+            calls.append(
+                DeferredToolCall(
+                    tool_call_id=call_id, tool_name=name, arguments=call.arguments, policy=policy
+                )
+            )
+        return calls
+
+    async def _decide(
+        self, turn: AgentTurnContext, response: ModelResponse, continuations: int
+    ) -> TurnContinuationDecision:
+        hook = self.definition.decide_turn_continuation
+        if hook is None:
+            return None
+        result = hook(
+            TurnContinuationContext(
+                flow_id=turn.flow_id,
+                turn_id=turn.turn_id,
+                text=response.text,
+                tool_calls=tuple(response.tool_calls),
+                consecutive_continuations=continuations,
+                session_settings=turn.session_settings,
+            )
+        )
+        if inspect.isawaitable(result):
+            result = await result
+        if not response.tool_calls and result == "end":
+            return None
+        return result
+
+
+def _turn_tool_call_ids(turn: AgentTurnContext, pending: Sequence[Item]) -> set[str]:
+    ids = {record.tool_call_id for record in turn.tool_calls}
+    ids.update(item.tool_call_id for item in pending if isinstance(item, ToolCallItem))
+    for message in turn.messages:
+        if message.turn_id == turn.turn_id and message.tool_call_id:
+            ids.add(message.tool_call_id)
+    return ids
+
+
+def _results_for(
+    state: RunState, records: Sequence[AgentToolCall], *, strict: bool
+) -> list[ToolResultItem]:
+    """Result items for the state's unanswered calls, from the turn's records.
+
+    Strict (RunModel, where every record is final) raises for a missing or
+    unfinished record; otherwise such a call gets a note instead.
+    """
+    by_id = {record.tool_call_id: record for record in records}
+    results: list[ToolResultItem] = []
+    for call in state.unanswered_tool_calls():
+        record = by_id.get(call.tool_call_id)
+        if record is not None and is_final(record.status):
+            output = model_visible_result(record)
+        elif strict:
+            raise RunStateError(
+                f"the turn has no tool call record for {call.tool_call_id!r} "
+                f"({call.tool_name!r}), which the run state is waiting for"
+                if record is None
+                else f"tool call {call.tool_call_id!r} ({call.tool_name!r}) is not final: "
+                f"its status is {tool_call_status_text(record.status)}"
+            )
+        else:
+            output = _NO_RESULT
+        results.append(
+            ToolResultItem(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=output)
+        )
+    return results
+
+
+def _messages(items: Sequence[Item]) -> list[FrameworkMessage]:
+    return [item_to_message(item) for item in items]
+
+
+def _agent_usage(usage: ModelUsage) -> AgentUsage:
+    return AgentUsage(
+        model_calls=1,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+    )
+
+
+def _write_delta(turn: AgentTurnContext, delta: ModelDelta) -> None:
+    if delta.kind == "text":
+        turn.events.write(TextDeltaPayload(text=delta.text))
+    else:
+        turn.events.write(ReasoningDeltaPayload(text=delta.text))
+
+
+def _too_many_continuations() -> str:
+    return (
+        f"the turn was continued more than {MAX_CONSECUTIVE_CONTINUATIONS} times in a row "
+        "by decide_turn_continuation"
+    )

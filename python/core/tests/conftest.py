@@ -1,0 +1,72 @@
+"""Shared fixtures: one dexlite per test session, and a harness per scripted scenario."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dex_agents_testing import DexliteProcess
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from helpers import Harness, HarnessFactory
+
+
+@pytest.fixture(scope="session")
+def tmp_root() -> Iterator[Path]:
+    keep = os.environ.get("DEX_AGENTS_TEST_TMP")
+    if keep:  # keep databases, run logs and Worker logs for post-mortems
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        yield Path(keep)
+        return
+    with tempfile.TemporaryDirectory(prefix="dex-agents-tests-") as root:
+        yield Path(root)
+
+
+@pytest.fixture(scope="session")
+def dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
+    server = DexliteProcess(tmp_root / "shared.sqlite", "--sync", "normal").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def private_dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
+    """A dexlite of the test's own, for tests that kill processes."""
+    server = DexliteProcess(tmp_root / f"private-{uuid.uuid4().hex[:8]}.sqlite").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def harness(dexlite: DexliteProcess, tmp_root: Path) -> Iterator[HarnessFactory]:
+    made: list[Harness] = []
+
+    def make(**scenario: Any) -> Harness:
+        h = Harness.create(dexlite, tmp_root, **scenario)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.close()
+
+
+@pytest.fixture
+def private_harness(private_dexlite: DexliteProcess, tmp_root: Path) -> Iterator[HarnessFactory]:
+    made: list[Harness] = []
+
+    def make(**scenario: Any) -> Harness:
+        h = Harness.create(private_dexlite, tmp_root, **scenario)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.close()

@@ -1,0 +1,43 @@
+"""Test support for dex-agents: dexlite and Worker processes, scripted runs, Step shapes."""
+
+from __future__ import annotations
+
+from dex_agents_testing.history import (
+    assert_step_shape,
+    executed_steps,
+    fetch_history,
+    step_types,
+    turn_shapes,
+)
+from dex_agents_testing.processes import (
+    DexliteProcess,
+    WorkerProcess,
+    child_env,
+    free_port,
+    wait_until,
+)
+from dex_agents_testing.runlog import RunLog
+from dex_agents_testing.scenario import Scenario
+from dex_agents_testing.scripted import ModelReply, ScriptedRunner, ScriptedTool, ScriptedToolCall
+
+__all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
+    # processes
+    "DexliteProcess",
+    "WorkerProcess",
+    "child_env",
+    "free_port",
+    "wait_until",
+    # scripted sessions
+    "ModelReply",
+    "RunLog",
+    "Scenario",
+    "ScriptedRunner",
+    "ScriptedTool",
+    "ScriptedToolCall",
+    # history
+    "assert_step_shape",
+    "executed_steps",
+    "fetch_history",
+    "step_types",
+    "turn_shapes",
+]

@@ -1,0 +1,103 @@
+"""A session scenario a Worker process can rebuild: flow type, options and scripted runner."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
+from dex_agents.options import MAX_FRAMEWORK_RUN_STATE_BYTES
+from dex_agents_contracts import ToolEffect
+
+from dex_agents_testing.runlog import RunLog
+from dex_agents_testing.scripted import ModelReply, ScriptedRunner, ScriptedTool
+
+__all__ = ["Scenario"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """Everything needed to build the same session Flow in the test and in a Worker."""
+
+    flow_type: str
+    script: Sequence[Sequence[ModelReply]]
+    tools: Sequence[ScriptedTool] = ()
+    log_path: str
+    tool_policies: Mapping[str, ToolPolicy] = field(default_factory=dict)
+    interrupt_deadline_seconds: float | None = None
+    message_window_size: int = 64
+    message_chunk_size: int = 32
+    message_chunk_max_bytes: int = 1024 * 1024
+    max_framework_run_state_bytes: int = MAX_FRAMEWORK_RUN_STATE_BYTES
+
+    @property
+    def log(self) -> RunLog:
+        return RunLog(self.log_path)
+
+    def runner(self) -> ScriptedRunner:
+        return ScriptedRunner(self.script, self.tools, self.log)
+
+    def options(self) -> AgentSessionOptions:
+        return AgentSessionOptions(
+            tool_policies=dict(self.tool_policies),
+            interrupt_deadline=(
+                timedelta(seconds=self.interrupt_deadline_seconds)
+                if self.interrupt_deadline_seconds is not None
+                else None
+            ),
+            message_window_size=self.message_window_size,
+            message_chunk_size=self.message_chunk_size,
+            message_chunk_max_bytes=self.message_chunk_max_bytes,
+            max_framework_run_state_bytes=self.max_framework_run_state_bytes,
+        )
+
+    def build_flow(self) -> AgentSessionFlow:
+        return AgentSessionFlow(self.runner(), flow_type=self.flow_type, options=self.options())
+
+    def save(self, path: str | Path) -> Path:
+        runner = self.runner().to_json()
+        data: dict[str, Any] = {
+            "flow_type": self.flow_type,
+            "script": runner["script"],
+            "tools": runner["tools"],
+            "log_path": self.log_path,
+            "tool_policies": {
+                name: {"effect": int(p.effect), "requires_approval": p.requires_approval}
+                for name, p in self.tool_policies.items()
+            },
+            "interrupt_deadline_seconds": self.interrupt_deadline_seconds,
+            "message_window_size": self.message_window_size,
+            "message_chunk_size": self.message_chunk_size,
+            "message_chunk_max_bytes": self.message_chunk_max_bytes,
+            "max_framework_run_state_bytes": self.max_framework_run_state_bytes,
+        }
+        Path(path).write_text(json.dumps(data), encoding="utf-8")
+        return Path(path)
+
+    @staticmethod
+    def load(path: str | Path) -> Scenario:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        runner = ScriptedRunner.from_json(
+            {"script": data["script"], "tools": data["tools"], "log": data["log_path"]}
+        )
+        return Scenario(
+            flow_type=data["flow_type"],
+            script=runner.script,
+            tools=list(runner.tools.values()),
+            log_path=data["log_path"],
+            tool_policies={
+                name: ToolPolicy(
+                    effect=ToolEffect(p["effect"]), requires_approval=p["requires_approval"]
+                )
+                for name, p in data["tool_policies"].items()
+            },
+            interrupt_deadline_seconds=data["interrupt_deadline_seconds"],
+            message_window_size=data["message_window_size"],
+            message_chunk_size=data["message_chunk_size"],
+            message_chunk_max_bytes=data["message_chunk_max_bytes"],
+            max_framework_run_state_bytes=data["max_framework_run_state_bytes"],
+        )
