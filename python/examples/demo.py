@@ -263,7 +263,8 @@ def run_demo(address: str) -> int:
                 print("\nThe turn failed.", file=sys.stderr)
                 return 1
 
-        snapshot = client.get_snapshot(session_id)
+        # The end event is streamed before its Step commits: wait for the commit.
+        snapshot = client.wait_for_turn_end(session_id, event.turn_id or "turn-1")
         answer = next(
             (
                 m.text

@@ -172,7 +172,8 @@ def run(address: str) -> None:
                 client.resolve_interrupt(session_id, interrupt_id, approved=True)
             if event.type == "turn_failed":
                 raise SystemExit("the turn failed")
-        snapshot = client.get_snapshot(session_id)
+        # The end event is streamed before its Step commits: wait for the commit.
+        snapshot = client.wait_for_turn_end(session_id, event.turn_id or "turn-1")
 
     print("\nStored messages")
     for m in snapshot.messages:

@@ -222,6 +222,29 @@ class AgentSessionClient:
             if until is not None and until(message.value):
                 return
 
+    def wait_for_turn_end(
+        self, session_id: str, turn_id: str, *, deadline_seconds: float = 60.0
+    ) -> AgentSnapshot:
+        """The snapshot once `turn_id` is no longer the active turn.
+
+        A turn's end event is written to the AgentEvents Stream while its Step
+        runs, before that Step commits, so a snapshot read right after
+        `turn_completed` can still show the turn running. This waits for the
+        commit.
+        """
+        deadline = time.monotonic() + deadline_seconds
+        delay = 0.005
+        while True:
+            snapshot = self.get_snapshot(session_id)
+            if snapshot.state is not None and snapshot.state.active_turn_id != turn_id:
+                return snapshot
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"turn {turn_id!r} of session {session_id!r} did not end in time"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
     # --- plumbing -------------------------------------------------------------------
 
     def _call(self, session_id: str, call: Callable[[], T]) -> T:
