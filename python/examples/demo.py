@@ -18,29 +18,28 @@ Run it from the repository root (no model key, no network):
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 from dex_agents import (
     AgentSessionClient,
     AgentSessionFlow,
     AgentSessionOptions,
-    AgentWorker,
     ToolPolicy,
 )
 from dex_agents.models import ModelToolCall as Call
 from dex_agents.models import ModelUsage, ScriptedModelClient, ScriptedResponse
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, ToolContext, tool
 from dex_agents_contracts import AgentEvent, AgentSnapshot, AgentUsage, MessageRole, ToolEffect
-from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, turn_shapes
+from dex_agents_testing import (
+    assert_step_shape,
+    dexlite_or,
+    fetch_history,
+    turn_shapes,
+    worker_in_thread,
+)
 
 ORDER_ID = "A-1001"
 EXPECTED_SHAPE: list[str | frozenset[str]] = [
@@ -126,59 +125,6 @@ def build_flow() -> AgentSessionFlow:
     )
 
 
-# --- infrastructure: dexlite and an in-process Worker -------------------------------
-
-
-@contextmanager
-def dexlite(server: str | None) -> Iterator[str]:
-    if server is not None:
-        yield server
-        return
-    with tempfile.TemporaryDirectory(prefix="dex-agents-demo-") as root:
-        process = DexliteProcess(Path(root) / "demo.sqlite").start()
-        try:
-            yield process.address
-        finally:
-            process.stop()
-
-
-@contextmanager
-def worker(flow: AgentSessionFlow, address: str) -> Iterator[None]:
-    """Runs the Worker on its own event loop thread while the demo talks to Dex."""
-    loop = asyncio.new_event_loop()
-    ready = threading.Event()
-    failure: list[BaseException] = []
-    holder: list[AgentWorker] = []
-
-    async def serve() -> None:
-        holder.append(AgentWorker([flow], server_address=address))
-        started = asyncio.Event()
-        task = asyncio.create_task(holder[0].run(started))
-        waiter = asyncio.create_task(started.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        ready.set()
-        waiter.cancel()
-        await task
-
-    def main() -> None:
-        try:
-            loop.run_until_complete(serve())
-        except BaseException as error:  # reported by the main thread
-            failure.append(error)
-            ready.set()
-
-    thread = threading.Thread(target=main, name="dex-worker", daemon=True)
-    thread.start()
-    if not ready.wait(30) or failure:
-        raise RuntimeError(f"the Worker did not start: {failure}")
-    try:
-        yield
-    finally:
-        asyncio.run_coroutine_threadsafe(holder[0].stop(), loop).result(30)
-        thread.join(30)
-        loop.close()
-
-
 # --- printing -----------------------------------------------------------------------
 
 
@@ -243,7 +189,10 @@ def run_demo(address: str) -> int:
     flow = build_flow()
     session_id = f"demo-{uuid.uuid4().hex[:8]}"
     started = time.monotonic()
-    with worker(flow, address), AgentSessionClient(flow, server_address=address) as client:
+    with (
+        worker_in_thread([flow], address),
+        AgentSessionClient(flow, server_address=address) as client,
+    ):
         run_id = client.start_session(
             session_id, "My order A-1001 arrived broken. Please refund it."
         )
@@ -289,7 +238,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", help="a running dexlite or Dex server; default: start one")
     args = parser.parse_args()
-    with dexlite(args.server) as address:
+    with dexlite_or(args.server) as address:
         return run_demo(address)
 
 

@@ -19,19 +19,19 @@ python/adapters/pydantic_ai/src .venv/bin/python python/examples/pydantic_ai_exa
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import tempfile
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
-from dex_agents import AgentSessionClient, AgentSessionFlow, AgentWorker, ToolPolicy
+from dex_agents import AgentSessionClient, AgentSessionFlow, ToolPolicy
 from dex_agents_contracts import MessageRole, ToolEffect
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
-from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, turn_shapes
+from dex_agents_testing import (
+    assert_step_shape,
+    dexlite_or,
+    fetch_history,
+    turn_shapes,
+    worker_in_thread,
+)
 from pydantic_ai import Agent, DeferredToolRequests, RunContext
 from pydantic_ai.messages import (
     ModelMessage,
@@ -106,59 +106,16 @@ def build_flow() -> AgentSessionFlow:
     return AgentSessionFlow(runner, flow_type="PydanticAiSupportAgent")
 
 
-# --- infrastructure: dexlite and an in-process Worker -------------------------------
-
-
-@contextmanager
-def dex_server(address: str | None) -> Iterator[str]:
-    if address is not None:
-        yield address
-        return
-    with tempfile.TemporaryDirectory(prefix="dex-pydantic-ai-example-") as root:
-        process = DexliteProcess(Path(root) / "example.sqlite").start()
-        try:
-            yield process.address
-        finally:
-            process.stop()
-
-
-@contextmanager
-def worker(flow: AgentSessionFlow, address: str) -> Iterator[None]:
-    """Serves the Flow on an event loop thread of its own while the example calls Dex."""
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    workers: list[AgentWorker] = []
-
-    async def serve() -> None:
-        # The Worker's gRPC channels belong to the loop that creates them.
-        workers.append(AgentWorker([flow], server_address=address))
-        ready = asyncio.Event()
-        task = asyncio.create_task(workers[0].run(ready))
-        waiter = asyncio.create_task(ready.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        started.set()
-        waiter.cancel()
-        await task
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    if not started.wait(30) or not thread.is_alive():
-        raise RuntimeError("the Worker did not start")
-    try:
-        yield
-    finally:
-        asyncio.run_coroutine_threadsafe(workers[0].stop(), loop).result(30)
-        thread.join(30)
-        loop.close()
-
-
 # --- the example --------------------------------------------------------------------
 
 
 def run(address: str) -> None:
     flow = build_flow()
     session_id = f"pydantic-ai-{uuid.uuid4().hex[:8]}"
-    with worker(flow, address), AgentSessionClient(flow, server_address=address) as client:
+    with (
+        worker_in_thread([flow], address),
+        AgentSessionClient(flow, server_address=address) as client,
+    ):
         run_id = client.start_session(session_id, f"Order {ORDER_ID} arrived broken. Refund it.")
         for event, _ in client.follow_events(
             session_id,
@@ -192,7 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", help="a running dexlite or Dex server; default: start one")
     args = parser.parse_args()
-    with dex_server(args.server) as address:
+    with dexlite_or(args.server) as address:
         run(address)
 
 

@@ -9,6 +9,7 @@ from dex_agents_testing.history import (
     step_types,
     turn_shapes,
 )
+from dex_agents_testing.in_process import dexlite_or, worker_in_thread
 from dex_agents_testing.processes import (
     DexliteProcess,
     WorkerProcess,
@@ -27,6 +28,9 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "child_env",
     "free_port",
     "wait_until",
+    # in-process helpers for examples and benchmarks
+    "dexlite_or",
+    "worker_in_thread",
     # scripted sessions
     "ModelReply",
     "RunLog",
