@@ -67,7 +67,6 @@ from dex.dexpb import dex_pb2 as pb
 from dex_agents import AgentSessionClient, AgentSessionFlow, run_worker
 from dex_agents._schema import SessionSchema
 from dex_agents._step_options import LOAD_MESSAGES_AND_CHUNKS, LOAD_TOOL_CALLS
-from dex_agents._steps_tools import _OUTPUT_SEND_GRACE_SECONDS
 from dex_agents.codecs import StructCodec
 from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
 from dex_agents.runner import (
@@ -488,12 +487,6 @@ def report(
     extra = (statistics.median(turn_seconds) - statistics.median(inprocess)) / 4
     print(f"  ratio Dex / in-process (medians)     {ratio:7.1f} x")
     print(f"  Dex minus in-process, per Step       {ms(extra)}   (target: < 10 ms)")
-    grace = _OUTPUT_SEND_GRACE_SECONDS
-    print(
-        f"  of which CallTool sleeps {ms(grace).strip()} on purpose (_OUTPUT_SEND_GRACE_SECONDS, "
-        "so tool_call_started and the heartbeat leave the Worker before the tool runs);"
-    )
-    print(f"  without that sleep, per Step         {ms(extra - grace / 4)}")
     client_view = [t.client_seconds for t in timings[first:last]]
     print(f"  client: send_user_message -> turn_completed received   {summary(client_view)}")
     quarter = max(1, args.turns // 4)

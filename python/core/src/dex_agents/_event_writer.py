@@ -58,7 +58,8 @@ class StepEventWriter:
     def write(self, payload: object, *, event_type: str | None = None) -> None:
         """Append a contract payload message (or an adapter event with `event_type`)."""
         if event_type is None:
-            self.write_raw(event_type_of(payload), encode(payload))
+            # A contract payload encodes to a JSON object: no need to parse it back.
+            self._write(event_type_of(payload), encode(payload))
         elif isinstance(payload, str):
             self.write_raw(event_type, payload)
         else:
@@ -70,6 +71,9 @@ class StepEventWriter:
             raise ValueError("an event needs a type")
         if not isinstance(json.loads(payload_json), dict):
             raise ValueError("an event payload must be a JSON object")
+        self._write(event_type, payload_json)
+
+    def _write(self, event_type: str, payload_json: str) -> None:
         event = AgentEvent(
             type=event_type,
             turn_id=self._turn_id,

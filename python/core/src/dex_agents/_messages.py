@@ -123,7 +123,9 @@ class MessageStore:
         for message, size in zip(stored, sizes, strict=True):
             self._check_storable(context, message, size)
         state.next_message_sequence += len(stored)
-        window = self.window(context)
+        # Only the window's sequences are needed, plus the messages a rollover moves:
+        # decode those lazily instead of the whole window.
+        window: dict[int, AgentMessage | None] = dict.fromkeys(self._window_sequences(context))
         index = self.index(context)
         index_changed = False
         for message, size in zip(stored, sizes, strict=True):
@@ -151,6 +153,9 @@ class MessageStore:
             self.schema.message_index.set(context, index)
         return stored
 
+    def _window_sequences(self, context: Context) -> list[int]:
+        return [int(key) for key in self.schema.messages.get_all_instance_keys(context)]
+
     def _check_storable(self, context: Context, message: AgentMessage, size: int) -> None:
         """Raise ValueTooLarge, before anything is written, for a message Dex cannot store.
 
@@ -168,7 +173,10 @@ class MessageStore:
             )
 
     def _roll_over(
-        self, context: Context, window: dict[int, AgentMessage], index: AgentMessageIndex
+        self,
+        context: Context,
+        window: dict[int, AgentMessage | None],
+        index: AgentMessageIndex,
     ) -> bool:
         moved_chunks = 0
         moved_bytes = 0
@@ -176,7 +184,7 @@ class MessageStore:
             len(window) > self.options.message_window_size
             and moved_chunks < MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT
         ):
-            chunk, size = self._next_chunk(window)
+            chunk, size = self._next_chunk(context, window)
             if moved_chunks and moved_bytes + size > MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT:
                 break
             first, last = chunk[0].sequence, chunk[-1].sequence
@@ -191,16 +199,25 @@ class MessageStore:
             moved_bytes += size
         return moved_chunks > 0
 
-    def _next_chunk(self, window: dict[int, AgentMessage]) -> tuple[list[AgentMessage], int]:
-        """The oldest consecutive window messages that fit one chunk, and its size."""
+    def _next_chunk(
+        self, context: Context, window: dict[int, AgentMessage | None]
+    ) -> tuple[list[AgentMessage], int]:
+        """The oldest consecutive window messages that fit one chunk, and its size.
+
+        Decodes a stored window message only when the chunk reaches it (and keeps it
+        in `window`, so the next chunk does not decode it again).
+        """
         chunk: list[AgentMessage] = []
         size = EMPTY_CHUNK_BYTES
         for seq in sorted(window):
             message = window[seq]
+            if chunk and seq != chunk[-1].sequence + 1:
+                break
+            if message is None:
+                message = self.schema.messages.get(context, sequence_key(seq))
+                window[seq] = message
             added = encoded_size(message) + (1 if chunk else 0)
-            if chunk and (
-                seq != chunk[-1].sequence + 1 or size + added > self.options.message_chunk_max_bytes
-            ):
+            if chunk and size + added > self.options.message_chunk_max_bytes:
                 break
             chunk.append(message)
             size += added

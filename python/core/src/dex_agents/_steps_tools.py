@@ -11,6 +11,7 @@ calls and their failure routes never share a "current call".
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from dex import AsyncContext, Context, Step, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex_agents_contracts import (
@@ -172,27 +173,31 @@ class AwaitToolApproval(Step[str]):
 
 # --- running a tool -----------------------------------------------------------------
 
-_OUTPUT_QUEUE_WAIT_SECONDS = 1.0
-_OUTPUT_SEND_GRACE_SECONDS = 0.05
+_WRITE_POLL_SECONDS = 0.0005
 
 
-async def _output_sent(context: AsyncContext) -> None:
-    """Gives tool_call_started and the heartbeat time to leave this process.
+async def _await_frames_written(
+    context: AsyncContext, marker: Callable[[], Awaitable[None]]
+) -> None:
+    """Returns once every output this attempt emitted so far was written to the Worker's stream.
 
-    SDK 1.23.0's `heartbeat()` returns once the frame is queued, not sent; a
-    Worker killed before the frame leaves would let Dex reissue the attempt as
-    never started. Waiting until the SDK took the frames off its queue, plus a
-    short grace for the transport, narrows that window (no delivery ack exists).
+    SDK 1.23.0's `heartbeat()` returns once the frame is queued, not sent. The SDK's
+    drain loop (`AsyncWorkerDispatcher._drain_outputs`) takes one output off the
+    attempt's queue, yields it, and takes the next only after the Worker's transport
+    finished writing the yielded frame: the pull stream awaits `call.write(frame)`,
+    a listening Worker's gRPC server awaits the response write, before asking the
+    generator for more. So after `marker` (one more heartbeat) has been queued, an
+    empty queue means the marker was taken off it, and therefore every frame before
+    the marker - tool_call_started and the heartbeat - completed its gRPC write.
+    The queue offers no event to await, so this polls it. See README "Known limits"
+    for what a completed write does and does not promise.
     """
-    loop = asyncio.get_running_loop()
-    emitter = getattr(context, "_output_emitter", None)
-    queue = getattr(emitter, "queue", None)
-    deadline = loop.time() + _OUTPUT_QUEUE_WAIT_SECONDS
-    pending = isinstance(queue, asyncio.Queue) and not queue.empty()
-    while pending and loop.time() < deadline:  # the SDK's queue offers no event to await
-        await asyncio.sleep(0.001)
-        pending = isinstance(queue, asyncio.Queue) and not queue.empty()
-    await asyncio.sleep(_OUTPUT_SEND_GRACE_SECONDS)
+    queue = getattr(getattr(context, "_output_emitter", None), "queue", None)
+    if not isinstance(queue, asyncio.Queue):
+        return  # not an SDK async Step context (no output stream to wait for)
+    await marker()
+    while not queue.empty():  # noqa: ASYNC110 - the SDK's queue offers no event to await
+        await asyncio.sleep(_WRITE_POLL_SECONDS)
 
 
 class _ToolStep(Step[str]):
@@ -231,7 +236,7 @@ class _ToolStep(Step[str]):
             # Once this output reaches Dex, it never hands the attempt out again as
             # "not started", so the tool cannot run twice under one attempt number.
             await heartbeat()
-            await _output_sent(context)
+            await _await_frames_written(context, heartbeat)
             execution = DeferredToolExecution(
                 flow_id=context.flow_id,
                 turn_id=record.turn_id,

@@ -10,14 +10,18 @@ built with, so Workers and Clients must use `agent_codec_registry()`.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from dex import Codec, CodecRegistry, Value, WireKind
 from dex_agents_contracts import (
     CODECS,
     AgentInterrupt,
+    AgentMessage,
+    AgentMessageChunk,
     CompactContextInput,
     Struct,
     decode,
@@ -29,6 +33,8 @@ from dex_agents_contracts import (
 )
 
 __all__ = [
+    "DECODED_MESSAGE_CACHE_BYTES",
+    "CachedMessageCodec",
     "ContractCodec",
     "ContractListCodec",
     "OptionalContractCodec",
@@ -68,6 +74,80 @@ class ContractCodec(Generic[T]):
 
     def decode(self, value: Value) -> T:
         return decode(self.message_type, _require_json(value, self.type_name))
+
+
+DECODED_MESSAGE_CACHE_BYTES = 16 * 1024 * 1024
+"""Wire JSON bytes whose decoded AgentMessage / AgentMessageChunk values a process keeps."""
+
+
+class _DecodeCache:
+    """Decoded values by their wire JSON text, least recently used first out.
+
+    Only for values that are immutable once stored (AgentMessages instances and
+    AgentMessageChunks, design "Message storage"): RunModel loads every one of them
+    on every model call, and decoding them again each time cost most of its Worker
+    CPU. Keyed by the full text, so a hit is exactly the value a decode would give.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._entries: OrderedDict[str, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> object | None:
+        with self._lock:
+            value = self._entries.get(text)
+            if value is not None:
+                self._entries.move_to_end(text)
+            return value
+
+    def put(self, text: str, value: object) -> None:
+        size = len(text)
+        if size > self._max_bytes:
+            return
+        with self._lock:
+            if text in self._entries:
+                return
+            self._entries[text] = value
+            self._bytes += size
+            while self._bytes > self._max_bytes:
+                evicted, _ = self._entries.popitem(last=False)
+                self._bytes -= len(evicted)
+
+
+def _copy_message(message: AgentMessage) -> AgentMessage:
+    # A shallow copy is a full one: every field is a str, int, enum or datetime.
+    copied: AgentMessage = object.__new__(AgentMessage)
+    copied.__dict__.update(message.__dict__)
+    return copied
+
+
+@dataclass(frozen=True)
+class CachedMessageCodec(ContractCodec[T]):
+    """ContractCodec for AgentMessage or AgentMessageChunk, with a shared decode cache.
+
+    Every decode returns fresh objects (copies of the cached ones), so a caller
+    that changes what it got changes nothing another Step sees.
+    """
+
+    cache: _DecodeCache = field(
+        default_factory=lambda: _DecodeCache(DECODED_MESSAGE_CACHE_BYTES), compare=False
+    )
+
+    def decode(self, value: Value) -> T:
+        text = _require_json(value, self.type_name)
+        cached = self.cache.get(text)
+        if cached is None:
+            cached = decode(self.message_type, text)
+            self.cache.put(text, cached)
+        if isinstance(cached, AgentMessage):
+            return _copy_message(cached)  # type: ignore[return-value]
+        if isinstance(cached, AgentMessageChunk):
+            return AgentMessageChunk(  # type: ignore[return-value]
+                messages=[_copy_message(m) for m in cached.messages]
+            )
+        raise TypeError(f"{self.type_name} values are not cached")
 
 
 @dataclass(frozen=True)
@@ -150,6 +230,10 @@ class StructCodec:
         return struct_from_json(data)
 
 
+_MESSAGE_CODEC = CachedMessageCodec(AgentMessage)
+_MESSAGE_CHUNK_CODEC = CachedMessageCodec(AgentMessageChunk)
+
+
 def agent_codec_registry(extra: Mapping[object, Codec[Any]] | None = None) -> CodecRegistry:
     """A `CodecRegistry` with a wire-JSON codec for every contract type.
 
@@ -159,6 +243,8 @@ def agent_codec_registry(extra: Mapping[object, Codec[Any]] | None = None) -> Co
     codecs: dict[object, Codec[Any]] = {
         message_type: ContractCodec(message_type) for message_type in CODECS
     }
+    codecs[AgentMessage] = _MESSAGE_CODEC
+    codecs[AgentMessageChunk] = _MESSAGE_CHUNK_CODEC
     codecs[list[AgentInterrupt]] = ContractListCodec(AgentInterrupt)
     codecs[Struct] = StructCodec()
     codecs[CompactContextInput | None] = OptionalContractCodec(CompactContextInput)
