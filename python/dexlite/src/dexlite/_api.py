@@ -199,9 +199,12 @@ class FlowOps:
             movement.step_input.CopyFrom(
                 request.step_input if request.HasField("step_input") else null_value()
             )
-            run = self.engine.run_row(run_id)
             self.engine.enqueue(
-                conn, run, movement, START_FROM_ID, not_before=now + start.flow_start_delay_seconds
+                conn,
+                run_id,
+                movement,
+                START_FROM_ID,
+                not_before=now + start.flow_start_delay_seconds,
             )
         return run_id
 
@@ -232,7 +235,12 @@ class FlowOps:
             run_id = run["run_id"]
 
         def check() -> pb.FlowResult | None:
-            row = engine.run_row(run_id)
+            # Runs after every commit while the flow is open: read only the status.
+            row = engine.db.conn.execute(
+                "SELECT status FROM runs WHERE run_id=?", (run_id,)
+            ).fetchone()
+            if row is None:
+                engine.run_row(run_id)  # raises the usual "run vanished" error
             if row["status"] == RUNNING:
                 return None
             return engine.flow_result(engine.db.conn, run_id)
@@ -445,7 +453,7 @@ class FlowOps:
             clean = pb.StepMovement()
             clean.CopyFrom(movement)
             clean.ClearField("recovery_error_internal_only")
-            engine.enqueue(conn, run, clean, f"__rpc/{request.rpc_name}")
+            engine.enqueue(conn, run_id, clean, f"__rpc/{request.rpc_name}")
         engine.event(
             conn,
             run_id,

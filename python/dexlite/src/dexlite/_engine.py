@@ -188,10 +188,11 @@ class Engine:
 
     def event(self, conn: sqlite3.Connection, run_id: str, **payload: Message) -> None:
         """Appends one history event in the current transaction (dense IDs from 1)."""
-        conn.execute("UPDATE runs SET event_seq=event_seq+1 WHERE run_id=?", (run_id,))
-        event_id = conn.execute("SELECT event_seq FROM runs WHERE run_id=?", (run_id,)).fetchone()[
-            0
-        ]
+        # RETURNING saves a second statement per event; fetchall() steps the statement to
+        # completion so nothing is left in progress at COMMIT.
+        event_id = conn.execute(
+            "UPDATE runs SET event_seq=event_seq+1 WHERE run_id=? RETURNING event_seq", (run_id,)
+        ).fetchall()[0][0]
         event = pb.FlowHistoryEvent(event_id=event_id, run_attempt=1)
         for name, message in payload.items():
             getattr(event, name).CopyFrom(message)
@@ -289,7 +290,7 @@ class Engine:
     def enqueue(
         self,
         conn: sqlite3.Connection,
-        run: sqlite3.Row,
+        run_id: str,
         movement: pb.StepMovement,
         from_id: str,
         *,
@@ -297,17 +298,13 @@ class Engine:
         exec_id: str = "",
     ) -> str:
         """Creates one execution; its ID is assigned now, in queue order."""
-        run_id = run["run_id"]
         step_type = movement.step_type
         if not exec_id:
-            conn.execute(
-                "INSERT INTO counters(run_id, step_type, n) VALUES (?,?,1)"
-                " ON CONFLICT(run_id, step_type) DO UPDATE SET n=n+1",
-                (run_id, step_type),
-            )
             n = conn.execute(
-                "SELECT n FROM counters WHERE run_id=? AND step_type=?", (run_id, step_type)
-            ).fetchone()[0]
+                "INSERT INTO counters(run_id, step_type, n) VALUES (?,?,1)"
+                " ON CONFLICT(run_id, step_type) DO UPDATE SET n=n+1 RETURNING n",
+                (run_id, step_type),
+            ).fetchall()[0][0]
             exec_id = f"{step_type}-{n}"
         stored = pb.StepMovement()
         stored.CopyFrom(movement)
@@ -402,7 +399,12 @@ class Engine:
     def _build_request(
         self, conn: sqlite3.Connection, step: sqlite3.Row, movement: pb.StepMovement, method: Method
     ) -> pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest:
-        run = conn.execute("SELECT * FROM runs WHERE run_id=?", (step["run_id"],)).fetchone()
+        # Only the run's immutable identity is needed; skipping the config blob and the
+        # other columns makes this per-dispatch read cheaper.
+        run = conn.execute(
+            "SELECT run_id, flow_id, flow_type, start_ts FROM runs WHERE run_id=?",
+            (step["run_id"],),
+        ).fetchone()
         request: pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
         if method == "wait_for":
             request = pb.InvokeWaitForMethodRequest()
@@ -629,8 +631,8 @@ class Engine:
         """Re-evaluates waits and locks, and completes a gracefully finished flow."""
         self.evaluate_waits(conn, run_id)
         self.grant_locks(conn, run_id)
-        run = self.run_row(run_id)
-        if run["status"] == RUNNING and run["graceful"]:
+        run = conn.execute("SELECT status, graceful FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if run is not None and run["status"] == RUNNING and run["graceful"]:
             active = conn.execute(
                 "SELECT COUNT(*) FROM steps WHERE run_id=? AND state<>? AND exec_id<>?",
                 (run_id, COMPLETED, TIMEOUT_HANDLER_ID),

@@ -270,12 +270,11 @@ def enqueue_next(
     from_id: str,
     movements: Sequence[pb.StepMovement],
 ) -> None:
-    run = engine.run_row(run_id)
     for movement in movements:
         clean = pb.StepMovement()
         clean.CopyFrom(movement)
         clean.ClearField("recovery_error_internal_only")
-        engine.enqueue(conn, run, clean, from_id)
+        engine.enqueue(conn, run_id, clean, from_id)
 
 
 def record_failure(
@@ -381,7 +380,7 @@ def record_failure(
             recovery_movement.step_input.CopyFrom(movement.step_input)
         else:
             recovery_movement.step_input.CopyFrom(null_value())
-        engine.enqueue(conn, engine.run_row(run_id), recovery_movement, exec_id)
+        engine.enqueue(conn, run_id, recovery_movement, exec_id)
         engine.settle(conn, run_id)
         return
     engine.close_run(conn, run_id, pb.FLOW_STATUS_FAILED, error_type, failure.detail)

@@ -135,7 +135,7 @@ def flow_timeout(engine: Engine, conn: sqlite3.Connection, run: sqlite3.Row) -> 
         movement = pb.StepMovement(
             step_type=TIMEOUT_HANDLER_TYPE, step_options=handler_step_options(handler)
         )
-        engine.enqueue(conn, run, movement, "", exec_id=TIMEOUT_HANDLER_ID)
+        engine.enqueue(conn, run_id, movement, "", exec_id=TIMEOUT_HANDLER_ID)
     else:
         engine.close_run(
             conn, run_id, pb.FLOW_STATUS_FAILED, pb.FLOW_ERROR_TYPE_FLOW_TIMEOUT, "flow timeout"
