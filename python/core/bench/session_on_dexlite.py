@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import statistics
 import subprocess
@@ -70,24 +69,18 @@ from dex_agents._step_options import LOAD_MESSAGES_AND_CHUNKS, LOAD_TOOL_CALLS
 from dex_agents.codecs import StructCodec
 from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
 from dex_agents.runner import (
-    AgentTurnContext,
-    DeferredToolExecution,
-    FrameworkMessage,
-    ToolCallsRequested,
     ToolPolicy,
-    TurnCompleted,
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import (
     AgentMessage,
     AgentStatus,
-    AgentToolCall,
-    ToolCallStatus,
     ToolEffect,
     encode,
     encode_list,
 )
 from dex_agents_testing import DexliteProcess, child_env, fetch_history
+from stepwise_inprocess import Timings, one_turn, stored
 
 TURN_SHAPE = ["RunModel", "CallTool", "ResumeTurn", "RunModel"]
 TURN_STARTS = ("StartAgentSession", "AwaitUserMessage")
@@ -266,101 +259,19 @@ def step_chains(history: Sequence[pb.FlowHistoryEvent]) -> list[StepChain]:
 # --- Stepwise in-process, the same turns ---------------------------------------------------
 
 
-class _NullEvents:
-    def write(self, payload: object, *, event_type: str | None = None) -> None:
-        return None
-
-    def write_raw(self, event_type: str, payload_json: str) -> None:
-        return None
-
-
-async def _no_heartbeat() -> None:
-    return None
-
-
-async def _no_checkpoint(_: str) -> None:
-    return None
-
-
-def _turn_context(
-    turn_id: str,
-    messages: list[AgentMessage],
-    run_state: str | None,
-    records: tuple[AgentToolCall, ...],
-) -> AgentTurnContext:
-    return AgentTurnContext(
-        flow_id="bench-session",
-        turn_id=turn_id,
-        attempt=1,
-        messages=tuple(messages),
-        framework_run_state=run_state,
-        tool_calls=records,
-        tool_policies={},
-        default_tool_effect=ToolEffect.UNCLASSIFIED,
-        events=_NullEvents(),
-        heartbeat=_no_heartbeat,
-    )
-
-
 async def inprocess_turns(turns: int) -> list[float]:
     """Seconds per turn: RunModel, the tool call, RunModel, with the history growing."""
     runner = build_runner(turns)
     messages: list[AgentMessage] = []
-
-    def store(turn_id: str, items: Sequence[FrameworkMessage]) -> None:
-        for item in items:
-            messages.append(
-                AgentMessage(
-                    sequence=len(messages) + 1,
-                    turn_id=turn_id,
-                    role=item.message_role,
-                    text=item.text,
-                    tool_call_id=item.tool_call_id,
-                    tool_name=item.tool_name,
-                    tool_arguments=item.tool_arguments,
-                    tool_output=item.tool_output,
-                    framework_item=item.framework_item,
-                )
-            )
-
     seconds: list[float] = []
     for n in range(1, turns + 1):
         turn_id = f"turn-{n}"
-        store(turn_id, [runner.build_user_message(QUESTION)])
+        messages.append(stored(runner.build_user_message(QUESTION), len(messages) + 1, turn_id))
         started = time.perf_counter()
-        requested = await runner.run_model_step(_turn_context(turn_id, messages, None, ()))
-        assert isinstance(requested, ToolCallsRequested)
-        [call] = requested.tool_calls
-        record = AgentToolCall(
-            tool_call_id=call.tool_call_id,
-            turn_id=turn_id,
-            tool_name=call.tool_name,
-            arguments=call.arguments,
-            effect=call.policy.effect,
-            requires_approval=call.policy.requires_approval,
-            status=ToolCallStatus.APPROVED,
-            deferral_order=0,
-            input_allows_free_text=True,
-        )
-        result = await runner.execute_deferred_tool_call(
-            DeferredToolExecution(
-                flow_id="bench-session",
-                turn_id=turn_id,
-                tool_call=record,
-                idempotency_key=f"bench-session/{turn_id}/{call.tool_call_id}",
-                attempt=1,
-                events=_NullEvents(),
-                heartbeat=_no_heartbeat,
-                save_heartbeat_checkpoint=_no_checkpoint,
-            )
-        )
-        final = dataclasses.replace(record, status=ToolCallStatus.SUCCEEDED, output=result.output)
-        completed = await runner.run_model_step(
-            _turn_context(turn_id, messages, requested.framework_run_state, (final,))
-        )
+        completed = await one_turn(runner, turn_id, messages, Timings(), flow_id="bench-session")
         seconds.append(time.perf_counter() - started)
-        assert isinstance(completed, TurnCompleted)
-        store(turn_id, completed.new_messages)
+        for item in completed.new_messages:
+            messages.append(stored(item, len(messages) + 1, turn_id))
     return seconds
 
 

@@ -91,9 +91,10 @@ def context(
     messages: list[AgentMessage],
     run_state: str | None,
     records: tuple[AgentToolCall, ...],
+    flow_id: str = FLOW_ID,
 ) -> AgentTurnContext:
     return AgentTurnContext(
-        flow_id=FLOW_ID,
+        flow_id=flow_id,
         turn_id=turn_id,
         attempt=1,
         messages=tuple(messages),
@@ -106,12 +107,17 @@ def context(
     )
 
 
-async def one_turn(runner: StepwiseRunner, turn_number: int, timings: Timings) -> None:
-    turn_id = f"turn-{turn_number}"
-    messages = [stored(runner.build_user_message("What is x?"), 1, turn_id)]
-
+async def one_turn(
+    runner: StepwiseRunner,
+    turn_id: str,
+    messages: list[AgentMessage],
+    timings: Timings,
+    *,
+    flow_id: str = FLOW_ID,
+) -> TurnCompleted:
+    """RunModel -> the one requested tool call -> RunModel, over `messages` (the stored history)."""
     started = time.perf_counter()
-    requested = await runner.run_model_step(context(turn_id, messages, None, ()))
+    requested = await runner.run_model_step(context(turn_id, messages, None, (), flow_id))
     timings.first_model_step.append(time.perf_counter() - started)
     assert isinstance(requested, ToolCallsRequested)
     [call] = requested.tool_calls
@@ -127,10 +133,10 @@ async def one_turn(runner: StepwiseRunner, turn_number: int, timings: Timings) -
         input_allows_free_text=True,
     )
     execution = DeferredToolExecution(
-        flow_id=FLOW_ID,
+        flow_id=flow_id,
         turn_id=turn_id,
         tool_call=record,
-        idempotency_key=f"{FLOW_ID}/{turn_id}/{call.tool_call_id}",
+        idempotency_key=f"{flow_id}/{turn_id}/{call.tool_call_id}",
         attempt=1,
         events=NullEvents(),
         heartbeat=no_heartbeat,
@@ -142,11 +148,12 @@ async def one_turn(runner: StepwiseRunner, turn_number: int, timings: Timings) -
     timings.tool_step.append(time.perf_counter() - started)
 
     final = dataclasses.replace(record, status=ToolCallStatus.SUCCEEDED, output=result.output)
-    resume = context(turn_id, messages, requested.framework_run_state, (final,))
+    resume = context(turn_id, messages, requested.framework_run_state, (final,), flow_id)
     started = time.perf_counter()
     completed = await runner.run_model_step(resume)
     timings.second_model_step.append(time.perf_counter() - started)
     assert isinstance(completed, TurnCompleted)
+    return completed
 
 
 def script(turns: int) -> list[ScriptEntry]:
@@ -167,11 +174,18 @@ async def measure(turns: int, warmup: int, use_async_tool: bool) -> Timings:
     runner = StepwiseRunner(AgentDefinition(instructions="Answer.", tools=[chosen], model=model))
     discard = Timings()
     for n in range(warmup):
-        await one_turn(runner, n, discard)
+        await _fresh_turn(runner, n, discard)
     timings = Timings()
     for n in range(turns):
-        await one_turn(runner, warmup + n, timings)
+        await _fresh_turn(runner, warmup + n, timings)
     return timings
+
+
+async def _fresh_turn(runner: StepwiseRunner, turn_number: int, timings: Timings) -> None:
+    """A turn over a history of just its own user message."""
+    turn_id = f"turn-{turn_number}"
+    messages = [stored(runner.build_user_message("What is x?"), 1, turn_id)]
+    await one_turn(runner, turn_id, messages, timings)
 
 
 def _report(name: str, samples: list[float]) -> str:
