@@ -68,6 +68,7 @@ from dex_agents._schema import SessionSchema
 from dex_agents._step_options import LOAD_MESSAGES_AND_CHUNKS, LOAD_TOOL_CALLS
 from dex_agents.codecs import StructCodec
 from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
+from dex_agents.offline import stored_message
 from dex_agents.runner import (
     ToolPolicy,
 )
@@ -80,7 +81,7 @@ from dex_agents_contracts import (
     encode_list,
 )
 from dex_agents_testing import DexliteProcess, child_env, fetch_history
-from stepwise_inprocess import Timings, one_turn, stored
+from stepwise_inprocess import Timings, one_turn
 
 TURN_SHAPE = ["RunModel", "CallTool", "ResumeTurn", "RunModel"]
 TURN_STARTS = ("StartAgentSession", "AwaitUserMessage")
@@ -266,12 +267,14 @@ async def inprocess_turns(turns: int) -> list[float]:
     seconds: list[float] = []
     for n in range(1, turns + 1):
         turn_id = f"turn-{n}"
-        messages.append(stored(runner.build_user_message(QUESTION), len(messages) + 1, turn_id))
+        messages.append(
+            stored_message(runner.build_user_message(QUESTION), len(messages) + 1, turn_id)
+        )
         started = time.perf_counter()
         completed = await one_turn(runner, turn_id, messages, Timings(), flow_id="bench-session")
         seconds.append(time.perf_counter() - started)
         for item in completed.new_messages:
-            messages.append(stored(item, len(messages) + 1, turn_id))
+            messages.append(stored_message(item, len(messages) + 1, turn_id))
     return seconds
 
 

@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, field
 
 from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
+from dex_agents.offline import NullEventWriter, no_checkpoint, no_heartbeat, stored_message
 from dex_agents.runner import (
     AgentTurnContext,
     DeferredToolExecution,
-    FrameworkMessage,
     ToolCallsRequested,
     ToolPolicy,
     TurnCompleted,
@@ -47,36 +47,6 @@ def lookup(key: str) -> str:
 
 async def lookup_async(key: str) -> str:
     return f"value of {key}"
-
-
-class NullEvents:
-    def write(self, payload: object, *, event_type: str | None = None) -> None:
-        return None
-
-    def write_raw(self, event_type: str, payload_json: str) -> None:
-        return None
-
-
-async def no_heartbeat() -> None:
-    return None
-
-
-async def no_checkpoint(_: str) -> None:
-    return None
-
-
-def stored(message: FrameworkMessage, sequence: int, turn_id: str) -> AgentMessage:
-    return AgentMessage(
-        sequence=sequence,
-        turn_id=turn_id,
-        role=message.message_role,
-        text=message.text,
-        tool_call_id=message.tool_call_id,
-        tool_name=message.tool_name,
-        tool_arguments=message.tool_arguments,
-        tool_output=message.tool_output,
-        framework_item=message.framework_item,
-    )
 
 
 @dataclass
@@ -102,7 +72,7 @@ def context(
         tool_calls=records,
         tool_policies={},
         default_tool_effect=ToolEffect.UNCLASSIFIED,
-        events=NullEvents(),
+        events=NullEventWriter(),
         heartbeat=no_heartbeat,
     )
 
@@ -138,7 +108,7 @@ async def one_turn(
         tool_call=record,
         idempotency_key=f"{flow_id}/{turn_id}/{call.tool_call_id}",
         attempt=1,
-        events=NullEvents(),
+        events=NullEventWriter(),
         heartbeat=no_heartbeat,
         save_heartbeat_checkpoint=no_checkpoint,
     )
@@ -184,7 +154,7 @@ async def measure(turns: int, warmup: int, use_async_tool: bool) -> Timings:
 async def _fresh_turn(runner: StepwiseRunner, turn_number: int, timings: Timings) -> None:
     """A turn over a history of just its own user message."""
     turn_id = f"turn-{turn_number}"
-    messages = [stored(runner.build_user_message("What is x?"), 1, turn_id)]
+    messages = [stored_message(runner.build_user_message("What is x?"), 1, turn_id)]
     await one_turn(runner, turn_id, messages, timings)
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from dex_agents.offline import RecordingEventWriter, no_checkpoint, no_heartbeat, stored_message
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
@@ -52,24 +52,6 @@ def run(awaitable: Awaitable[T]) -> T:
 
 
 @dataclass
-class RecordingEventWriter:
-    """An `EventWriter` that keeps `(event_type, payload)` pairs."""
-
-    events: list[tuple[str, object]] = field(default_factory=list)
-
-    def write(self, payload: object, *, event_type: str | None = None) -> None:
-        name = event_type or type(payload).__name__
-        self.events.append((name, payload))
-
-    def write_raw(self, event_type: str, payload_json: str) -> None:
-        self.events.append((event_type, json.loads(payload_json)))
-
-
-async def no_heartbeat() -> None:
-    return None
-
-
-@dataclass
 class FakeSession:
     """The session Flow's bookkeeping around the runner, in memory."""
 
@@ -95,19 +77,7 @@ class FakeSession:
 
     def store(self, new: Sequence[FrameworkMessage]) -> None:
         for message in new:
-            self.messages.append(
-                AgentMessage(
-                    sequence=len(self.messages) + 1,
-                    turn_id=self.turn_id,
-                    role=message.message_role,
-                    text=message.text,
-                    tool_call_id=message.tool_call_id,
-                    tool_name=message.tool_name,
-                    tool_arguments=message.tool_arguments,
-                    tool_output=message.tool_output,
-                    framework_item=message.framework_item,
-                )
-            )
+            self.messages.append(stored_message(message, len(self.messages) + 1, self.turn_id))
 
     def start_turn(self, text: str) -> None:
         self.turn_number += 1
@@ -185,7 +155,7 @@ class FakeSession:
             attempt=attempt,
             events=self.events,
             heartbeat=no_heartbeat,
-            save_heartbeat_checkpoint=_no_checkpoint,
+            save_heartbeat_checkpoint=no_checkpoint,
         )
         try:
             result = run(self.runner.execute_deferred_tool_call(execution))
@@ -193,10 +163,6 @@ class FakeSession:
             self.finish(tool_call_id, ToolCallStatus.FAILED, error=error.message)
         else:
             self.finish(tool_call_id, ToolCallStatus.SUCCEEDED, output=result.output)
-
-
-async def _no_checkpoint(_: str) -> None:
-    return None
 
 
 def pending_record(call: DeferredToolCall, turn_id: str, order: int) -> AgentToolCall:

@@ -11,10 +11,11 @@ from dex_agents.models import (
     scripted_answer,
     scripted_tool_calls,
 )
+from dex_agents.offline import RecordingEventWriter, no_heartbeat
 from dex_agents.runner import ContextCompactionRunner, ContextSummaryRequest
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner
 from dex_agents_contracts import AgentUsage, ContextSummary, ToolCallStatus
-from stepwise_support import FakeSession, RecordingEventWriter, no_heartbeat, run
+from stepwise_support import FakeSession, run
 
 
 def lookup(key: str) -> str:

@@ -11,10 +11,8 @@ Steps, retries or approvals: integration tests against dexlite cover those.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from dex_agents import (
@@ -30,6 +28,7 @@ from dex_agents import (
     TurnCompleted,
     TurnContinued,
 )
+from dex_agents.offline import RecordingEventWriter, no_checkpoint, no_heartbeat, stored_message
 from dex_agents_contracts import AgentMessage, AgentToolCall, ToolCallStatus, ToolEffect
 
 from dex_agents_pydantic_ai._runner import PydanticAiRunner
@@ -46,27 +45,6 @@ def run(awaitable: Coroutine[Any, Any, T] | Awaitable[T]) -> T:
         return await awaitable
 
     return asyncio.run(main())
-
-
-@dataclass
-class RecordingEventWriter:
-    """An `EventWriter` that keeps `(event_type, payload)` pairs."""
-
-    events: list[tuple[str, object]] = field(default_factory=list)
-
-    def write(self, payload: object, *, event_type: str | None = None) -> None:
-        self.events.append((event_type or type(payload).__name__, payload))
-
-    def write_raw(self, event_type: str, payload_json: str) -> None:
-        self.events.append((event_type, json.loads(payload_json)))
-
-
-async def no_heartbeat() -> None:
-    return None
-
-
-async def no_checkpoint(_: str) -> None:
-    return None
 
 
 @dataclass
@@ -91,20 +69,7 @@ class FakeSession:
 
     def append(self, messages: list[FrameworkMessage] | tuple[FrameworkMessage, ...]) -> None:
         for m in messages:
-            self.messages.append(
-                AgentMessage(
-                    sequence=len(self.messages) + 1,
-                    turn_id=self.turn_id,
-                    role=m.message_role,
-                    text=m.text,
-                    tool_call_id=m.tool_call_id,
-                    tool_name=m.tool_name,
-                    tool_arguments=m.tool_arguments,
-                    tool_output=m.tool_output,
-                    framework_item=m.framework_item,
-                    created_at=datetime.now(UTC),
-                )
-            )
+            self.messages.append(stored_message(m, len(self.messages) + 1, self.turn_id))
 
     def start_turn(self, text: str) -> None:
         self.turn_number += 1
