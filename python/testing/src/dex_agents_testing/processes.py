@@ -75,7 +75,31 @@ def _wait_healthy(address: str, proc: subprocess.Popen[bytes], timeout: float = 
                 time.sleep(0.05)
 
 
-class DexliteProcess:
+class _ChildProcess:
+    """A child in its own process group: SIGKILL takes it down alone."""
+
+    proc: subprocess.Popen[bytes] | None
+    stop_timeout: float
+
+    def kill(self) -> None:
+        """SIGKILL the child's process group, then reap it."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM, and SIGKILL if the child has not exited after `stop_timeout`."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(self.stop_timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+class DexliteProcess(_ChildProcess):
     """A dexlite child on a free loopback port; `restart` keeps port and database."""
 
     def __init__(self, db_path: str | Path, *extra_args: str) -> None:
@@ -84,7 +108,8 @@ class DexliteProcess:
         self.address = f"127.0.0.1:{self.port}"
         self.extra_args = extra_args
         self.log_path = self.db_path + ".log"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc = None
+        self.stop_timeout = 15.0
 
     def start(self) -> DexliteProcess:
         with open(self.log_path, "ab") as log:
@@ -108,27 +133,12 @@ class DexliteProcess:
         _wait_healthy(self.address, self.proc)
         return self
 
-    def kill(self) -> None:
-        """SIGKILL, then reap."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
     def restart(self) -> DexliteProcess:
         self.stop()
         return self.start()
 
 
-class WorkerProcess:
+class WorkerProcess(_ChildProcess):
     """A Worker child serving one scenario (`dex_agents_testing.worker_main`)."""
 
     def __init__(
@@ -143,7 +153,9 @@ class WorkerProcess:
         self.scenario_path = str(scenario_path)
         self.listen_port = listen_port
         self.log_path = str(log_path or (self.scenario_path + ".worker.log"))
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc = None
+        # A Worker finishes its running Steps before it exits.
+        self.stop_timeout = 40.0
 
     def start(self, timeout: float = 60.0) -> WorkerProcess:
         args = [
@@ -176,22 +188,6 @@ class WorkerProcess:
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.pid
-
-    def kill(self) -> None:
-        """SIGKILL the Worker's process group, then reap it."""
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(40)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
     def restart(self) -> WorkerProcess:
         self.kill()
