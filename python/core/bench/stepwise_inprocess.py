@@ -91,17 +91,7 @@ async def one_turn(
     timings.first_model_step.append(time.perf_counter() - started)
     assert isinstance(requested, ToolCallsRequested)
     [call] = requested.tool_calls
-    record = AgentToolCall(
-        tool_call_id=call.tool_call_id,
-        turn_id=turn_id,
-        tool_name=call.tool_name,
-        arguments=call.arguments,
-        effect=call.policy.effect,
-        requires_approval=call.policy.requires_approval,
-        status=ToolCallStatus.APPROVED,
-        deferral_order=0,
-        input_allows_free_text=True,
-    )
+    record = call.pending_record(turn_id=turn_id, deferral_order=0)
     execution = DeferredToolExecution(
         flow_id=flow_id,
         turn_id=turn_id,

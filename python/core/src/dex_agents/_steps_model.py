@@ -29,7 +29,6 @@ from dex_agents_contracts import (
     InterruptKind,
     InterruptRaisedPayload,
     ToolCallDeferredPayload,
-    ToolCallStatus,
 )
 
 from dex_agents._event_writer import StepEventWriter
@@ -192,22 +191,7 @@ class RunModel(Step[CompactContextInput | None]):
         deadline_after = runtime.options.interrupt_deadline
         movements: list[StepMovement[str]] = []
         for order, call in enumerate(calls, start=len(earlier)):
-            record = AgentToolCall(
-                tool_call_id=call.tool_call_id,
-                turn_id=turn_id,
-                tool_name=call.tool_name,
-                arguments=call.arguments,
-                effect=call.policy.effect,
-                requires_approval=call.policy.requires_approval,
-                status=(
-                    ToolCallStatus.AWAITING_APPROVAL
-                    if call.policy.requires_approval
-                    else ToolCallStatus.APPROVED
-                ),
-                deferral_order=order,
-                tool_source_reference=call.tool_source_reference,
-                input_allows_free_text=True,
-            )
+            record = call.pending_record(turn_id=turn_id, deferral_order=order)
             runtime.schema.tool_calls.set(context, call.tool_call_id, record)
             events.write(
                 ToolCallDeferredPayload(

@@ -26,6 +26,7 @@ from dex_agents_contracts import (
     InteractionMode,
     MessageRole,
     QuestionAnswer,
+    ToolCallStatus,
     ToolEffect,
 )
 from typing_extensions import TypeVar
@@ -183,6 +184,29 @@ class DeferredToolCall:
     policy: ResolvedToolPolicy
     tool_source_reference: str | None = None
     """Opaque text a tool source needs to call the tool without a listing (MCP)."""
+
+    def pending_record(self, *, turn_id: str, deferral_order: int) -> AgentToolCall:
+        """The `AgentToolCalls` record RunModel stores for this call before it runs.
+
+        The session and every offline driver build records here, so their
+        fields (and the design's non-zero defaults) cannot drift apart.
+        """
+        return AgentToolCall(
+            tool_call_id=self.tool_call_id,
+            turn_id=turn_id,
+            tool_name=self.tool_name,
+            arguments=self.arguments,
+            effect=self.policy.effect,
+            requires_approval=self.policy.requires_approval,
+            status=(
+                ToolCallStatus.AWAITING_APPROVAL
+                if self.policy.requires_approval
+                else ToolCallStatus.APPROVED
+            ),
+            deferral_order=deferral_order,
+            tool_source_reference=self.tool_source_reference,
+            input_allows_free_text=True,
+        )
 
 
 # --- outcomes of one model Step ---------------------------------------------------

@@ -166,18 +166,4 @@ class FakeSession:
 
 
 def pending_record(call: DeferredToolCall, turn_id: str, order: int) -> AgentToolCall:
-    return AgentToolCall(
-        tool_call_id=call.tool_call_id,
-        turn_id=turn_id,
-        tool_name=call.tool_name,
-        arguments=call.arguments,
-        effect=call.policy.effect,
-        requires_approval=call.policy.requires_approval,
-        status=(
-            ToolCallStatus.AWAITING_APPROVAL
-            if call.policy.requires_approval
-            else ToolCallStatus.APPROVED
-        ),
-        deferral_order=order,
-        input_allows_free_text=True,
-    )
+    return call.pending_record(turn_id=turn_id, deferral_order=order)

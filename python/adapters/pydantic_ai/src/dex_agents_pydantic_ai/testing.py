@@ -108,18 +108,7 @@ class FakeSession:
         return outcome
 
     def _record(self, call: DeferredToolCall, order: int) -> AgentToolCall:
-        return AgentToolCall(
-            tool_call_id=call.tool_call_id,
-            turn_id=self.turn_id,
-            tool_name=call.tool_name,
-            arguments=call.arguments,
-            effect=call.policy.effect,
-            requires_approval=call.policy.requires_approval,
-            status=ToolCallStatus.AWAITING_APPROVAL
-            if call.policy.requires_approval
-            else ToolCallStatus.APPROVED,
-            deferral_order=order,
-        )
+        return call.pending_record(turn_id=self.turn_id, deferral_order=order)
 
     def record(self, tool_call_id: str) -> AgentToolCall:
         for record in self.tool_calls:
