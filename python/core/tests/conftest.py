@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,21 @@ def private_harness(private_dexlite: DexliteProcess, tmp_root: Path) -> Iterator
 
     def make(**scenario: Any) -> Harness:
         h = Harness.create(private_dexlite, tmp_root, **scenario)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.close()
+
+
+@pytest.fixture
+def factory_harness(dexlite: DexliteProcess, tmp_root: Path) -> Iterator[Callable[..., Harness]]:
+    """`make("module:function", {config})`: a Worker serving the Flow that factory builds."""
+    made: list[Harness] = []
+
+    def make(factory: str, config: dict[str, Any] | None = None, **kwargs: Any) -> Harness:
+        h = Harness.create_from_factory(dexlite, tmp_root, factory, config, **kwargs)
         made.append(h)
         return h
 

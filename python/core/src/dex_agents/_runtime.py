@@ -141,8 +141,8 @@ class SessionRuntime:
         state.active_turn_id = turn_id
         state.status = AgentStatus.RUNNING_MODEL
         state.interaction_mode = InteractionMode.CHAT
-        # A Worker without steering starts the turn (design: accepts_turn_control).
-        state.accepts_turn_control = False
+        # This Worker honours steering and cancel_turn (design: accepts_turn_control).
+        state.accepts_turn_control = True
         events = self.writer(context, turn_id)
         try:
             try:

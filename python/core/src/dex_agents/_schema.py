@@ -15,12 +15,18 @@ from dex_agents_contracts import (
     AgentMessage,
     AgentMessageChunk,
     AgentMessageIndex,
+    AgentPlan,
     AgentState,
     AgentToolCall,
     AgentUsage,
     AgentUserMessage,
+    ContextSummary,
+    PlanExecutionRequest,
     Struct,
+    ToolCallCancellation,
     ToolCallCompleted,
+    TurnCancellationRequest,
+    TurnControlRequest,
     TurnReplySequence,
     TurnSessionSettings,
 )
@@ -65,6 +71,26 @@ INTERRUPT_RESOLUTIONS: ChannelMap[AgentInterruptResolution] = ChannelMap(
     "InterruptResolutions", AgentInterruptResolution
 )
 TOOL_CALL_RESULTS: Channel[ToolCallCompleted] = Channel("ToolCallResults", ToolCallCompleted)
+STEERED_USER_MESSAGES: Channel[AgentUserMessage] = Channel(
+    "SteeredUserMessages", AgentUserMessage
+)
+TURN_CONTROL_REQUESTS: Channel[TurnControlRequest] = Channel(
+    "TurnControlRequests", TurnControlRequest
+)
+TURN_CANCELLATION_REQUEST: Attribute[TurnCancellationRequest] = Attribute(
+    "TurnCancellationRequest", TurnCancellationRequest
+)
+TOOL_CALL_CANCELLATIONS: ChannelMap[ToolCallCancellation] = ChannelMap(
+    "ToolCallCancellations", ToolCallCancellation
+)
+AGENT_PLAN: Attribute[AgentPlan] = Attribute("AgentPlan", AgentPlan)
+PLAN_EXECUTIONS: ChannelMap[PlanExecutionRequest] = ChannelMap(
+    "PlanExecutions", PlanExecutionRequest
+)
+PENDING_PLAN_EXECUTION: Attribute[PlanExecutionRequest] = Attribute(
+    "PendingPlanExecution", PlanExecutionRequest
+)
+CONTEXT_SUMMARY: Attribute[ContextSummary] = Attribute("ContextSummary", ContextSummary)
 
 
 @dataclass(frozen=True)
@@ -85,6 +111,14 @@ class SessionSchema:
     queued_user_messages: Channel[AgentUserMessage]
     interrupt_resolutions: ChannelMap[AgentInterruptResolution]
     tool_call_results: Channel[ToolCallCompleted]
+    steered_user_messages: Channel[AgentUserMessage]
+    turn_control_requests: Channel[TurnControlRequest]
+    turn_cancellation_request: Attribute[TurnCancellationRequest]
+    tool_call_cancellations: ChannelMap[ToolCallCancellation]
+    plan: Attribute[AgentPlan]
+    plan_executions: ChannelMap[PlanExecutionRequest]
+    pending_plan_execution: Attribute[PlanExecutionRequest]
+    context_summary: Attribute[ContextSummary]
     events: Stream[AgentEvent]
 
     @staticmethod
@@ -104,6 +138,14 @@ class SessionSchema:
             queued_user_messages=QUEUED_USER_MESSAGES,
             interrupt_resolutions=INTERRUPT_RESOLUTIONS,
             tool_call_results=TOOL_CALL_RESULTS,
+            steered_user_messages=STEERED_USER_MESSAGES,
+            turn_control_requests=TURN_CONTROL_REQUESTS,
+            turn_cancellation_request=TURN_CANCELLATION_REQUEST,
+            tool_call_cancellations=TOOL_CALL_CANCELLATIONS,
+            plan=AGENT_PLAN,
+            plan_executions=PLAN_EXECUTIONS,
+            pending_plan_execution=PENDING_PLAN_EXECUTION,
+            context_summary=CONTEXT_SUMMARY,
             events=Stream("AgentEvents", AgentEvent, event_stream_capacity_bytes),
         )
 
@@ -123,5 +165,13 @@ class SessionSchema:
             self.queued_user_messages,
             self.interrupt_resolutions,
             self.tool_call_results,
+            self.steered_user_messages,
+            self.turn_control_requests,
+            self.turn_cancellation_request,
+            self.tool_call_cancellations,
+            self.plan,
+            self.plan_executions,
+            self.pending_plan_execution,
+            self.context_summary,
             self.events,
         )

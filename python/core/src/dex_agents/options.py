@@ -1,4 +1,4 @@
-"""Session options: message storage limits, tool policies and approval deadlines."""
+"""Session options: message storage, tool policies, deadlines, built-ins, plan mode, compaction."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 from dex_agents_contracts import ToolEffect
 
 from dex_agents.errors import UserError
-from dex_agents.runner import ToolPolicy
+from dex_agents.runner import BUILT_IN_TOOL_NAMES, BuiltInToolName, ToolPolicy
 
 __all__ = [
     "DEFAULT_EVENT_STREAM_CAPACITY_BYTES",
@@ -19,6 +19,7 @@ __all__ = [
     "MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT",
     "MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT",
     "AgentSessionOptions",
+    "CompactionPolicy",
 ]
 
 MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT = 4
@@ -29,6 +30,37 @@ MAX_FRAMEWORK_RUN_STATE_BYTES = 2 * 1024 * 1024
 """Largest run state RunModel stores; larger fails with `ValueTooLarge` (`run state of`)."""
 MAX_VALUE_BYTES = 2 * 1024 * 1024
 """Largest stored value a session assumes Dex accepts: dexlite's `--max-value-bytes` default."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionPolicy:
+    """When RunModel summarizes older messages instead of sending them all.
+
+    At `trigger_ratio` of `context_window_tokens` the runner picks a cutoff that
+    keeps about `retained_ratio` of the window as unsummarized recent messages.
+    """
+
+    context_window_tokens: int
+    trigger_ratio: float = 0.85
+    retained_ratio: float = 0.3
+
+    def __post_init__(self) -> None:
+        if isinstance(self.context_window_tokens, bool) or self.context_window_tokens < 1:
+            raise UserError("`context_window_tokens` must be a positive number of tokens")
+        if not 0 < self.trigger_ratio <= 1:
+            raise UserError("`trigger_ratio` must be greater than 0 and at most 1")
+        if not 0 <= self.retained_ratio < self.trigger_ratio:
+            raise UserError("`retained_ratio` must be at least 0 and below `trigger_ratio`")
+
+    @property
+    def trigger_tokens(self) -> int:
+        """Estimated input tokens at which RunModel asks for a cutoff."""
+        return int(self.context_window_tokens * self.trigger_ratio)
+
+    @property
+    def retained_token_budget(self) -> int:
+        """Tokens of recent messages a cutoff keeps unsummarized."""
+        return int(self.context_window_tokens * self.retained_ratio)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,6 +87,18 @@ class AgentSessionOptions:
     """The server's values.maxValueBytes: a message whose first stored value would be larger
     is not stored; the Step storing a user message fails that turn instead (design "Message
     storage"), and any other Step fails its attempt with `ValueTooLarge`."""
+    built_in_tools: tuple[BuiltInToolName, ...] = ()
+    """Built-ins the session runs itself (ask_user, durable_wait, write_todos); their
+    names are reserved while enabled."""
+    max_durable_wait: timedelta = timedelta(hours=24)
+    """Longest durable_wait; a longer one fails as invalid arguments."""
+    plan_mode_enabled: bool = False
+    """Planning turns and execute_plan; needs write_todos and a plan-mode runner."""
+    compaction: CompactionPolicy | None = None
+    """Summarize older messages near the context window; needs a compaction runner."""
+    retained_message_limit: int | None = 1000
+    """With compaction, newest messages always kept; older summarized chunks are deleted.
+    None keeps every message."""
 
     def __post_init__(self) -> None:
         if self.message_window_size < 1:
@@ -71,3 +115,17 @@ class AgentSessionOptions:
             raise UserError("`event_stream_capacity_bytes` must be positive")
         if self.default_tool_effect is ToolEffect.UNSPECIFIED:
             raise UserError("`default_tool_effect` must be a tool effect")
+        for name in self.built_in_tools:
+            if name not in BUILT_IN_TOOL_NAMES:
+                raise UserError(
+                    f"`built_in_tools`: {name!r} is not a built-in tool "
+                    f"(one of {', '.join(BUILT_IN_TOOL_NAMES)})"
+                )
+        if len(set(self.built_in_tools)) != len(self.built_in_tools):
+            raise UserError("`built_in_tools` names a built-in tool twice")
+        if self.max_durable_wait < timedelta(seconds=1):
+            raise UserError("`max_durable_wait` must be at least one second")
+        if self.plan_mode_enabled and "write_todos" not in self.built_in_tools:
+            raise UserError("`plan_mode_enabled` needs 'write_todos' in `built_in_tools`")
+        if self.retained_message_limit is not None and self.retained_message_limit < 1:
+            raise UserError("`retained_message_limit` must be at least 1, or None")

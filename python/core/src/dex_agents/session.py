@@ -113,6 +113,7 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         return self.schema.persistence_schema()
 
     # --- RPCs ------------------------------------------------------------------------
+    # Grouped by feature; each group's rules live in its own module.
 
     @rpc(is_transactional=True)
     def send_user_message(self, context: Context, message: AgentUserMessage) -> RPCResult[bool]:
@@ -151,6 +152,16 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
             ),
         )
         return RPCResult(True)
+
+    # --- RPCs: questions ---
+
+    # --- RPCs: plan mode ---
+
+    # --- RPCs: steering and cancellation ---
+
+    # --- RPCs: session settings ---
+
+    # --- RPCs: reads ---
 
     @rpc(
         load_attribute_maps=(AGENT_MESSAGES, AGENT_MESSAGE_CHUNKS, AGENT_TOOL_CALLS),

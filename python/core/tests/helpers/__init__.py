@@ -13,6 +13,7 @@ from dex_agents import AgentSessionClient
 from dex_agents_contracts import AgentEvent, AgentSnapshot, AgentStatus
 from dex_agents_testing import (
     DexliteProcess,
+    FactoryScenario,
     RunLog,
     Scenario,
     WorkerProcess,
@@ -29,7 +30,12 @@ class Harness:
     """One scenario: its Worker process, a client, the run log and the sessions started."""
 
     def __init__(
-        self, server: DexliteProcess, scenario: Scenario, scenario_path: Path, *, listen: bool
+        self,
+        server: DexliteProcess,
+        scenario: Scenario | FactoryScenario,
+        scenario_path: Path,
+        *,
+        listen: bool,
     ) -> None:
         self.server = server
         self.scenario = scenario
@@ -59,6 +65,27 @@ class Harness:
         fields.setdefault("flow_type", name)
         fields.setdefault("log_path", str(root / f"{name}.runs.jsonl"))
         scenario = Scenario(**fields)
+        path = scenario.save(root / f"{name}.scenario.json")
+        return Harness(server, scenario, path, listen=listen)
+
+    @staticmethod
+    def create_from_factory(
+        server: DexliteProcess,
+        root: Path,
+        factory: str,
+        config: dict[str, Any] | None = None,
+        *,
+        listen: bool = False,
+    ) -> Harness:
+        """A Worker process for the Flow `factory(config)` builds (see FactoryScenario).
+
+        `config` gets `flow_type` and `log_path` (a RunLog file) unless it sets them.
+        """
+        name = f"T{uuid.uuid4().hex[:10]}"
+        config = dict(config or {})
+        config.setdefault("flow_type", name)
+        config.setdefault("log_path", str(root / f"{name}.runs.jsonl"))
+        scenario = FactoryScenario(factory=factory, config=config, log_path=config["log_path"])
         path = scenario.save(root / f"{name}.scenario.json")
         return Harness(server, scenario, path, listen=listen)
 

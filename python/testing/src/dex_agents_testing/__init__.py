@@ -18,7 +18,7 @@ from dex_agents_testing.processes import (
     wait_until,
 )
 from dex_agents_testing.runlog import RunLog
-from dex_agents_testing.scenario import Scenario
+from dex_agents_testing.scenario import FactoryScenario, Scenario, load_flow
 from dex_agents_testing.scripted import ModelReply, ScriptedRunner, ScriptedTool, ScriptedToolCall
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
@@ -32,12 +32,14 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "dexlite_or",
     "worker_in_thread",
     # scripted sessions
+    "FactoryScenario",
     "ModelReply",
     "RunLog",
     "Scenario",
     "ScriptedRunner",
     "ScriptedTool",
     "ScriptedToolCall",
+    "load_flow",
     # history
     "assert_step_shape",
     "executed_steps",

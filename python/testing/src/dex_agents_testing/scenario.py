@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -16,7 +17,7 @@ from dex_agents_contracts import ToolEffect
 from dex_agents_testing.runlog import RunLog
 from dex_agents_testing.scripted import ModelReply, ScriptedRunner, ScriptedTool
 
-__all__ = ["Scenario"]
+__all__ = ["FactoryScenario", "Scenario", "load_flow"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,3 +102,51 @@ class Scenario:
             message_chunk_max_bytes=data["message_chunk_max_bytes"],
             max_framework_run_state_bytes=data["max_framework_run_state_bytes"],
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactoryScenario:
+    """A session Flow that `factory(config)` builds, in the test and in the Worker child.
+
+    For sessions the JSON `Scenario` cannot describe (Stepwise with a scripted
+    model client, runners with task or compaction capabilities): the factory is
+    `module:function`, importable in the child because it inherits the test's
+    import path (`child_env`), and `config` is plain JSON.
+    """
+
+    factory: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    log_path: str | None = None
+
+    @property
+    def log(self) -> RunLog:
+        if self.log_path is None:
+            raise ValueError(f"the scenario of {self.factory} keeps no run log")
+        return RunLog(self.log_path)
+
+    def build_flow(self) -> AgentSessionFlow:
+        module_name, _, function_name = self.factory.partition(":")
+        if not module_name or not function_name:
+            raise ValueError(f"factory {self.factory!r} must be 'module:function'")
+        build: Callable[[Mapping[str, Any]], AgentSessionFlow] = getattr(
+            importlib.import_module(module_name), function_name
+        )
+        flow = build(self.config)
+        if not isinstance(flow, AgentSessionFlow):
+            raise TypeError(f"{self.factory} returned {type(flow).__name__}, not AgentSessionFlow")
+        return flow
+
+    def save(self, path: str | Path) -> Path:
+        data = {"factory": self.factory, "config": dict(self.config), "log_path": self.log_path}
+        Path(path).write_text(json.dumps(data), encoding="utf-8")
+        return Path(path)
+
+
+def load_flow(path: str | Path) -> AgentSessionFlow:
+    """The Flow a saved `Scenario` or `FactoryScenario` describes."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if "factory" in data:
+        return FactoryScenario(
+            factory=data["factory"], config=data["config"], log_path=data["log_path"]
+        ).build_flow()
+    return Scenario.load(path).build_flow()

@@ -11,7 +11,7 @@ import sys
 
 from dex_agents import run_worker
 
-from dex_agents_testing.scenario import Scenario
+from dex_agents_testing.scenario import load_flow
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--listen", default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    flows = [Scenario.load(path).build_flow() for path in args.scenario]
+    flows = [load_flow(path) for path in args.scenario]
 
     def ready() -> None:
         print("ready", flush=True)
