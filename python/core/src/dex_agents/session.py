@@ -45,7 +45,7 @@ from dex_agents._steps_tools import (
 from dex_agents._time import utc_now
 from dex_agents.errors import UserError
 from dex_agents.options import AgentSessionOptions
-from dex_agents.runner import AgentFrameworkRunner
+from dex_agents.runner import AgentFrameworkRunner, ContextCompactionRunner, PlanModeRunner
 
 __all__ = [
     "DEFAULT_MESSAGE_PAGE_LIMIT",
@@ -81,8 +81,20 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
             )
         if not isinstance(flow_type, str) or not flow_type or "/" in flow_type:
             raise UserError(f"`flow_type` {flow_type!r} must be a non-empty name without '/'")
+        options = options or AgentSessionOptions()
+        if options.plan_mode_enabled and not (
+            isinstance(runner, PlanModeRunner) and runner.supports_plan_mode
+        ):
+            raise UserError(
+                "`plan_mode_enabled` needs a runner whose `supports_plan_mode` is true"
+            )
+        if options.compaction is not None and not isinstance(runner, ContextCompactionRunner):
+            raise UserError(
+                "`compaction` needs a runner that implements ContextCompactionRunner "
+                "(estimate_input_tokens, select_compaction_cutoff, summarize_context)"
+            )
         self.runner = runner
-        self.options = options or AgentSessionOptions()
+        self.options = options
         self.schema = SessionSchema.create(self.options.event_stream_capacity_bytes)
         self._flow_type = flow_type
         self._runtime = SessionRuntime(runner=runner, options=self.options, schema=self.schema)
