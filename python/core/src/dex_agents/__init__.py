@@ -34,10 +34,10 @@ from dex_agents.results import (
     turn_failure_note,
 )
 from dex_agents.runner import (
+    BUILT_IN_TOOL_NAMES,
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
-    BUILT_IN_TOOL_NAMES,
     BuiltInToolName,
     ContextCompactionRunner,
     ContextSummaryRequest,
@@ -59,8 +59,8 @@ from dex_agents.runner import (
     ToolTaskCanceller,
     ToolTaskPending,
     ToolTaskPoll,
-    ToolTaskPollOutcome,
     ToolTaskPoller,
+    ToolTaskPollOutcome,
     ToolTaskStarted,
     TurnCompleted,
     TurnContinued,

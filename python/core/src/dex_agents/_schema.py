@@ -71,9 +71,7 @@ INTERRUPT_RESOLUTIONS: ChannelMap[AgentInterruptResolution] = ChannelMap(
     "InterruptResolutions", AgentInterruptResolution
 )
 TOOL_CALL_RESULTS: Channel[ToolCallCompleted] = Channel("ToolCallResults", ToolCallCompleted)
-STEERED_USER_MESSAGES: Channel[AgentUserMessage] = Channel(
-    "SteeredUserMessages", AgentUserMessage
-)
+STEERED_USER_MESSAGES: Channel[AgentUserMessage] = Channel("SteeredUserMessages", AgentUserMessage)
 TURN_CONTROL_REQUESTS: Channel[TurnControlRequest] = Channel(
     "TurnControlRequests", TurnControlRequest
 )

@@ -27,8 +27,8 @@ from dex_agents._schema import (
 __all__ = [
     "LOAD_MESSAGES",
     "LOAD_MESSAGES_AND_CHUNKS",
-    "LOAD_TOOL_CALLS",
     "LOAD_STEERED_MESSAGES",
+    "LOAD_TOOL_CALLS",
     "LOCK_CANCELLATION",
     "LOCK_INTERRUPTS",
     "MODEL_RETRY",

@@ -8,7 +8,8 @@ so the rules cannot drift apart between them.
 
 from __future__ import annotations
 
-from dex import Condition, Context
+from dex import Context
+from dex.condition import Condition
 from dex_agents_contracts import (
     AgentState,
     AgentToolCall,

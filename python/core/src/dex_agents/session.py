@@ -85,9 +85,7 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         if options.plan_mode_enabled and not (
             isinstance(runner, PlanModeRunner) and runner.supports_plan_mode
         ):
-            raise UserError(
-                "`plan_mode_enabled` needs a runner whose `supports_plan_mode` is true"
-            )
+            raise UserError("`plan_mode_enabled` needs a runner whose `supports_plan_mode` is true")
         if options.compaction is not None and not isinstance(runner, ContextCompactionRunner):
             raise UserError(
                 "`compaction` needs a runner that implements ContextCompactionRunner "
