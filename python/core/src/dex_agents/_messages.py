@@ -3,7 +3,8 @@
 Design "Message storage": the newest messages are one AgentMessages instance
 each, so storing one is a blind write; when a Step leaves more than
 `message_window_size` there, the same commit moves the oldest into immutable
-AgentMessageChunks instances listed in AgentMessageIndex.
+AgentMessageChunks instances listed in AgentMessageIndex. With compaction, chunks
+the summary covers are deleted whole once enough newer messages are stored.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ from dex_agents.options import (
 )
 from dex_agents.runner import FrameworkMessage
 
-__all__ = ["EMPTY_CHUNK_BYTES", "VALUE_FRAMING_BYTES", "MessageStore", "encoded_size"]
+__all__ = [
+    "EMPTY_CHUNK_BYTES",
+    "VALUE_FRAMING_BYTES",
+    "MessageStore",
+    "chunk_ranges_between",
+    "encoded_size",
+]
 
 EMPTY_CHUNK_BYTES = len('{"messages":[]}')
 VALUE_FRAMING_BYTES = 16
@@ -64,13 +71,27 @@ class MessageStore:
 
     def read_all(self, context: Context) -> list[AgentMessage]:
         """Every stored message, oldest first (the Context loads both maps)."""
+        return self.read_range(context)
+
+    def read_range(
+        self, context: Context, *, after: int = 0, through: int | None = None
+    ) -> list[AgentMessage]:
+        """Stored messages with `after < sequence <= through`, oldest first.
+
+        Reads only the chunks that hold such messages, so the Context needs the whole
+        AgentMessages window but only those AgentMessageChunks instances.
+        """
         index = self.index(context)
-        window = self.window(context)
+        window = {
+            seq: message
+            for seq, message in self.window(context).items()
+            if _within(seq, after, through)
+        }
         if index is None:
             return [window[seq] for seq in sorted(window)]
         found: dict[int, AgentMessage] = {}
         covered: set[int] = set()
-        for chunk_range in index.chunks:
+        for chunk_range in chunk_ranges_between(index, after, through):
             chunk = self.schema.message_chunks.get(
                 context, sequence_key(chunk_range.first_sequence)
             )
@@ -81,7 +102,8 @@ class MessageStore:
                     f"messages {chunk_range.first_sequence}..{chunk_range.last_sequence}"
                 )
             for message in chunk.messages:
-                found[message.sequence] = message
+                if _within(message.sequence, after, through):
+                    found[message.sequence] = message
             covered.update(expected)
         for seq, message in window.items():
             if seq >= index.window_first_sequence and seq not in covered:
@@ -147,11 +169,63 @@ class MessageStore:
         if len(window) > self.options.message_window_size:
             index = index or _new_index()
             index_changed = self._roll_over(context, window, index) or index_changed
+        if index is not None:
+            summary = self.schema.context_summary.get(context)
+            if summary is not None:
+                index_changed = (
+                    self._retain(context, index, state.next_message_sequence, summary.last_sequence)
+                    or index_changed
+                )
         if index is not None and index_changed:
             index.chunks.sort(key=lambda r: r.first_sequence)
             index.window_first_sequence = min(window) if window else state.next_message_sequence
             self.schema.message_index.set(context, index)
         return stored
+
+    def retain(self, context: Context, next_message_sequence: int, summarized_through: int) -> None:
+        """Retention after a new summary: delete the chunks it made deletable.
+
+        For CompactContext, which stores no message; writes the index only when a
+        chunk goes.
+        """
+        index = self.index(context)
+        if index is not None and self._retain(
+            context, index, next_message_sequence, summarized_through
+        ):
+            self.schema.message_index.set(context, index)
+
+    def _retain(
+        self,
+        context: Context,
+        index: AgentMessageIndex,
+        next_message_sequence: int,
+        summarized_through: int,
+    ) -> bool:
+        """Delete the oldest chunks while the summary covers them and enough newer stay.
+
+        Only whole chunks that start at the oldest stored message go, so the stored
+        messages stay one run from `first_sequence` and the newest
+        `retained_message_limit` messages and everything after the summary survive.
+        """
+        limit = self.options.retained_message_limit
+        if self.options.compaction is None or limit is None:
+            return False
+        index.chunks.sort(key=lambda r: r.first_sequence)
+        deleted = False
+        while index.chunks:
+            oldest = index.chunks[0]
+            newer = next_message_sequence - 1 - oldest.last_sequence
+            if (
+                oldest.first_sequence != index.first_sequence
+                or oldest.last_sequence > summarized_through
+                or newer < limit
+            ):
+                break
+            self.schema.message_chunks.delete(context, sequence_key(oldest.first_sequence))
+            index.chunks.pop(0)
+            index.first_sequence = oldest.last_sequence + 1
+            deleted = True
+        return deleted
 
     def _window_sequences(self, context: Context) -> list[int]:
         return [int(key) for key in self.schema.messages.get_all_instance_keys(context)]
@@ -224,6 +298,21 @@ class MessageStore:
             if len(chunk) >= self.options.message_chunk_size:
                 break
         return chunk, size
+
+
+def chunk_ranges_between(
+    index: AgentMessageIndex, after: int, through: int | None = None
+) -> list[AgentMessageChunkRange]:
+    """The index's chunks that hold a message with `after < sequence <= through`."""
+    return [
+        r
+        for r in index.chunks
+        if r.last_sequence > after and (through is None or r.first_sequence <= through)
+    ]
+
+
+def _within(sequence: int, after: int, through: int | None) -> bool:
+    return sequence > after and (through is None or sequence <= through)
 
 
 def _new_index() -> AgentMessageIndex:

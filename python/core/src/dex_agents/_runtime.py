@@ -16,16 +16,23 @@ from dex_agents_contracts import (
     AgentStatus,
     AgentToolCall,
     AgentUsage,
+    AgentUserMessage,
+    CancellationReason,
+    ContextSummary,
     InteractionMode,
     MessageRole,
+    PlanExecutionStartedPayload,
+    PlanStatus,
     Struct,
     ToolCallCompleted,
     ToolCallFinishedPayload,
+    TurnCancelledPayload,
     TurnCompletedPayload,
     TurnFailedPayload,
     TurnReplySequence,
     TurnSessionSettings,
     TurnStartedPayload,
+    TurnSteeredPayload,
     UsageRecordedPayload,
     struct_to_json,
 )
@@ -39,6 +46,7 @@ from dex_agents.results import is_final, turn_failure_note
 from dex_agents.runner import (
     AgentFrameworkRunner,
     AgentTurnContext,
+    ContextCompactionRunner,
     FrameworkMessage,
     UnfinishedTurnMessageBuilder,
 )
@@ -110,44 +118,109 @@ class SessionRuntime:
         turn_id: str,
         events: StepEventWriter,
     ) -> AgentTurnContext:
-        """What `run_model_step` sees (AgentMessages, AgentMessageChunks, AgentToolCalls loaded)."""
+        """What `run_model_step` sees (AgentMessages, AgentMessageChunks, AgentToolCalls loaded).
+
+        A compaction runner gets only the messages after the summary, which are all
+        the chunks a movement into RunModel loads; any other runner gets every stored
+        message, and a warning once retention deleted some of them.
+        """
 
         async def heartbeat() -> None:
             await context.heartbeat()
+
+        summary: ContextSummary | None = self.schema.context_summary.get(context)
+        if summary is not None and isinstance(self.runner, ContextCompactionRunner):
+            messages = self.store.read_range(context, after=summary.last_sequence)
+        else:
+            summary = None
+            messages = self.store.read_all(context)
+            index = self.store.index(context)
+            if index is not None and index.first_sequence > 1:
+                _log.warning(
+                    "session %s: messages before sequence %d were deleted, and the runner "
+                    "%s does not implement ContextCompactionRunner, so the model input "
+                    "lacks them and has no summary",
+                    context.flow_id,
+                    index.first_sequence,
+                    type(self.runner).__name__,
+                )
 
         return AgentTurnContext(
             flow_id=context.flow_id,
             turn_id=turn_id,
             attempt=context.attempt,
-            messages=tuple(self.store.read_all(context)),
+            messages=tuple(messages),
             framework_run_state=self.schema.framework_run_state.get(context),
             tool_calls=tuple(self.turn_records(context, turn_id)),
             tool_policies=self.options.tool_policies,
             default_tool_effect=self.options.default_tool_effect,
             events=events,
             heartbeat=heartbeat,
+            enabled_built_in_tools=self.options.built_in_tools,
             session_settings=self.turn_settings(context, turn_id),
             interaction_mode=state.interaction_mode,
+            plan=self.schema.plan.get(context),
+            context_summary=summary,
         )
 
     # --- turn lifecycle ------------------------------------------------------------
 
-    def begin_turn(self, context: AsyncContext, state: AgentState, text: str) -> bool:
-        """Append the user message and start a turn; writes AgentState.
+    def turn_mode(self, context: Context, messages: Sequence[AgentUserMessage]) -> InteractionMode:
+        """The one rule every turn start applies: planning or chat (executing has its own start)."""
+        if self.options.plan_mode_enabled:
+            if any(message.plan_mode for message in messages):
+                return InteractionMode.PLANNING
+            plan = self.schema.plan.get(context)
+            if plan is not None and plan.status is PlanStatus.DRAFT:
+                return InteractionMode.PLANNING
+        return InteractionMode.CHAT
 
-        False when the message is too large to store: the turn failed in this commit.
+    def begin_turn(
+        self, context: AsyncContext, state: AgentState, messages: Sequence[AgentUserMessage]
+    ) -> bool:
+        """Append the turn's user messages, in order, and start a chat or planning turn.
+
+        One message for a queued turn, several for steered ones. Writes AgentState.
+        False when a message is too large to store: the turn failed in this commit.
         """
+        if not messages:
+            raise ValueError("a turn starts with at least one user message")
+        mode = self.turn_mode(context, messages)
+        texts = [message.text for message in messages]
+        return self._start_turn(context, state, texts, mode, plan_revision=None)
+
+    def begin_executing_turn(
+        self, context: AsyncContext, state: AgentState, text: str, revision: int
+    ) -> bool:
+        """Start the executing turn of an approved plan revision (turn_started, then
+        plan_execution_started). False when the message is too large to store."""
+        return self._start_turn(
+            context, state, [text], InteractionMode.EXECUTING, plan_revision=revision
+        )
+
+    def _start_turn(
+        self,
+        context: AsyncContext,
+        state: AgentState,
+        texts: Sequence[str],
+        mode: InteractionMode,
+        *,
+        plan_revision: int | None,
+    ) -> bool:
         turn_id = f"turn-{state.turn_count + 1}"
         state.active_turn_id = turn_id
         state.status = AgentStatus.RUNNING_MODEL
-        state.interaction_mode = InteractionMode.CHAT
+        state.interaction_mode = mode
         # This Worker honours steering and cancel_turn (design: accepts_turn_control).
         state.accepts_turn_control = True
         events = self.writer(context, turn_id)
         try:
             try:
                 stored = self.store.append(
-                    context, state, turn_id, [self.runner.build_user_message(text)]
+                    context,
+                    state,
+                    turn_id,
+                    [self.runner.build_user_message(text) for text in texts],
                 )
             except ValueTooLarge as error:
                 # Design "Message storage": a message too large for values.maxValueBytes
@@ -164,6 +237,8 @@ class SessionRuntime:
             )
             self.schema.state.set(context, state)
             events.write(TurnStartedPayload(sequence=stored[0].sequence))
+            if plan_revision is not None:
+                events.write(PlanExecutionStartedPayload(revision=plan_revision))
             return True
         finally:
             events.close()
@@ -241,8 +316,13 @@ class SessionRuntime:
         error: str | None,
         keep_records: bool = False,
         status: AgentStatus = AgentStatus.WAITING_FOR_USER_MESSAGE,
+        ended_by: CancellationReason | None = None,
+        steered_message_count: int = 0,
     ) -> None:
-        """Clear the turn: records, run state and interrupts; count it; write the end event."""
+        """Clear the turn: records, run state and interrupts; count it; write the end event.
+
+        `ended_by` marks a steered or cancelled turn, which ends without an error.
+        """
         message_count = self._turn_message_count(context, state, turn_id)
         if not keep_records:
             for record in self.turn_records(context, turn_id):
@@ -255,7 +335,15 @@ class SessionRuntime:
         state.accepts_turn_control = False
         state.last_turn_error = error
         self.schema.state.set(context, state)
-        if error is None:
+        if ended_by is CancellationReason.TURN_CANCELLED:
+            events.write(TurnCancelledPayload(message_count=message_count))
+        elif ended_by is CancellationReason.STEERED:
+            events.write(
+                TurnSteeredPayload(
+                    steered_message_count=steered_message_count, message_count=message_count
+                )
+            )
+        elif error is None:
             events.write(TurnCompletedPayload(message_count=message_count))
         else:
             events.write(TurnFailedPayload(error=error))
@@ -271,7 +359,7 @@ class SessionRuntime:
         """RecordTurnFailure's rule: unfinished-turn messages, the note, then end the turn."""
         records = self.turn_records(context, turn_id)
         if isinstance(self.runner, UnfinishedTurnMessageBuilder):
-            unfinished = self._unfinished_messages(context, state, turn_id, events)
+            unfinished = self.unfinished_messages(context, state, turn_id, events) or []
             try:
                 self.append_messages(context, state, turn_id, unfinished)
             except ValueTooLarge:
@@ -282,13 +370,17 @@ class SessionRuntime:
             self.append_messages(context, state, turn_id, [self.runner.build_user_message(note)])
         self.end_turn(context, state, turn_id, events, error=error)
 
-    def _unfinished_messages(
+    def unfinished_messages(
         self,
         context: AsyncContext,
         state: AgentState,
         turn_id: str,
         events: StepEventWriter,
-    ) -> Sequence[FrameworkMessage]:
+    ) -> Sequence[FrameworkMessage] | None:
+        """What the runner's build_unfinished_turn_messages returns, or None when it failed.
+
+        A faulty runner is logged, never raised: the turn's end must not be blocked.
+        """
         runner = self.runner
         assert isinstance(runner, UnfinishedTurnMessageBuilder)
         try:
@@ -306,7 +398,7 @@ class SessionRuntime:
             _log.warning("build_unfinished_turn_messages returned invalid messages; none stored")
         except Exception:
             _log.warning("build_unfinished_turn_messages failed; none stored", exc_info=True)
-        return []
+        return None
 
     def end_session_value_too_large(
         self, context: AsyncContext, state: AgentState, detail: str

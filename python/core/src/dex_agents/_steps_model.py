@@ -25,24 +25,44 @@ from dex_agents_contracts import (
     AgentState,
     AgentStatus,
     AgentToolCall,
+    CancellationReason,
     CompactContextInput,
     InterruptKind,
     InterruptRaisedPayload,
+    ToolCallCancellation,
     ToolCallDeferredPayload,
+    ToolCallStatus,
 )
 
+from dex_agents._built_in_calls import BuiltInCallRouter
+from dex_agents._compaction import (
+    apply_turn_control_movement,
+    compaction_decision,
+    run_model_movement,
+)
 from dex_agents._event_writer import StepEventWriter
+from dex_agents._plan_mode import plan_execution_condition, start_plan_execution
 from dex_agents._runtime import SessionRuntime, is_value_too_large_run_state
+from dex_agents._schema import MAX_CHANNEL_COUNT
 from dex_agents._step_options import (
     LOAD_MESSAGES,
     LOAD_MESSAGES_AND_CHUNKS,
     LOAD_TOOL_CALLS,
+    LOCK_CANCELLATION,
     LOCK_INTERRUPTS,
     MODEL_RETRY,
     sync_options,
 )
 from dex_agents._steps_tools import AwaitToolApproval, tool_step_for
 from dex_agents._time import utc_now
+from dex_agents._turn_control import (
+    abandons_waiting,
+    end_controlled_turn,
+    remove_pending_interrupts,
+    turn_cancelled,
+    turn_control_reason,
+    turn_steered,
+)
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import is_final
 from dex_agents.runner import (
@@ -85,29 +105,50 @@ def invalid_tool_call_ids(
 
 
 class AwaitUserMessage(Step[None]):
-    """Waits for a queued user message and starts a turn with it."""
+    """Waits for a steer, a queued user message or a plan approval, and starts a turn."""
 
     def __init__(self, runtime: SessionRuntime) -> None:
         self._runtime = runtime
 
     def get_step_options(self) -> StepOptions:
-        return sync_options(execute_load=LOAD_MESSAGES)
+        # The cancellation lock keeps a turn from starting while cancel_turn decides.
+        return sync_options(execute_load=LOAD_MESSAGES, execute_locks=LOCK_CANCELLATION)
 
     async def wait_for(self, context: AsyncContext, input: None) -> Wait:
-        return Wait.until(self._runtime.schema.queued_user_messages.for_one())
+        schema = self._runtime.schema
+        # Dex selects in argument order: a steer, then a message, then an approval.
+        conditions = [
+            schema.turn_control_requests.for_range(at_least=1, at_most=MAX_CHANNEL_COUNT),
+            schema.queued_user_messages.for_one(),
+        ]
+        approval = plan_execution_condition(schema, context)
+        if approval is not None:
+            conditions.append(approval)
+        return Wait.any_of(*conditions)
 
     async def execute(self, context: AsyncContext, input: None) -> StepDecision:
         runtime = self._runtime
+        schema = runtime.schema
         state = runtime.state(context)
-        received = runtime.schema.queued_user_messages.results(context)
-        if state is None or not received:
+        if state is None:
             return go_to(AwaitUserMessage, None)
+        if schema.turn_control_requests.results(context):
+            return go_to_many(apply_turn_control_movement(runtime, context))
         if state.active_turn_id is not None:
             # Defensive: never two turns at once; the message is lost otherwise.
             return dead_end()
-        if not runtime.begin_turn(context, state, received[0].text):
-            return go_to(AwaitUserMessage, None)  # the message was too large: the turn failed
-        return go_to(RunModel, None)
+        received = schema.queued_user_messages.results(context)
+        if received:
+            if not runtime.begin_turn(context, state, [received[0]]):
+                return go_to(AwaitUserMessage, None)  # too large to store: the turn failed
+            return go_to_many(run_model_movement(runtime, context))
+        plan = schema.plan.get(context)
+        approvals = (
+            schema.plan_executions.results(context, str(plan.revision)) if plan is not None else ()
+        )
+        if approvals and start_plan_execution(runtime, context, state, approvals[0]):
+            return go_to_many(run_model_movement(runtime, context))
+        return go_to(AwaitUserMessage, None)
 
 
 class RunModel(Step[CompactContextInput | None]):
@@ -134,7 +175,24 @@ class RunModel(Step[CompactContextInput | None]):
         turn_id = state.active_turn_id
         events = runtime.writer(context, turn_id)
         try:
+            reason = turn_control_reason(runtime.schema, context, state)
+            if reason is not None:
+                # Steering never cancels a model call that started; before it, the
+                # turn ends here and ApplyTurnControl starts the steered one.
+                end_controlled_turn(
+                    runtime,
+                    context,
+                    state,
+                    reason,
+                    events,
+                    steered_message_count=runtime.schema.steered_user_messages.size(context),
+                )
+                return go_to_many(apply_turn_control_movement(runtime, context))
             turn = runtime.turn_context(context, state, turn_id, events)
+            # Decision point 2 (compaction): may move to CompactContext instead.
+            compaction = compaction_decision(runtime, context, state, turn)
+            if compaction is not None:
+                return compaction
             outcome = await runtime.runner.run_model_step(turn)
             runtime.record_usage(context, outcome.usage, events)
             if isinstance(outcome, TurnCompleted):
@@ -151,7 +209,7 @@ class RunModel(Step[CompactContextInput | None]):
                 self._store_run_state(context, outcome.framework_run_state)
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)
                 runtime.schema.state.set(context, state)
-                return go_to(RunModel, None)
+                return go_to_many(run_model_movement(runtime, context))
             assert isinstance(outcome, ToolCallsRequested)
             return self._defer_tool_calls(context, state, turn_id, events, outcome)
         finally:
@@ -189,19 +247,35 @@ class RunModel(Step[CompactContextInput | None]):
         interrupts = runtime.interrupts(context)
         now = utc_now()
         deadline_after = runtime.options.interrupt_deadline
+        built_ins = BuiltInCallRouter(
+            runtime,
+            context,
+            interaction_mode=state.interaction_mode,
+            calls=calls,
+            interrupts=interrupts,
+            events=events,
+            now=now,
+        )
         movements: list[StepMovement[str]] = []
         for order, call in enumerate(calls, start=len(earlier)):
-            record = call.pending_record(turn_id=turn_id, deferral_order=order)
+            record = built_ins.record_for(call, turn_id=turn_id, order=order)
             runtime.schema.tool_calls.set(context, call.tool_call_id, record)
             events.write(
                 ToolCallDeferredPayload(
                     tool_call_id=call.tool_call_id,
                     tool_name=call.tool_name,
-                    effect=call.policy.effect,
-                    requires_approval=call.policy.requires_approval,
+                    effect=record.effect,
+                    requires_approval=record.requires_approval,
                 )
             )
-            if call.policy.requires_approval:
+            if built_ins.handles(call):
+                # Built-ins and planning refusals: final here (their results are
+                # published in this commit, and ResumeTurn still counts them), or
+                # routed to the built-in's waiting Step.
+                movement = built_ins.route(record)
+                if movement is not None:
+                    movements.append(movement)
+            elif call.policy.requires_approval:
                 interrupt = AgentInterrupt(
                     interrupt_id=call.tool_call_id,
                     kind=InterruptKind.TOOL_APPROVAL,
@@ -246,21 +320,59 @@ class ResumeTurn(Step[int]):
         return sync_options(execute_load=LOAD_TOOL_CALLS, execute_locks=LOCK_INTERRUPTS)
 
     async def wait_for(self, context: AsyncContext, input: int) -> Wait:
-        return Wait.until(self._runtime.schema.tool_call_results.for_n(input))
+        schema = self._runtime.schema
+        return Wait.any_of(
+            schema.tool_call_results.for_n(input),
+            schema.turn_control_requests.for_range(at_least=1, at_most=MAX_CHANNEL_COUNT),
+        )
 
     async def execute(self, context: AsyncContext, input: int) -> StepDecision:
         runtime = self._runtime
         state = runtime.state(context)
         if state is None or state.active_turn_id is None:
             return dead_end()
-        records = runtime.turn_records(context, state.active_turn_id)
+        turn_id = state.active_turn_id
+        records = runtime.turn_records(context, turn_id)
+        if runtime.schema.turn_control_requests.results(context):
+            # A control wake consumes no result: abandon what waits, then wait again.
+            if turn_steered(runtime.schema, context) and not turn_cancelled(
+                runtime.schema, context, state
+            ):
+                self._abandon_waiting_calls(context, turn_id, records)
+            return go_to(ResumeTurn, input)
         unfinished = sum(1 for record in records if not is_final(record.status))
         if unfinished:
             # A consumed result belonged to an earlier turn: wait for the rest.
             return go_to(ResumeTurn, unfinished)
+        if turn_control_reason(runtime.schema, context, state) is not None:
+            return go_to_many(apply_turn_control_movement(runtime, context))
         state.status = AgentStatus.RUNNING_MODEL
         runtime.schema.state.set(context, state)
-        return go_to(RunModel, None)
+        return go_to_many(run_model_movement(runtime, context))
+
+    def _abandon_waiting_calls(
+        self, context: AsyncContext, turn_id: str, records: Sequence[AgentToolCall]
+    ) -> None:
+        """Steering: wake every call that waits without effect, so it records itself cancelled.
+
+        Interrupts go first, under the PendingInterrupts lock: an answer that
+        committed before this removes nothing and wins.
+        """
+        runtime = self._runtime
+        reason = CancellationReason.STEERED
+        events = runtime.writer(context, turn_id)
+        try:
+            for record in records:
+                if not abandons_waiting(record):
+                    continue
+                if record.status is ToolCallStatus.WAITING_FOR_TIMER or remove_pending_interrupts(
+                    runtime, context, record, reason, events
+                ):
+                    runtime.schema.tool_call_cancellations.publish(
+                        context, record.tool_call_id, ToolCallCancellation(reason=reason)
+                    )
+        finally:
+            events.close()
 
 
 def _record_turn_failure_options() -> StepOptions:

@@ -6,21 +6,25 @@
 
 from __future__ import annotations
 
-import json
-
-from dex import AsyncContext, Step, StepDecision, StepOptions, force_fail, go_to
+from dex import AsyncContext, Step, StepDecision, StepOptions, force_fail, go_to, go_to_many
 from dex_agents_contracts import (
     AgentSessionStartInput,
     AgentState,
     AgentStatus,
     AgentUsage,
+    AgentUserMessage,
     InteractionMode,
-    struct_to_json,
 )
 
+from dex_agents._compaction import run_model_movement
 from dex_agents._runtime import SessionRuntime
+from dex_agents._session_settings import (
+    MAX_SESSION_SETTINGS_BYTES,
+    SESSION_SETTINGS_SIZE_TOLERANCE_BYTES,
+    session_settings_problem,
+)
 from dex_agents._step_options import LOAD_MESSAGES, sync_options
-from dex_agents._steps_model import AwaitUserMessage, RunModel
+from dex_agents._steps_model import AwaitUserMessage
 
 __all__ = [
     "INVALID_START_SETTINGS",
@@ -29,8 +33,6 @@ __all__ = [
     "StartAgentSession",
 ]
 
-MAX_SESSION_SETTINGS_BYTES = 16_384
-SESSION_SETTINGS_SIZE_TOLERANCE_BYTES = 1_024
 INVALID_START_SETTINGS = (
     "dex-agents: the start input's session_settings are not valid session settings"
 )
@@ -48,12 +50,12 @@ class StartAgentSession(Step[AgentSessionStartInput]):
     async def execute(self, context: AsyncContext, input: AgentSessionStartInput) -> StepDecision:
         runtime = self._runtime
         settings = input.session_settings
-        if settings is not None and settings.fields:
-            text = json.dumps(struct_to_json(settings), ensure_ascii=False, separators=(",", ":"))
-            limit = MAX_SESSION_SETTINGS_BYTES + SESSION_SETTINGS_SIZE_TOLERANCE_BYTES
-            if len(text.encode("utf-8")) > limit:
-                return force_fail(f"{INVALID_START_SETTINGS}: they exceed {limit} bytes")
-            runtime.schema.session_settings.set(context, settings)
+        if settings is not None:
+            problem = session_settings_problem(settings)
+            if problem is not None:
+                return force_fail(f"{INVALID_START_SETTINGS}: {problem}")
+            if settings.fields:
+                runtime.schema.session_settings.set(context, settings)
         state = AgentState(
             status=AgentStatus.WAITING_FOR_USER_MESSAGE,
             turn_count=0,
@@ -67,8 +69,8 @@ class StartAgentSession(Step[AgentSessionStartInput]):
         runtime.schema.pending_interrupts.set(context, [])
         initial = input.initial_message
         if initial is not None and initial.strip():
-            if runtime.begin_turn(context, state, initial):
-                return go_to(RunModel, None)
+            if runtime.begin_turn(context, state, [AgentUserMessage(text=initial)]):
+                return go_to_many(run_model_movement(runtime, context))
             return go_to(AwaitUserMessage, None)  # too large to store: the first turn failed
         runtime.schema.state.set(context, state)
         return go_to(AwaitUserMessage, None)

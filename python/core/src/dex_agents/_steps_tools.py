@@ -13,16 +13,30 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from dex import AsyncContext, Context, Step, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
+from dex import (
+    AsyncContext,
+    Context,
+    Step,
+    StepDecision,
+    StepOptions,
+    Timer,
+    Wait,
+    dead_end,
+    go_to,
+    go_to_many,
+)
 from dex_agents_contracts import (
     AgentToolCall,
+    CancellationReason,
     InterruptKind,
     InterruptResolvedPayload,
     ToolCallStartedPayload,
     ToolCallStatus,
     ToolEffect,
+    ToolTaskStartedPayload,
 )
 
+from dex_agents._event_writer import StepEventWriter
 from dex_agents._runtime import SessionRuntime, ceil_seconds, is_value_too_large_run_state, utc_from
 from dex_agents._step_options import (
     LOAD_TOOL_CALLS,
@@ -32,6 +46,20 @@ from dex_agents._step_options import (
     sync_options,
 )
 from dex_agents._time import utc_now
+from dex_agents._tool_outcomes import (
+    TASK_ID_BLANK_ERROR,
+    TASK_INTERVAL_NOT_A_NUMBER_ERROR,
+    TASK_POLLING_UNSUPPORTED_ERROR,
+    poll_interval_seconds,
+    record_question,
+    status_by_effect,
+)
+from dex_agents._turn_control import (
+    TASK_CANCELLED_ERROR,
+    abandon_waiting_record,
+    cancellation_wake,
+    turn_control_reason,
+)
 from dex_agents.results import APPROVAL_DEADLINE_PASSED, TOOL_CALL_NOT_RUN_ERROR_PREFIX, is_final
 from dex_agents.runner import (
     DeferredToolExecution,
@@ -52,11 +80,6 @@ __all__ = [
     "idempotency_key",
     "tool_step_for",
 ]
-
-_UNSUPPORTED_OUTCOME = (
-    "dex-agents: the tool returned {kind}, which this session does not support yet; "
-    "the tool may have started work"
-)
 
 
 def idempotency_key(flow_id: str, turn_id: str, tool_call_id: str) -> str:
@@ -102,7 +125,8 @@ class AwaitToolApproval(Step[str]):
         return sync_options(execute_load=LOAD_TOOL_CALLS, execute_locks=LOCK_INTERRUPTS)
 
     async def wait_for(self, context: AsyncContext, input: str) -> Wait:
-        conditions = [self._runtime.schema.interrupt_resolutions.for_one(input)]
+        schema = self._runtime.schema
+        conditions = [cancellation_wake(schema, input), schema.interrupt_resolutions.for_one(input)]
         interrupt = next(
             (i for i in self._runtime.interrupts(context) if i.interrupt_id == input), None
         )
@@ -120,6 +144,14 @@ class AwaitToolApproval(Step[str]):
         try:
             interrupts = runtime.interrupts(context)
             pending = next((i for i in interrupts if i.interrupt_id == input), None)
+            if runtime.schema.tool_call_cancellations.results(context, input):
+                # The wake only says "look": the committed flags decide.
+                reason = turn_control_reason(runtime.schema, context, runtime.state(context))
+                answer_pending = runtime.schema.interrupt_resolutions.size(context, input) > 0
+                if reason is None or (pending is None and answer_pending):
+                    return go_to(AwaitToolApproval, input)  # an answer that committed first wins
+                abandon_waiting_record(runtime, context, record, reason, events)
+                return dead_end()
             resolutions = runtime.schema.interrupt_resolutions.results(context, input)
             if resolutions:
                 resolution = resolutions[0]
@@ -232,6 +264,14 @@ class _ToolStep(Step[str]):
                 saved[0] = value
                 await context.heartbeat(value)
 
+            # The last point where steering or cancel_turn can stop the call: it has
+            # not started, so it is recorded cancelled (retries reuse this load).
+            reason = turn_control_reason(runtime.schema, context, runtime.state(context))
+            if reason is not None:
+                abandon_waiting_record(
+                    runtime, context, record, reason, events, remove_interrupt=False
+                )
+                return dead_end()
             events.write(ToolCallStartedPayload(tool_call_id=input, tool_name=record.tool_name))
             # Once this output reaches Dex, it never hands the attempt out again as
             # "not started", so the tool cannot run twice under one attempt number.
@@ -256,27 +296,70 @@ class _ToolStep(Step[str]):
                 record.status = ToolCallStatus.FAILED
                 record.error = error.message
             else:
-                if isinstance(outcome, ToolExecutionResult):
-                    record.status = ToolCallStatus.SUCCEEDED
-                    record.output = outcome.output
-                else:
-                    kind = (
-                        "a task"
-                        if isinstance(outcome, ToolTaskStarted)
-                        else "a question"
-                        if isinstance(outcome, ToolInputRequested)
-                        else type(outcome).__name__
+                if isinstance(outcome, ToolInputRequested):
+                    return self._await_answer(context, record, outcome)
+                if isinstance(outcome, ToolTaskStarted):
+                    return self._follow_task(context, record, outcome, events)
+                if not isinstance(outcome, ToolExecutionResult):
+                    raise TypeError(
+                        f"execute_deferred_tool_call returned {type(outcome).__name__}, "
+                        "not a tool outcome"
                     )
-                    record.status = (
-                        ToolCallStatus.FAILED
-                        if record.effect is ToolEffect.READ
-                        else ToolCallStatus.OUTCOME_UNKNOWN
-                    )
-                    record.error = _UNSUPPORTED_OUTCOME.format(kind=kind)
+                record.status = ToolCallStatus.SUCCEEDED
+                record.output = outcome.output
             runtime.finalize_record(context, record, events)
             return dead_end()
         finally:
             events.close()
+
+    def _await_answer(
+        self, context: AsyncContext, record: AgentToolCall, question: ToolInputRequested
+    ) -> StepDecision:
+        """AwaitQuestionAnswer raises the question under the PendingInterrupts lock,
+        so parallel tool Steps never write PendingInterrupts."""
+        from dex_agents._steps_questions import AwaitQuestionAnswer  # noqa: PLC0415 - cycle
+
+        record_question(record, question)
+        self._runtime.schema.tool_calls.set(context, record.tool_call_id, record)
+        return go_to(AwaitQuestionAnswer, record.tool_call_id)
+
+    def _follow_task(
+        self,
+        context: AsyncContext,
+        record: AgentToolCall,
+        started: ToolTaskStarted,
+        events: StepEventWriter,
+    ) -> StepDecision:
+        """PollToolTask follows a started task; one nobody can poll is recorded by effect."""
+        from dex_agents._steps_tasks import poll_movement  # noqa: PLC0415 - cycle
+
+        runtime = self._runtime
+        interval = poll_interval_seconds(started.poll_interval_seconds)
+        task_id = started.task_id
+        problem: str | None = None
+        if not isinstance(runtime.runner, ToolTaskPoller):
+            problem = TASK_POLLING_UNSUPPORTED_ERROR
+        elif not isinstance(task_id, str) or not task_id.strip():
+            problem = TASK_ID_BLANK_ERROR
+        elif interval is None:
+            problem = TASK_INTERVAL_NOT_A_NUMBER_ERROR
+        if problem is not None:
+            # The task may run anyway, so a write's outcome is unknown.
+            record.status = status_by_effect(record)
+            record.error = problem
+            runtime.finalize_record(context, record, events)
+            return dead_end()
+        record.status = ToolCallStatus.WAITING_FOR_TASK
+        record.task_id = task_id
+        record.task_poll_interval_seconds = interval
+        record.input_continuation = None
+        runtime.schema.tool_calls.set(context, record.tool_call_id, record)
+        events.write(
+            ToolTaskStartedPayload(
+                tool_call_id=record.tool_call_id, tool_name=record.tool_name, task_id=task_id
+            )
+        )
+        return go_to_many(poll_movement(record))
 
 
 class CallTool(_ToolStep):
@@ -335,6 +418,10 @@ class _RecordToolError(Step[str]):
         ):
             record.status = ToolCallStatus.FAILED
             record.error = f"{TOOL_CALL_NOT_RUN_ERROR_PREFIX}: {detail}"
+        elif record.task_id and record.cancellation_reason is CancellationReason.TURN_CANCELLED:
+            # CancelToolTask's failure route: the abandoned task may still have run.
+            record.status = ToolCallStatus.OUTCOME_UNKNOWN
+            record.error = TASK_CANCELLED_ERROR
         else:
             record.status = self._status_by_effect(record)
             record.error = detail

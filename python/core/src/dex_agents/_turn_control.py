@@ -8,7 +8,9 @@ so the rules cannot drift apart between them.
 
 from __future__ import annotations
 
-from dex import Context
+import logging
+
+from dex import AsyncContext, Context
 from dex.condition import Condition
 from dex_agents_contracts import (
     AgentState,
@@ -21,6 +23,9 @@ from dex_agents_contracts import (
 from dex_agents._event_writer import StepEventWriter
 from dex_agents._runtime import SessionRuntime
 from dex_agents._schema import SessionSchema
+from dex_agents.errors import ValueTooLarge
+from dex_agents.results import tool_call_note
+from dex_agents.runner import UnfinishedTurnMessageBuilder
 
 __all__ = [
     "CANCELLED_NOTE_HEADER",
@@ -31,12 +36,15 @@ __all__ = [
     "abandon_waiting_record",
     "abandons_waiting",
     "cancellation_wake",
+    "end_controlled_turn",
     "rejection_message_for",
     "remove_pending_interrupts",
     "turn_cancelled",
     "turn_control_reason",
     "turn_steered",
 ]
+
+_log = logging.getLogger("dex_agents")
 
 SUPERSEDED_BY_STEER_RESULT = '{"status":"cancelled","reason":"superseded_by_steered_user_message"}'
 TURN_CANCELLED_RESULT = '{"status":"cancelled","reason":"turn_cancelled_by_user"}'
@@ -149,3 +157,52 @@ def remove_pending_interrupts(
             )
         )
     return True
+
+
+def end_controlled_turn(
+    runtime: SessionRuntime,
+    context: AsyncContext,
+    state: AgentState,
+    reason: CancellationReason,
+    events: StepEventWriter,
+    *,
+    steered_message_count: int,
+) -> None:
+    """End the active turn as steered or cancelled; every record of it is final.
+
+    The runner's unfinished-turn messages keep the exact transcript when it
+    builds them; otherwise a turn with records gets the steered or cancelled
+    note, so the model knows what already ran.
+    """
+    turn_id = state.active_turn_id
+    assert turn_id is not None
+    records = runtime.turn_records(context, turn_id)
+    stored = False
+    if isinstance(runtime.runner, UnfinishedTurnMessageBuilder):
+        unfinished = runtime.unfinished_messages(context, state, turn_id, events)
+        if unfinished is not None:
+            try:
+                runtime.append_messages(context, state, turn_id, unfinished)
+                stored = True
+            except ValueTooLarge:
+                _log.warning("unfinished-turn messages too large to store; the note is stored")
+    if not stored:
+        header = (
+            CANCELLED_NOTE_HEADER
+            if reason is CancellationReason.TURN_CANCELLED
+            else STEERED_NOTE_HEADER
+        )
+        note = tool_call_note(records, header=header)
+        if note is not None:
+            runtime.append_messages(
+                context, state, turn_id, [runtime.runner.build_user_message(note)]
+            )
+    runtime.end_turn(
+        context,
+        state,
+        turn_id,
+        events,
+        error=None,
+        ended_by=reason,
+        steered_message_count=steered_message_count,
+    )

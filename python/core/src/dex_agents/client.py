@@ -32,11 +32,18 @@ from dex_agents_contracts import (
     AgentSessionStartInput,
     AgentSnapshot,
     AgentUserMessage,
+    AnswerQuestionRequest,
+    CancelTurnRequest,
+    DeleteQueuedMessageRequest,
+    ExecutePlanRequest,
     ListAgentMessagesRequest,
     ResolveInterruptRequest,
+    SteerUserMessageRequest,
+    UpdateSessionSettingsRequest,
     struct_from_json,
 )
 
+from dex_agents._session_settings import MAX_SESSION_SETTINGS_BYTES, settings_size
 from dex_agents.errors import (
     AgentSessionRunError,
     SessionAlreadyStartedError,
@@ -128,13 +135,23 @@ class AgentSessionClient:
 
     # --- RPCs -----------------------------------------------------------------------
 
-    def send_user_message(self, session_id: str, text: str) -> bool:
-        """Queues a user message; false for blank text."""
+    def send_user_message(self, session_id: str, text: str, *, plan_mode: bool = False) -> bool:
+        """Queues a user message; false for blank text, or `plan_mode` without plan mode.
+
+        With `plan_mode`, the turn it starts only plans (write_todos).
+        """
+        message = AgentUserMessage(text=text, plan_mode=plan_mode)
         return self._call(
             session_id,
-            lambda: self.client.invoke_rpc(
-                self.flow.send_user_message, session_id, AgentUserMessage(text=text)
-            ),
+            lambda: self.client.invoke_rpc(self.flow.send_user_message, session_id, message),
+        )
+
+    def execute_plan(self, session_id: str, revision: int) -> bool:
+        """Approves plan `revision`; false unless the idle session can execute it now."""
+        request = ExecutePlanRequest(revision=revision)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.execute_plan, session_id, request),
         )
 
     def resolve_interrupt(
@@ -154,9 +171,44 @@ class AgentSessionClient:
             lambda: self.client.invoke_rpc(self.flow.resolve_interrupt, session_id, request),
         )
 
+    def answer_question(self, session_id: str, interrupt_id: str, answer: str) -> bool:
+        """Answers a pending question; false when it is not pending or the answer is refused."""
+        request = AnswerQuestionRequest(interrupt_id=interrupt_id, answer=answer)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.answer_question, session_id, request),
+        )
+
     def get_snapshot(self, session_id: str) -> AgentSnapshot:
         return self._call(
             session_id, lambda: self.client.invoke_rpc(self.flow.get_agent_snapshot, session_id)
+        )
+
+    def update_session_settings(
+        self, session_id: str, settings: Mapping[str, object] | None
+    ) -> bool:
+        """Replaces the settings the next turn starts with; `{}` clears them.
+
+        False for None, for settings that are not a JSON object or whose compact JSON
+        exceeds MAX_SESSION_SETTINGS_BYTES (checked here, before sending), and when the
+        session refuses them.
+        """
+        request = UpdateSessionSettingsRequest(session_settings=None)
+        given: object = settings  # callers without type checks may pass anything
+        if given is not None:
+            if not isinstance(given, Mapping):
+                return False
+            try:
+                struct = struct_from_json(dict(given))
+                size = settings_size(struct)
+            except (TypeError, ValueError):
+                return False
+            if size > MAX_SESSION_SETTINGS_BYTES:
+                return False
+            request = UpdateSessionSettingsRequest(session_settings=struct)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.update_session_settings, session_id, request),
         )
 
     def list_messages(
@@ -185,6 +237,35 @@ class AgentSessionClient:
                 break
             before = page.next_before_sequence
         return [message for page in reversed(pages) for message in page]
+
+    def steer_user_message(
+        self, session_id: str, *, text: str | None = None, message_id: str | None = None
+    ) -> bool:
+        """Redirects the active turn with new text or a queued message (pass exactly one).
+
+        While no turn runs the text is queued, and a queued message stays queued.
+        """
+        request = SteerUserMessageRequest(text=text, message_id=message_id)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.steer_user_message, session_id, request),
+        )
+
+    def delete_queued_message(self, session_id: str, message_id: str) -> bool:
+        """Deletes a queued message no turn has taken; false when it is not pending."""
+        request = DeleteQueuedMessageRequest(message_id=message_id)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.delete_queued_message, session_id, request),
+        )
+
+    def cancel_turn(self, session_id: str, turn_id: str | None = None) -> bool:
+        """Stops the active turn (or only `turn_id`); true once the request is recorded."""
+        request = CancelTurnRequest(turn_id=turn_id)
+        return self._call(
+            session_id,
+            lambda: self.client.invoke_rpc(self.flow.cancel_turn, session_id, request),
+        )
 
     # --- events ---------------------------------------------------------------------
 

@@ -32,6 +32,8 @@ from dex_agents_contracts import (
     struct_to_json,
 )
 
+from dex_agents._session_settings import SESSION_SETTINGS_CODECS
+
 __all__ = [
     "DECODED_MESSAGE_CACHE_BYTES",
     "CachedMessageCodec",
@@ -248,6 +250,8 @@ def agent_codec_registry(extra: Mapping[object, Codec[Any]] | None = None) -> Co
     codecs[list[AgentInterrupt]] = ContractListCodec(AgentInterrupt)
     codecs[Struct] = StructCodec()
     codecs[CompactContextInput | None] = OptionalContractCodec(CompactContextInput)
+    # Settings that are not a JSON object must reach the session, which refuses them.
+    codecs.update(SESSION_SETTINGS_CODECS)
     if extra:
         codecs.update(extra)
     return CodecRegistry(codecs)

@@ -14,6 +14,7 @@ __all__ = [
     "USER_REJECTED_RESULT",
     "is_final",
     "model_visible_result",
+    "tool_call_note",
     "tool_call_status_text",
     "turn_failure_note",
 ]
@@ -67,10 +68,19 @@ def model_visible_result(record: AgentToolCall) -> str:
 
 def turn_failure_note(records: Iterable[AgentToolCall]) -> str | None:
     """The turn-failure note for the final records, in deferral order; None without any."""
+    return tool_call_note(records, header=_NOTE_HEADER)
+
+
+def tool_call_note(records: Iterable[AgentToolCall], *, header: str) -> str | None:
+    """A note in the turn-failure note's line format and footer under `header`.
+
+    Steered and cancelled turns use it with their own first line. None without
+    final records.
+    """
     final = sorted((r for r in records if is_final(r.status)), key=lambda r: r.deferral_order)
     if not final:
         return None
-    lines = [_NOTE_HEADER]
+    lines = [header]
     lines.extend(
         f"- {r.tool_name} {r.arguments} -> {tool_call_status_text(r.status)}: "
         f"{model_visible_result(r)}"

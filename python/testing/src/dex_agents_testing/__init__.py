@@ -19,7 +19,16 @@ from dex_agents_testing.processes import (
 )
 from dex_agents_testing.runlog import RunLog
 from dex_agents_testing.scenario import FactoryScenario, Scenario, load_flow
-from dex_agents_testing.scripted import ModelReply, ScriptedRunner, ScriptedTool, ScriptedToolCall
+from dex_agents_testing.scripted import (
+    ModelReply,
+    ScriptedPoll,
+    ScriptedQuestion,
+    ScriptedRunner,
+    ScriptedTask,
+    ScriptedTool,
+    ScriptedToolCall,
+    TaskScriptedRunner,
+)
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     # processes
@@ -36,9 +45,13 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "ModelReply",
     "RunLog",
     "Scenario",
+    "ScriptedPoll",
+    "ScriptedQuestion",
     "ScriptedRunner",
+    "ScriptedTask",
     "ScriptedTool",
     "ScriptedToolCall",
+    "TaskScriptedRunner",
     "load_flow",
     # history
     "assert_step_shape",

@@ -25,7 +25,7 @@ __all__ = [
     "turn_shapes",
 ]
 
-TURN_START_STEPS = frozenset({"StartAgentSession", "AwaitUserMessage"})
+TURN_START_STEPS = frozenset({"StartAgentSession", "AwaitUserMessage", "ApplyTurnControl"})
 
 ShapeItem = str | tuple[str, ...] | frozenset[str] | set[str]
 """A Step type, or a group of Step types that run in parallel, in any order.

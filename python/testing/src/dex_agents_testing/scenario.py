@@ -12,12 +12,20 @@ from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
 from dex_agents.options import MAX_FRAMEWORK_RUN_STATE_BYTES
+from dex_agents.runner import BuiltInToolName
 from dex_agents_contracts import ToolEffect
 
 from dex_agents_testing.runlog import RunLog
-from dex_agents_testing.scripted import ModelReply, ScriptedRunner, ScriptedTool
+from dex_agents_testing.scripted import (
+    ModelReply,
+    ScriptedRunner,
+    ScriptedTool,
+    TaskScriptedRunner,
+)
 
 __all__ = ["FactoryScenario", "Scenario", "load_flow"]
+
+_DEFAULT_OPTIONS = AgentSessionOptions()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,13 +42,18 @@ class Scenario:
     message_chunk_size: int = 32
     message_chunk_max_bytes: int = 1024 * 1024
     max_framework_run_state_bytes: int = MAX_FRAMEWORK_RUN_STATE_BYTES
+    task_runner: bool = False
+    """Use TaskScriptedRunner, which polls and cancels tool tasks."""
+    built_in_tools: Sequence[BuiltInToolName] = ()
+    max_durable_wait_seconds: float | None = None
 
     @property
     def log(self) -> RunLog:
         return RunLog(self.log_path)
 
     def runner(self) -> ScriptedRunner:
-        return ScriptedRunner(self.script, self.tools, self.log)
+        runner_type = TaskScriptedRunner if self.task_runner else ScriptedRunner
+        return runner_type(self.script, self.tools, self.log)
 
     def options(self) -> AgentSessionOptions:
         return AgentSessionOptions(
@@ -54,6 +67,12 @@ class Scenario:
             message_chunk_size=self.message_chunk_size,
             message_chunk_max_bytes=self.message_chunk_max_bytes,
             max_framework_run_state_bytes=self.max_framework_run_state_bytes,
+            built_in_tools=tuple(self.built_in_tools),
+            max_durable_wait=(
+                timedelta(seconds=self.max_durable_wait_seconds)
+                if self.max_durable_wait_seconds is not None
+                else _DEFAULT_OPTIONS.max_durable_wait
+            ),
         )
 
     def build_flow(self) -> AgentSessionFlow:
@@ -75,6 +94,9 @@ class Scenario:
             "message_chunk_size": self.message_chunk_size,
             "message_chunk_max_bytes": self.message_chunk_max_bytes,
             "max_framework_run_state_bytes": self.max_framework_run_state_bytes,
+            "task_runner": self.task_runner,
+            "built_in_tools": list(self.built_in_tools),
+            "max_durable_wait_seconds": self.max_durable_wait_seconds,
         }
         Path(path).write_text(json.dumps(data), encoding="utf-8")
         return Path(path)
@@ -83,7 +105,8 @@ class Scenario:
     def load(path: str | Path) -> Scenario:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         runner = ScriptedRunner.from_json(
-            {"script": data["script"], "tools": data["tools"], "log": data["log_path"]}
+            {"script": data["script"], "tools": data["tools"], "log": data["log_path"]},
+            task_runner=data.get("task_runner", False),
         )
         return Scenario(
             flow_type=data["flow_type"],
@@ -101,6 +124,9 @@ class Scenario:
             message_chunk_size=data["message_chunk_size"],
             message_chunk_max_bytes=data["message_chunk_max_bytes"],
             max_framework_run_state_bytes=data["max_framework_run_state_bytes"],
+            task_runner=data.get("task_runner", False),
+            built_in_tools=tuple(data.get("built_in_tools", ())),
+            max_durable_wait_seconds=data.get("max_durable_wait_seconds"),
         )
 
 

@@ -26,15 +26,29 @@ from dex_agents import (
     TurnCompleted,
     model_visible_result,
 )
-from dex_agents_contracts import AgentUsage, ToolEffect
+from dex_agents.runner import (
+    DeferredToolOutcome,
+    ToolInputRequested,
+    ToolTaskCancellation,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+    ToolTaskStarted,
+)
+from dex_agents_contracts import AgentUsage, QuestionAnswer, ToolEffect
 
 from dex_agents_testing.runlog import RunLog
 
 __all__ = [
     "ModelReply",
+    "ScriptedPoll",
+    "ScriptedQuestion",
     "ScriptedRunner",
+    "ScriptedTask",
     "ScriptedTool",
     "ScriptedToolCall",
+    "TaskScriptedRunner",
+    "answers_output",
 ]
 
 _GATE_POLL_SECONDS = 0.02
@@ -64,8 +78,56 @@ class ModelReply:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ScriptedQuestion:
+    """A question a tool, or a task's poll, asks the user (ToolInputRequested)."""
+
+    question: str
+    choices: Sequence[str] = ()
+    allows_free_text: bool = True
+    continuation: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptedPoll:
+    """What one poll of a scripted task returns, by its place in `ScriptedTask.polls`.
+
+    `kind` is `pending` (ToolTaskPending with `poll_interval_seconds`), `question`,
+    `succeed` (`output` plus the answers the task received), or `fail`
+    (ToolExecutionError(error)). Polls past the list succeed.
+    """
+
+    kind: str = "succeed"
+    poll_interval_seconds: float = 1.0
+    question: ScriptedQuestion | None = None
+    output: str = "done"
+    error: str | None = None
+    crash_attempts: int = 0
+    """Raise RuntimeError on poll attempts up to this number (a Step failure)."""
+    gate: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptedTask:
+    """The tool starts a remote task instead of answering (ToolTaskStarted).
+
+    It saves the task ID as its heartbeat checkpoint first, so a retried attempt
+    returns the same task instead of starting another. Every start is logged
+    (kind `task_start`), every resumed one too (`task_resume`).
+    """
+
+    poll_interval_seconds: float = 1.0
+    task_id: str | None = None
+    """The ID to return; None makes `task-<tool call ID>-<attempt>`, so a second start shows."""
+    gate: str | None = None
+    """Held after the checkpoint is saved, before the task is returned."""
+    polls: Sequence[ScriptedPoll] = ()
+    cancel_crash_attempts: int = 0
+    """cancel_tool_task raises RuntimeError on attempts up to this number."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScriptedTool:
-    """A tool that logs each run, then answers, fails, crashes or waits as told."""
+    """A tool that logs each run, then answers, fails, crashes, waits, asks or starts a task."""
 
     name: str
     effect: ToolEffect = ToolEffect.READ
@@ -75,6 +137,34 @@ class ScriptedTool:
     crash_attempts: int = 0
     """Raise RuntimeError on attempts up to this number (a Step failure)."""
     gate: str | None = None
+    questions: Sequence[ScriptedQuestion] = ()
+    """Asked one per run until each has an answer; then the output carries the answers."""
+    task: ScriptedTask | None = None
+
+
+def answers_output(output: str, answers: Sequence[QuestionAnswer]) -> str:
+    """A tool's output followed by the answers it received: `out|a1|a2`."""
+    return "|".join([output, *(answer.answer for answer in answers)])
+
+
+def _answer_json(answer: QuestionAnswer | None) -> dict[str, Any] | None:
+    if answer is None:
+        return None
+    return {
+        "interrupt_id": answer.interrupt_id,
+        "question": answer.question,
+        "answer": answer.answer,
+        "resolution": int(answer.resolution),
+    }
+
+
+def _asked(question: ScriptedQuestion, continuation: str | None) -> ToolInputRequested:
+    return ToolInputRequested(
+        question=question.question,
+        choices=tuple(question.choices),
+        allows_free_text=question.allows_free_text,
+        continuation=continuation,
+    )
 
 
 async def _wait_gate(gate: str | None) -> None:
@@ -115,10 +205,12 @@ class ScriptedRunner:
         }
 
     @staticmethod
-    def from_json(data: Mapping[str, Any]) -> ScriptedRunner:
-        return ScriptedRunner(
+    def from_json(data: Mapping[str, Any], *, task_runner: bool = False) -> ScriptedRunner:
+        """The runner `to_json` described; `task_runner` picks TaskScriptedRunner."""
+        runner_type = TaskScriptedRunner if task_runner else ScriptedRunner
+        return runner_type(
             [[_reply_from_json(r) for r in turn] for turn in data["script"]],
-            [ScriptedTool(**{**t, "effect": ToolEffect(t["effect"])}) for t in data["tools"]],
+            [_tool_from_json(t) for t in data["tools"]],
             RunLog(data["log"]),
         )
 
@@ -196,6 +288,20 @@ class ScriptedRunner:
 
     def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
         """The turn's tool calls and results from run state, so a failed turn keeps them."""
+        self.log.append(
+            "unfinished",
+            turn=turn.turn_id,
+            records={
+                r.tool_call_id: {
+                    "status": int(r.status),
+                    "error": r.error,
+                    "cancellation_reason": (
+                        int(r.cancellation_reason) if r.cancellation_reason is not None else None
+                    ),
+                }
+                for r in turn.tool_calls
+            },
+        )
         if turn.framework_run_state is None:
             return []
         items: list[dict[str, Any]] = json.loads(turn.framework_run_state)["items"]
@@ -212,7 +318,7 @@ class ScriptedRunner:
                 )
         return [_message(item) for item in items]
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         record = call.tool_call
         tool = self.tools.get(record.tool_name)
         self.log.append(
@@ -221,6 +327,10 @@ class ScriptedRunner:
             tool_call_id=record.tool_call_id,
             key=call.idempotency_key,
             attempt=call.attempt,
+            input_answers=[_answer_json(a) for a in call.input_answers],
+            continuation=record.input_continuation,
+            checkpoint=call.heartbeat_checkpoint,
+            supports_tool_tasks=call.supports_tool_tasks,
         )
         if tool is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
@@ -229,12 +339,149 @@ class ScriptedRunner:
             raise RuntimeError(f"scripted tool crash on attempt {call.attempt}")
         if tool.error is not None:
             raise ToolExecutionError(tool.error)
+        asked = len(call.input_answers)
+        if asked < len(tool.questions):
+            question = tool.questions[asked]
+            return _asked(question, question.continuation)
+        if tool.task is not None:
+            return await self._start_task(call, tool.task)
+        if tool.questions:
+            return ToolExecutionResult(output=answers_output(tool.output, call.input_answers))
         return ToolExecutionResult(output=tool.output)
+
+    async def _start_task(self, call: DeferredToolExecution, task: ScriptedTask) -> ToolTaskStarted:
+        record = call.tool_call
+        if call.heartbeat_checkpoint is not None:
+            # A retried attempt finds the task an earlier attempt started.
+            self.log.append(
+                "task_resume",
+                tool_call_id=record.tool_call_id,
+                task_id=call.heartbeat_checkpoint,
+                attempt=call.attempt,
+            )
+            return ToolTaskStarted(
+                task_id=call.heartbeat_checkpoint, poll_interval_seconds=task.poll_interval_seconds
+            )
+        task_id = (
+            task.task_id
+            if task.task_id is not None
+            else f"task-{record.tool_call_id}-{call.attempt}"
+        )
+        self.log.append(
+            "task_start", tool_call_id=record.tool_call_id, task_id=task_id, attempt=call.attempt
+        )
+        await call.save_heartbeat_checkpoint(task_id)
+        # Written after the checkpoint's heartbeat, so a test that sees this event
+        # knows Dex holds the checkpoint.
+        call.events.write_raw(
+            "scripted.task_checkpointed",
+            json.dumps({"tool_call_id": record.tool_call_id, "task_id": task_id}),
+        )
+        await _wait_gate(task.gate)
+        return ToolTaskStarted(task_id=task_id, poll_interval_seconds=task.poll_interval_seconds)
 
     def _reply(self, turn_number: int, call: int) -> ModelReply:
         if 1 <= turn_number <= len(self.script) and call < len(self.script[turn_number - 1]):
             return self.script[turn_number - 1][call]
         return ModelReply(text="(script ended)")
+
+
+class TaskScriptedRunner(ScriptedRunner):
+    """A ScriptedRunner that also polls and cancels its tools' tasks.
+
+    A poll's place in `ScriptedTask.polls` travels in the continuation
+    (`poll:<n>`), so a retried poll returns what the first attempt returned.
+    Every poll is logged (kind `poll`), and every cancellation (`cancel_task`).
+    """
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        record = poll.tool_call
+        continuation = record.input_continuation
+        index = (
+            int(continuation.split(":", 1)[1])
+            if continuation is not None and continuation.startswith("poll:")
+            else 0
+        )
+        self.log.append(
+            "poll",
+            tool_call_id=record.tool_call_id,
+            task_id=record.task_id,
+            index=index,
+            attempt=poll.attempt,
+            key=poll.idempotency_key,
+            continuation=continuation,
+            pending_answer=_answer_json(poll.pending_answer),
+            interval=record.task_poll_interval_seconds,
+        )
+        tool = self.tools.get(record.tool_name)
+        polls = tool.task.polls if tool is not None and tool.task is not None else ()
+        step = polls[index] if index < len(polls) else ScriptedPoll()
+        await _wait_gate(step.gate)
+        if poll.attempt <= step.crash_attempts:
+            raise RuntimeError(f"scripted poll crash on attempt {poll.attempt}")
+        following = f"poll:{index + 1}"
+        if step.kind == "pending":
+            return ToolTaskPending(
+                poll_interval_seconds=step.poll_interval_seconds, continuation=following
+            )
+        if step.kind == "question":
+            if step.question is None:
+                raise ValueError("a question poll needs a question")
+            return _asked(step.question, following)
+        if step.kind == "fail":
+            raise ToolExecutionError(step.error or "the task failed")
+        return ToolExecutionResult(output=answers_output(step.output, poll.input_answers))
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        record = cancellation.tool_call
+        self.log.append(
+            "cancel_task",
+            tool_call_id=record.tool_call_id,
+            task_id=record.task_id,
+            attempt=cancellation.attempt,
+            key=cancellation.idempotency_key,
+        )
+        tool = self.tools.get(record.tool_name)
+        task = tool.task if tool is not None else None
+        if task is not None and cancellation.attempt <= task.cancel_crash_attempts:
+            raise RuntimeError(f"scripted cancellation crash on attempt {cancellation.attempt}")
+
+
+def _question_from_json(data: Mapping[str, Any] | None) -> ScriptedQuestion | None:
+    if data is None:
+        return None
+    return ScriptedQuestion(
+        question=data["question"],
+        choices=tuple(data["choices"]),
+        allows_free_text=data["allows_free_text"],
+        continuation=data["continuation"],
+    )
+
+
+def _tool_from_json(data: Mapping[str, Any]) -> ScriptedTool:
+    task = data.get("task")
+    return ScriptedTool(
+        **{
+            **data,
+            "effect": ToolEffect(data["effect"]),
+            "questions": tuple(
+                q for q in (_question_from_json(q) for q in data.get("questions", ())) if q
+            ),
+            "task": (
+                ScriptedTask(
+                    **{
+                        **task,
+                        "polls": tuple(
+                            ScriptedPoll(**{**p, "question": _question_from_json(p["question"])})
+                            for p in task["polls"]
+                        ),
+                    }
+                )
+                if task is not None
+                else None
+            ),
+        }
+    )
 
 
 def _message(item: Mapping[str, Any]) -> FrameworkMessage:

@@ -1,0 +1,111 @@
+"""Session settings limits: what StartAgentSession and update_session_settings accept."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from dex import Codec, Value, WireKind
+from dex_agents_contracts import (
+    AgentSessionStartInput,
+    Struct,
+    UpdateSessionSettingsRequest,
+    decode,
+    encode,
+    struct_to_json,
+)
+
+__all__ = [
+    "MAX_SESSION_SETTINGS_BYTES",
+    "SESSION_SETTINGS_CODECS",
+    "SESSION_SETTINGS_SIZE_TOLERANCE_BYTES",
+    "NotAnObject",
+    "session_settings_problem",
+    "settings_size",
+]
+
+T = TypeVar("T")
+
+MAX_SESSION_SETTINGS_BYTES = 16_384
+"""Largest compact UTF-8 JSON text of the settings a Client sends."""
+SESSION_SETTINGS_SIZE_TOLERANCE_BYTES = 1_024
+"""Extra bytes the session accepts, because the cores write some floats and
+U+2028/U+2029 differently, so a Client's count can differ from ours."""
+
+
+def settings_size(settings: Struct) -> int:
+    """UTF-8 length of the settings' compact JSON text."""
+    text = json.dumps(
+        struct_to_json(settings), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    return len(text.encode("utf-8"))
+
+
+class NotAnObject(Struct):
+    """Stands in for `session_settings` that are JSON but not an object.
+
+    The wire codec refuses such a value outright; the session's own codecs decode
+    it as this marker instead, so StartAgentSession can refuse the session with its
+    documented reason and update_session_settings can return false.
+    """
+
+
+def session_settings_problem(settings: object) -> str | None:
+    """Why the session refuses these settings, or None to accept them."""
+    if not isinstance(settings, Struct) or isinstance(settings, NotAnObject):
+        return "they are not a JSON object"
+    try:
+        size = settings_size(settings)
+    except (TypeError, ValueError) as error:
+        return f"they are not valid JSON: {error}"
+    limit = MAX_SESSION_SETTINGS_BYTES + SESSION_SETTINGS_SIZE_TOLERANCE_BYTES
+    if size > limit:
+        return f"they exceed {limit} bytes"
+    return None
+
+
+@dataclass(frozen=True)
+class _SettingsTolerantCodec(Generic[T]):
+    """The contract codec of a message with `session_settings`, which reads settings
+    that are not a JSON object as `NotAnObject` instead of failing the decode."""
+
+    message_type: type[T]
+
+    @property
+    def type_name(self) -> str:
+        return self.message_type.__name__
+
+    @property
+    def wire_kind(self) -> WireKind:
+        return WireKind.JSON
+
+    def encode(self, value: T) -> Value:
+        if type(value) is not self.message_type:
+            raise TypeError(
+                f"{self.type_name} requires {self.type_name}, got {type(value).__name__}"
+            )
+        return Value(WireKind.JSON, encode(value))
+
+    def decode(self, value: Value) -> T:
+        if value.kind is not WireKind.JSON or not isinstance(value.data, str):
+            raise TypeError(f"{self.type_name} requires a JSON value")
+        text = value.data
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        settings = data.get("session_settings") if isinstance(data, dict) else None
+        if settings is None or isinstance(settings, dict):
+            return decode(self.message_type, text)
+        data["session_settings"] = None
+        decoded = decode(self.message_type, json.dumps(data))
+        decoded.session_settings = NotAnObject()  # type: ignore[attr-defined]
+        return decoded
+
+
+SESSION_SETTINGS_CODECS: dict[object, Codec[Any]] = {
+    AgentSessionStartInput: _SettingsTolerantCodec(AgentSessionStartInput),
+    UpdateSessionSettingsRequest: _SettingsTolerantCodec(UpdateSessionSettingsRequest),
+}
+"""Codecs `agent_codec_registry` uses for the two messages that carry settings."""

@@ -1,0 +1,225 @@
+"""PollToolTask and CancelToolTask: following remote work a tool started.
+
+A started task may take effect at any time, so its record is never abandoned:
+steering leaves it alone, and only cancel_turn cancels it, through
+FinishTurnCancellation and CancelToolTask.
+"""
+
+# Async handlers take AsyncContext and return coroutines, which the SDK's sync
+# Step signature cannot express; AsyncWorker accepts them (allow_async_handlers).
+# mypy: disable-error-code="override"
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+from dex import (
+    AsyncContext,
+    RetryPolicy,
+    Step,
+    StepDecision,
+    StepMovement,
+    StepOptions,
+    Timer,
+    Wait,
+    dead_end,
+    go_to,
+    go_to_many,
+)
+from dex_agents_contracts import AgentToolCall, CancellationReason, ToolCallStatus, ToolEffect
+
+from dex_agents._event_writer import StepEventWriter
+from dex_agents._runtime import SessionRuntime
+from dex_agents._step_options import LOAD_TOOL_CALLS, TOOL_RETRY, sync_options
+from dex_agents._steps_questions import AwaitQuestionAnswer
+from dex_agents._steps_tools import RecordToolFailure, RecordToolOutcomeUnknown, idempotency_key
+from dex_agents._tool_outcomes import poll_interval_seconds, record_question
+from dex_agents._turn_control import TASK_CANCELLED_ERROR, turn_cancelled
+from dex_agents.results import is_final
+from dex_agents.runner import (
+    ToolExecutionError,
+    ToolExecutionResult,
+    ToolInputRequested,
+    ToolTaskCancellation,
+    ToolTaskCanceller,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPoller,
+)
+
+__all__ = ["CANCEL_TASK_RETRY", "CancelToolTask", "PollToolTask", "poll_movement", "poll_options"]
+
+CANCEL_TASK_RETRY = RetryPolicy(maximum_attempts=3, total_duration=timedelta(minutes=2))
+
+_POLL_INTERVAL_NOT_A_NUMBER = (
+    "dex-agents: poll_tool_task returned ToolTaskPending whose poll_interval_seconds "
+    "is not a number"
+)
+
+
+def poll_options(effect: ToolEffect) -> StepOptions:
+    """PollToolTask's options, whose failure route follows the call's effect."""
+    failure_route: type[Step[str]] = (
+        RecordToolFailure
+        if effect in (ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE)
+        else RecordToolOutcomeUnknown
+    )
+    options = dataclasses.replace(
+        sync_options(execute_load=LOAD_TOOL_CALLS, execute_retry=TOOL_RETRY),
+        wait_for_load_attribute_maps=LOAD_TOOL_CALLS,
+    )
+    return options.on_execute_failure_proceed_to(
+        failure_route, sync_options(execute_load=LOAD_TOOL_CALLS)
+    )
+
+
+def poll_movement(record: AgentToolCall) -> StepMovement[str]:
+    """The movement into PollToolTask: options travel with a movement, so every
+    Step that moves a call there routes its failures by the call's effect."""
+    return StepMovement.of(PollToolTask, record.tool_call_id, options=poll_options(record.effect))
+
+
+def _finish_turn_cancellation(turn_id: str) -> StepDecision:
+    from dex_agents._steps_control import FinishTurnCancellation  # noqa: PLC0415 - cycle
+
+    return go_to(FinishTurnCancellation, turn_id)
+
+
+class PollToolTask(Step[str]):
+    """Polls a started task once per interval, or at once to hand it an answer."""
+
+    def __init__(self, runtime: SessionRuntime) -> None:
+        self._runtime = runtime
+
+    def get_step_options(self) -> StepOptions:
+        # Only for a movement without options; `poll_movement` sets them by effect.
+        return poll_options(ToolEffect.READ)
+
+    async def wait_for(self, context: AsyncContext, input: str) -> Wait:
+        runtime = self._runtime
+        record = runtime.schema.tool_calls.get(context, input)
+        zero = timedelta(0)
+        if record is None or record.task_answer_pending:
+            return Wait.any_of(Timer.by_duration(zero))  # a resolved question goes at once
+        if turn_cancelled(runtime.schema, context, runtime.state(context)):
+            # cancel_turn committed before this Step started: hand over without polling.
+            return Wait.any_of(Timer.by_duration(zero))
+        seconds = record.task_poll_interval_seconds or 1
+        return Wait.any_of(Timer.by_duration(timedelta(seconds=seconds)))
+
+    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+        runtime = self._runtime
+        record = runtime.schema.tool_calls.get(context, input)
+        if record is None or record.status is not ToolCallStatus.WAITING_FOR_TASK:
+            return dead_end()
+        state = runtime.state(context)
+        if turn_cancelled(runtime.schema, context, state) and state is not None:
+            return _finish_turn_cancellation(state.active_turn_id or record.turn_id)
+        runner = runtime.runner
+        if not isinstance(runner, ToolTaskPoller):
+            raise TypeError("dex-agents: the runner no longer implements poll_tool_task")
+        events = runtime.writer(context, record.turn_id)
+        try:
+
+            async def heartbeat() -> None:
+                await context.heartbeat()
+
+            pending_answer = (
+                record.input_answers[-1]
+                if record.task_answer_pending and record.input_answers
+                else None
+            )
+            poll = ToolTaskPoll(
+                flow_id=context.flow_id,
+                tool_call=record,
+                idempotency_key=idempotency_key(context.flow_id, record.turn_id, input),
+                attempt=context.attempt,
+                input_answers=tuple(record.input_answers),
+                events=events,
+                heartbeat=heartbeat,
+                pending_answer=pending_answer,
+            )
+            try:
+                outcome = await runner.poll_tool_task(poll)
+            except ToolExecutionError as error:
+                record.status = ToolCallStatus.FAILED
+                record.error = error.message
+                return self._finish(context, record, events)
+            # The task has the answer once this commit lands.
+            record.task_answer_pending = False
+            if isinstance(outcome, ToolExecutionResult):
+                record.status = ToolCallStatus.SUCCEEDED
+                record.output = outcome.output
+                return self._finish(context, record, events)
+            if isinstance(outcome, ToolInputRequested):
+                record_question(record, outcome)
+                runtime.schema.tool_calls.set(context, input, record)
+                return go_to(AwaitQuestionAnswer, input)
+            if not isinstance(outcome, ToolTaskPending):
+                raise TypeError(
+                    f"poll_tool_task returned {type(outcome).__name__}, not a poll outcome"
+                )
+            interval = poll_interval_seconds(outcome.poll_interval_seconds)
+            if interval is None:
+                raise ValueError(_POLL_INTERVAL_NOT_A_NUMBER)
+            record.task_poll_interval_seconds = interval
+            record.input_continuation = outcome.continuation
+            runtime.schema.tool_calls.set(context, input, record)
+            return go_to_many(poll_movement(record))
+        finally:
+            events.close()
+
+    def _finish(
+        self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
+    ) -> StepDecision:
+        record.task_answer_pending = False
+        self._runtime.finalize_record(context, record, events)
+        return dead_end()
+
+
+class CancelToolTask(Step[str]):
+    """Asks the runner to cancel a task cancel_turn abandoned; its outcome stays unknown."""
+
+    def __init__(self, runtime: SessionRuntime) -> None:
+        self._runtime = runtime
+
+    def get_step_options(self) -> StepOptions:
+        return sync_options(
+            execute_load=LOAD_TOOL_CALLS,
+            execute_retry=CANCEL_TASK_RETRY,
+            execute_method_timeout=timedelta(seconds=30),
+        ).on_execute_failure_proceed_to(
+            RecordToolOutcomeUnknown, sync_options(execute_load=LOAD_TOOL_CALLS)
+        )
+
+    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+        runtime = self._runtime
+        record = runtime.schema.tool_calls.get(context, input)
+        if record is None or is_final(record.status):
+            return dead_end()
+        runner = runtime.runner
+        if isinstance(runner, ToolTaskCanceller):
+
+            async def heartbeat() -> None:
+                await context.heartbeat()
+
+            await runner.cancel_tool_task(
+                ToolTaskCancellation(
+                    flow_id=context.flow_id,
+                    tool_call=record,
+                    idempotency_key=idempotency_key(context.flow_id, record.turn_id, input),
+                    attempt=context.attempt,
+                    heartbeat=heartbeat,
+                )
+            )
+        record.status = ToolCallStatus.OUTCOME_UNKNOWN
+        record.error = TASK_CANCELLED_ERROR
+        record.cancellation_reason = CancellationReason.TURN_CANCELLED
+        record.task_answer_pending = False
+        events = runtime.writer(context, record.turn_id)
+        try:
+            runtime.finalize_record(context, record, events)
+        finally:
+            events.close()
+        return dead_end()
