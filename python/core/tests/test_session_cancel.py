@@ -6,12 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from control_flows import scripted_config
+from dex_agents import OUTCOME_UNKNOWN_RESULT
 from dex_agents._turn_control import CANCELLED_NOTE_HEADER, TURN_CANCELLED_RESULT
 from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole, ToolEffect
 from dex_agents_testing import (
     ModelReply,
     RunLog,
+    ScriptedPoll,
     ScriptedRunner,
+    ScriptedTask,
     ScriptedTool,
     ScriptedToolCall,
     step_types,
@@ -178,3 +181,39 @@ def test_turns_a_pre_steering_worker_started_refuse_steer_and_cancel(
     done = h.wait_idle(session, 1)
     assert _user_texts(done) == ["question"]
     assert done.steered_messages == []
+
+
+def test_cancel_turn_during_a_parallel_approval_and_tool_task(harness: HarnessFactory) -> None:
+    report = ScriptedTool(
+        name="report",
+        task=ScriptedTask(polls=(ScriptedPoll(kind="pending", poll_interval_seconds=3600),)),
+    )
+    h = harness(
+        script=[[_calls(("w1", "send_email"), ("t1", "report"))], [ModelReply(text="n/a")]],
+        tools=[SEND, report],
+        task_runner=True,
+    )
+    session = h.start("send and report")
+    h.wait_snapshot(
+        session,
+        lambda s: bool(s.pending_interrupts) and h.log.count("poll") == 1,
+        what="the approval beside a polled task",
+    )
+    assert h.client.cancel_turn(session)
+    done = h.wait_idle(session, 1)
+
+    assert h.log.count("tool", name="send_email") == 0
+    assert h.log.count("task_start") == 1
+    (cancelled,) = h.log.entries("cancel_task")
+    assert cancelled["task_id"] == "task-t1-1"
+    outputs = {m.tool_call_id: m.tool_output for m in done.messages if m.tool_output}
+    assert outputs == {"w1": TURN_CANCELLED_RESULT, "t1": OUTCOME_UNKNOWN_RESULT}
+    steps = step_types(h.history(session))
+    after_cancel = steps[steps.index("FinishTurnCancellation") :]
+    assert after_cancel == [
+        "FinishTurnCancellation",
+        "CancelToolTask",
+        "ResumeTurn",
+        "ApplyTurnControl",
+    ]
+    assert _event_types(h, session, "turn_cancelled")[-1] == "turn_cancelled"

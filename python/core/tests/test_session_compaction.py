@@ -30,7 +30,7 @@ from dex_agents_contracts import (
     MessageRole,
 )
 from dex_agents_testing import DexliteProcess, FactoryScenario, assert_step_shape, wait_until
-from helpers import Harness
+from helpers import FakeContext, Harness
 from stepwise_flows import WithoutUnfinishedBuilder
 
 FACTORY = "stepwise_flows:flow"
@@ -415,25 +415,6 @@ def test_cancel_turn_during_compact_context_ends_the_turn_without_a_summary(
 # --- retention rules, unit level ------------------------------------------------------
 
 
-class _FakeContext:
-    """Just enough of a Step Context for MessageStore: Attributes in a dict."""
-
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str | None], object] = {}
-
-    def _get_attribute(self, definition: Any, instance: str | None) -> Any:
-        return self.values.get((definition.name, instance))
-
-    def _set_attribute(self, definition: Any, instance: str | None, value: object) -> None:
-        self.values[(definition.name, instance)] = value
-
-    def _delete_attribute(self, definition: Any, instance: str | None) -> None:
-        self.values.pop((definition.name, instance), None)
-
-    def _attribute_map_keys(self, definition: Any) -> tuple[str, ...]:
-        return tuple(sorted(i for (n, i) in self.values if n == definition.name and i is not None))
-
-
 def _retention_store(**options: Any) -> MessageStore:
     return MessageStore(
         SessionSchema.create(1024),
@@ -464,7 +445,7 @@ def _summarize(store: MessageStore, context: Any, through: int) -> None:
 
 def test_retention_waits_for_the_summary_and_the_limit() -> None:
     store = _retention_store(retained_message_limit=3)
-    context: Any = _FakeContext()
+    context: Any = FakeContext()
     state = AgentState(status=AgentStatus.RUNNING_MODEL, next_message_sequence=1)
     _append_texts(store, context, state, *(f"m{n}" for n in range(1, 9)))
     index = store.index(context)
@@ -492,7 +473,7 @@ def test_retention_waits_for_the_summary_and_the_limit() -> None:
 
 def test_retention_never_skips_an_older_message_for_an_oversized_chunk() -> None:
     store = _retention_store(retained_message_limit=1, message_chunk_max_bytes=300)
-    context: Any = _FakeContext()
+    context: Any = FakeContext()
     state = AgentState(status=AgentStatus.RUNNING_MODEL, next_message_sequence=1)
     _append_texts(store, context, state, "small")
     _append_texts(store, context, state, "x" * 400)  # its own chunk, among window messages
@@ -513,7 +494,7 @@ def test_no_retention_without_compaction() -> None:
         SessionSchema.create(1024),
         AgentSessionOptions(message_window_size=2, message_chunk_size=2, retained_message_limit=1),
     )
-    context: Any = _FakeContext()
+    context: Any = FakeContext()
     state = AgentState(status=AgentStatus.RUNNING_MODEL, next_message_sequence=1)
     _summarize(store, context, 6)
     _append_texts(store, context, state, *(f"m{n}" for n in range(1, 9)))

@@ -11,33 +11,7 @@ from dex_agents.options import AgentSessionOptions
 from dex_agents.runner import FrameworkMessage
 from dex_agents_contracts import AgentState, AgentStatus, InteractionMode
 from dex_agents_testing import ModelReply
-from helpers import HarnessFactory
-
-
-class FakeContext:
-    """Just enough of a Step Context for MessageStore: Attributes in a dict.
-
-    The store is tested through a fake because the rollover rules (chunk
-    boundaries, per-commit limits) are easier to pin down than end to end.
-    """
-
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str | None], object] = {}
-
-    def _get_attribute(self, definition: Any, instance: str | None) -> Any:
-        return self.values.get((definition.name, instance))
-
-    def _set_attribute(self, definition: Any, instance: str | None, value: object) -> None:
-        self.values[(definition.name, instance)] = value
-
-    def _delete_attribute(self, definition: Any, instance: str | None) -> None:
-        self.values.pop((definition.name, instance), None)
-
-    def _attribute_map_keys(self, definition: Any) -> tuple[str, ...]:
-        return tuple(sorted(i for (n, i) in self.values if n == definition.name and i is not None))
-
-    def keys(self, name: str) -> list[int]:
-        return [int(i) for (n, i) in sorted(self.values, key=str) if n == name and i is not None]
+from helpers import FakeContext, HarnessFactory
 
 
 def _state() -> AgentState:

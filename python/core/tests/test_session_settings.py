@@ -24,13 +24,13 @@ from dex import (
 from dex_agents._schema import SessionSchema
 from dex_agents._session_settings import (
     MAX_SESSION_SETTINGS_BYTES,
-    SESSION_SETTINGS_CODECS,
     SESSION_SETTINGS_SIZE_TOLERANCE_BYTES,
     NotAnObject,
     session_settings_problem,
     settings_size,
 )
 from dex_agents._steps_session import INVALID_START_SETTINGS
+from dex_agents.codecs import SESSION_SETTINGS_CODECS
 from dex_agents.worker import agent_registry
 from dex_agents_contracts import (
     AgentSessionStartInput,
@@ -40,7 +40,7 @@ from dex_agents_contracts import (
     struct_to_json,
 )
 from dex_agents_testing import wait_until
-from helpers import Harness
+from helpers import FakeContext, Harness
 from stepwise_flows import flow
 
 FACTORY = "stepwise_flows:flow"
@@ -92,27 +92,11 @@ def test_update_session_settings_false_cases_and_clearing(
     assert h.snapshot(session).session_settings is None
 
 
-class _Context:
-    """Just enough of an RPC Context: Attributes in a dict."""
-
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str | None], object] = {}
-
-    def _get_attribute(self, definition: Any, instance: str | None) -> Any:
-        return self.values.get((definition.name, instance))
-
-    def _set_attribute(self, definition: Any, instance: str | None, value: object) -> None:
-        self.values[(definition.name, instance)] = value
-
-    def _delete_attribute(self, definition: Any, instance: str | None) -> None:
-        self.values.pop((definition.name, instance), None)
-
-
 def test_update_before_start_agent_session_committed_is_false() -> None:
     # Before StartAgentSession commits there is no AgentState; the RPC handler
     # runs against that state directly, because Dex cannot hold a start open.
     session_flow = flow({"flow_type": "SettingsBeforeStart", "log_path": "/dev/null"})
-    context: Any = _Context()
+    context: Any = FakeContext()
     request = UpdateSessionSettingsRequest(session_settings=struct_from_json({"model": "b"}))
     result = session_flow.update_session_settings(context, request)
     assert result.output is False

@@ -328,6 +328,7 @@ def test_public_api() -> None:
         "DexRunInfo",
         "NO_RESULT_TEXT",
         "PydanticAiRunner",
+        "ReservedToolNameError",
         "RunStateError",
         "dex_run_info",
     }

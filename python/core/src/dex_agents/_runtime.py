@@ -20,6 +20,7 @@ from dex_agents_contracts import (
     CancellationReason,
     ContextSummary,
     InteractionMode,
+    InterruptRaisedPayload,
     MessageRole,
     PlanExecutionStartedPayload,
     PlanStatus,
@@ -51,7 +52,12 @@ from dex_agents.runner import (
     UnfinishedTurnMessageBuilder,
 )
 
-__all__ = ["SessionRuntime", "ceil_seconds", "is_value_too_large_run_state"]
+__all__ = [
+    "SessionRuntime",
+    "ceil_seconds",
+    "interrupt_raised",
+    "is_value_too_large_run_state",
+]
 
 _log = logging.getLogger("dex_agents")
 
@@ -60,6 +66,20 @@ def ceil_seconds(until: datetime, now: datetime) -> timedelta:
     """Whole seconds from now until `until`, rounded up (Dex Timers take whole seconds)."""
     remaining = (until - now).total_seconds()
     return timedelta(seconds=max(0, math.ceil(remaining)))
+
+
+def interrupt_raised(interrupt: AgentInterrupt) -> InterruptRaisedPayload:
+    """The interrupt_raised event of an approval or question interrupt."""
+    return InterruptRaisedPayload(
+        interrupt_id=interrupt.interrupt_id,
+        tool_call_id=interrupt.tool_call_id,
+        tool_name=interrupt.tool_name,
+        deadline=interrupt.deadline,
+        kind=interrupt.kind,
+        question=interrupt.question,
+        choices=list(interrupt.choices),
+        allows_free_text=interrupt.allows_free_text,
+    )
 
 
 def is_value_too_large_run_state(context: Context) -> bool:

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TypeVar
 
-from dex import Codec, Value, WireKind
 from dex_agents_contracts import (
-    AgentSessionStartInput,
     Struct,
-    UpdateSessionSettingsRequest,
     decode,
-    encode,
     struct_to_json,
 )
 
 __all__ = [
     "MAX_SESSION_SETTINGS_BYTES",
-    "SESSION_SETTINGS_CODECS",
     "SESSION_SETTINGS_SIZE_TOLERANCE_BYTES",
     "NotAnObject",
+    "decode_settings_leniently",
     "session_settings_problem",
     "settings_size",
 ]
@@ -65,47 +60,17 @@ def session_settings_problem(settings: object) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _SettingsTolerantCodec(Generic[T]):
-    """The contract codec of a message with `session_settings`, which reads settings
-    that are not a JSON object as `NotAnObject` instead of failing the decode."""
-
-    message_type: type[T]
-
-    @property
-    def type_name(self) -> str:
-        return self.message_type.__name__
-
-    @property
-    def wire_kind(self) -> WireKind:
-        return WireKind.JSON
-
-    def encode(self, value: T) -> Value:
-        if type(value) is not self.message_type:
-            raise TypeError(
-                f"{self.type_name} requires {self.type_name}, got {type(value).__name__}"
-            )
-        return Value(WireKind.JSON, encode(value))
-
-    def decode(self, value: Value) -> T:
-        if value.kind is not WireKind.JSON or not isinstance(value.data, str):
-            raise TypeError(f"{self.type_name} requires a JSON value")
-        text = value.data
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        settings = data.get("session_settings") if isinstance(data, dict) else None
-        if settings is None or isinstance(settings, dict):
-            return decode(self.message_type, text)
-        data["session_settings"] = None
-        decoded = decode(self.message_type, json.dumps(data))
-        decoded.session_settings = NotAnObject()  # type: ignore[attr-defined]
-        return decoded
-
-
-SESSION_SETTINGS_CODECS: dict[object, Codec[Any]] = {
-    AgentSessionStartInput: _SettingsTolerantCodec(AgentSessionStartInput),
-    UpdateSessionSettingsRequest: _SettingsTolerantCodec(UpdateSessionSettingsRequest),
-}
-"""Codecs `agent_codec_registry` uses for the two messages that carry settings."""
+def decode_settings_leniently(message_type: type[T], text: str) -> T:
+    """Decode a message with `session_settings`, reading settings that are not a JSON
+    object as `NotAnObject` instead of failing the decode."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    settings = data.get("session_settings") if isinstance(data, dict) else None
+    if settings is None or isinstance(settings, dict):
+        return decode(message_type, text)
+    data["session_settings"] = None
+    decoded = decode(message_type, json.dumps(data))
+    decoded.session_settings = NotAnObject()  # type: ignore[attr-defined]
+    return decoded

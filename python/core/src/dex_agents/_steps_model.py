@@ -28,7 +28,6 @@ from dex_agents_contracts import (
     CancellationReason,
     CompactContextInput,
     InterruptKind,
-    InterruptRaisedPayload,
     ToolCallCancellation,
     ToolCallDeferredPayload,
     ToolCallStatus,
@@ -42,7 +41,7 @@ from dex_agents._compaction import (
 )
 from dex_agents._event_writer import StepEventWriter
 from dex_agents._plan_mode import plan_execution_condition, start_plan_execution
-from dex_agents._runtime import SessionRuntime, is_value_too_large_run_state
+from dex_agents._runtime import SessionRuntime, interrupt_raised, is_value_too_large_run_state
 from dex_agents._schema import MAX_CHANNEL_COUNT
 from dex_agents._step_options import (
     LOAD_MESSAGES,
@@ -287,18 +286,7 @@ class RunModel(Step[CompactContextInput | None]):
                     allows_free_text=True,
                 )
                 interrupts.append(interrupt)
-                events.write(
-                    InterruptRaisedPayload(
-                        interrupt_id=interrupt.interrupt_id,
-                        tool_call_id=interrupt.tool_call_id,
-                        tool_name=interrupt.tool_name,
-                        deadline=interrupt.deadline,
-                        kind=interrupt.kind,
-                        question=None,
-                        choices=[],
-                        allows_free_text=True,
-                    )
-                )
+                events.write(interrupt_raised(interrupt))
                 movements.append(StepMovement.of(AwaitToolApproval, call.tool_call_id))
             else:
                 movements.append(

@@ -36,7 +36,6 @@ from dex_agents_contracts import (
     AgentToolCall,
     CancellationReason,
     InterruptKind,
-    InterruptRaisedPayload,
     InterruptResolvedPayload,
     QuestionAnswer,
     QuestionResolution,
@@ -44,7 +43,7 @@ from dex_agents_contracts import (
 )
 
 from dex_agents._event_writer import StepEventWriter
-from dex_agents._runtime import SessionRuntime, ceil_seconds, utc_from
+from dex_agents._runtime import SessionRuntime, ceil_seconds, interrupt_raised, utc_from
 from dex_agents._step_options import LOAD_TOOL_CALLS, LOCK_INTERRUPTS, sync_options
 from dex_agents._steps_tools import tool_step_for
 from dex_agents._time import utc_now
@@ -104,21 +103,6 @@ def _question_interrupt(
     )
 
 
-def _write_raised(events: StepEventWriter, interrupt: AgentInterrupt) -> None:
-    events.write(
-        InterruptRaisedPayload(
-            interrupt_id=interrupt.interrupt_id,
-            tool_call_id=interrupt.tool_call_id,
-            tool_name=interrupt.tool_name,
-            deadline=interrupt.deadline,
-            kind=interrupt.kind,
-            question=interrupt.question,
-            choices=list(interrupt.choices),
-            allows_free_text=interrupt.allows_free_text,
-        )
-    )
-
-
 def raise_ask_user(
     runtime: SessionRuntime,
     context: Context,
@@ -142,7 +126,7 @@ def raise_ask_user(
     record.input_allows_free_text = allows_free_text
     interrupt = _question_interrupt(runtime, record, record.tool_call_id, now)
     interrupts.append(interrupt)
-    _write_raised(events, interrupt)
+    events.write(interrupt_raised(interrupt))
     runtime.schema.tool_calls.set(context, record.tool_call_id, record)
     return StepMovement.of(AwaitQuestionAnswer, record.tool_call_id)
 
@@ -278,7 +262,7 @@ class AwaitQuestionAnswer(Step[str]):
         runtime = self._runtime
         interrupt = _question_interrupt(runtime, record, interrupt_id, now)
         runtime.schema.pending_interrupts.set(context, [*interrupts, interrupt])
-        _write_raised(events, interrupt)
+        events.write(interrupt_raised(interrupt))
         return go_to(AwaitQuestionAnswer, record.tool_call_id)
 
     def _resolve(

@@ -22,8 +22,10 @@ from dex_agents_contracts import (
     AgentInterrupt,
     AgentMessage,
     AgentMessageChunk,
+    AgentSessionStartInput,
     CompactContextInput,
     Struct,
+    UpdateSessionSettingsRequest,
     decode,
     decode_list,
     encode,
@@ -32,7 +34,7 @@ from dex_agents_contracts import (
     struct_to_json,
 )
 
-from dex_agents._session_settings import SESSION_SETTINGS_CODECS
+from dex_agents._session_settings import decode_settings_leniently
 
 __all__ = [
     "DECODED_MESSAGE_CACHE_BYTES",
@@ -76,6 +78,22 @@ class ContractCodec(Generic[T]):
 
     def decode(self, value: Value) -> T:
         return decode(self.message_type, _require_json(value, self.type_name))
+
+
+class SettingsTolerantCodec(ContractCodec[T]):
+    """A message carrying `session_settings`: settings that are not a JSON object
+    decode as a marker, so the session refuses them itself instead of the decode
+    failing (StartAgentSession force-fails, update_session_settings returns false)."""
+
+    def decode(self, value: Value) -> T:
+        return decode_settings_leniently(self.message_type, _require_json(value, self.type_name))
+
+
+SESSION_SETTINGS_CODECS: dict[object, Codec[Any]] = {
+    AgentSessionStartInput: SettingsTolerantCodec(AgentSessionStartInput),
+    UpdateSessionSettingsRequest: SettingsTolerantCodec(UpdateSessionSettingsRequest),
+}
+"""The codecs `agent_codec_registry` uses for the two messages that carry settings."""
 
 
 DECODED_MESSAGE_CACHE_BYTES = 16 * 1024 * 1024

@@ -23,7 +23,7 @@ from dex_agents_testing import (
     wait_until,
 )
 
-__all__ = ["Harness", "HarnessFactory"]
+__all__ = ["FakeContext", "Harness", "HarnessFactory"]
 
 
 class Harness:
@@ -169,3 +169,29 @@ HarnessFactory = Callable[..., Harness]
 
 def texts(snapshot: AgentSnapshot) -> Sequence[str | None]:
     return [m.text for m in snapshot.messages]
+
+
+class FakeContext:
+    """Just enough of a Step or RPC Context for Attribute reads and writes: a dict.
+
+    For rules easier to pin down without a server, such as message rollover
+    boundaries and retention, or an RPC before the session's state exists.
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str | None], object] = {}
+
+    def _get_attribute(self, definition: Any, instance: str | None) -> Any:
+        return self.values.get((definition.name, instance))
+
+    def _set_attribute(self, definition: Any, instance: str | None, value: object) -> None:
+        self.values[(definition.name, instance)] = value
+
+    def _delete_attribute(self, definition: Any, instance: str | None) -> None:
+        self.values.pop((definition.name, instance), None)
+
+    def _attribute_map_keys(self, definition: Any) -> tuple[str, ...]:
+        return tuple(sorted(i for (n, i) in self.values if n == definition.name and i is not None))
+
+    def keys(self, name: str) -> list[int]:
+        return [int(i) for (n, i) in sorted(self.values, key=str) if n == name and i is not None]

@@ -4,7 +4,9 @@ Pydantic AI runs an ordinary tool that arrives in the same response as a
 deferred one before it stops, so deferring only gated tools would let the other
 tools run inside RunModel. `DeferEveryTool` wraps the agent's whole (non-output)
 toolset for a model Step, so every call ends the run as a deferred request, and
-records each tool's definition so the runner can read its metadata.
+records each tool's definition so the runner can read its metadata. It also
+adds the session's enabled built-ins as external tools (see `_built_ins`) and
+refuses an application tool that takes one of their names.
 `ApproveEveryTool` is the tool Step's counterpart: every tool needs approval,
 and the runner approves exactly the one call it runs; a tool of an
 `ExternalToolset`, whose result only ever comes from outside the agent, fails
@@ -27,15 +29,21 @@ from pydantic_ai.toolsets import (
     WrapperToolset,
 )
 
+from dex_agents_pydantic_ai._built_ins import check_reserved, with_built_ins
+
 __all__ = ["ApproveEveryTool", "DeferEveryTool"]
 
 
 @dataclass
 class _DeferringToolset(WrapperToolset[Any]):
     seen: dict[str, ToolDefinition] = field(default_factory=dict)
+    reserved: frozenset[str] = frozenset()
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools = await super().get_tools(ctx)
+        # Checked on every listing: toolsets (MCP servers, `prepare` functions) can
+        # change their tools from one model call to the next.
+        check_reserved(tools, self.reserved)
         self.seen.update({name: tool.tool_def for name, tool in tools.items()})
         return tools
 
@@ -49,11 +57,15 @@ class _DeferringToolset(WrapperToolset[Any]):
 class DeferEveryTool(AbstractCapability[Any]):
     """Per-run capability: no tool of the agent runs; every call becomes a deferred request."""
 
+    built_ins: list[ToolDefinition] = field(default_factory=list)
+    """The session's enabled built-ins, offered as external tools."""
     seen: dict[str, ToolDefinition] = field(default_factory=dict)
-    """The definitions the model was offered, by tool name (filled during the run)."""
+    """The application tools the model was offered, by name (filled during the run)."""
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
-        return _DeferringToolset(toolset, seen=self.seen)
+        reserved = frozenset(tool.name for tool in self.built_ins)
+        deferring = _DeferringToolset(toolset, seen=self.seen, reserved=reserved)
+        return with_built_ins(deferring, self.built_ins)
 
 
 @dataclass

@@ -5,6 +5,8 @@ Each RunModel Step drives `Agent.iter` node by node and stops before a second
 continues. Every tool is deferred (see `_deferral`), so the run ends with
 `DeferredToolRequests` before any tool runs; Dex runs each call in its own Step
 and the next RunModel hands the results back through `DeferredToolResults`.
+The session's enabled built-ins join the model's tools as external tools, so
+their calls reach the session the same way (see `_built_ins`).
 A framework retry (an output validator's `ModelRetry`, or arguments that fail
 validation with nothing else to wait for) becomes `TurnContinued`: the next
 model call is the next Step.
@@ -22,6 +24,7 @@ from dex_agents import (
     DeferredToolExecution,
     FrameworkMessage,
     ModelCallMetadata,
+    ResolvedToolPolicy,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -58,6 +61,7 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_graph import End
 from typing_extensions import TypeVar
 
+from dex_agents_pydantic_ai._built_ins import built_in_tool_definitions
 from dex_agents_pydantic_ai._calls import heartbeats, stream_model_call
 from dex_agents_pydantic_ai._context import DEX_METADATA_KEY, DexRunInfo
 from dex_agents_pydantic_ai._deferral import ApproveEveryTool, DeferEveryTool
@@ -77,6 +81,8 @@ DepsT = TypeVar("DepsT", default=None)
 
 NO_RESULT_TEXT = "The tool call has no result: the turn ended before it finished."
 """What an unfinished turn's transcript shows for a call that never got a final record."""
+
+_BUILT_IN_POLICY = ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
 
 class PydanticAiRunner(Generic[DepsT]):
@@ -144,7 +150,7 @@ class PydanticAiRunner(Generic[DepsT]):
         deps = self._deps(
             DexRunInfo(flow_id=turn.flow_id, turn_id=turn.turn_id, attempt=turn.attempt)
         )
-        deferral = DeferEveryTool()
+        deferral = DeferEveryTool(built_ins=built_in_tool_definitions(turn.enabled_built_in_tools))
 
         responses: list[ModelResponse] = []
         retry_request: ModelRequest | None = None
@@ -351,15 +357,19 @@ class PydanticAiRunner(Generic[DepsT]):
             _check_tool_call_id(part, used)
             used.add(part.tool_call_id)
             tool_def = deferral.seen.get(part.tool_name)
-            policy = policy_for(
-                part.tool_name,
-                tool_def,
-                turn=turn,
-                runner_policies=self.tool_policies,
-                runner_default=self.default_tool_effect,
-                framework_requires_approval=part.tool_call_id in gated
-                or (tool_def is not None and tool_def.kind == "unapproved"),
-            )
+            if part.tool_name in turn.enabled_built_in_tools:
+                # The session runs built-ins itself, as reads that need no approval.
+                policy = _BUILT_IN_POLICY
+            else:
+                policy = policy_for(
+                    part.tool_name,
+                    tool_def,
+                    turn=turn,
+                    runner_policies=self.tool_policies,
+                    runner_default=self.default_tool_effect,
+                    framework_requires_approval=part.tool_call_id in gated
+                    or (tool_def is not None and tool_def.kind == "unapproved"),
+                )
             pending.append(PendingCall(tool_call_id=part.tool_call_id, tool_name=part.tool_name))
             calls.append(
                 DeferredToolCall(

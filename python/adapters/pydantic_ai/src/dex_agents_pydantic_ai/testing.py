@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from dex_agents import (
     AgentTurnContext,
     AgentTurnOutcome,
+    BuiltInToolName,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -60,6 +61,8 @@ class FakeSession:
     events: RecordingEventWriter = field(default_factory=RecordingEventWriter)
     tool_policies: dict[str, ToolPolicy] = field(default_factory=dict)
     default_tool_effect: ToolEffect = ToolEffect.UNCLASSIFIED
+    enabled_built_in_tools: tuple[BuiltInToolName, ...] = ()
+    """The built-ins the session enables; their calls are recorded like any other here."""
     heartbeat: Heartbeat = no_heartbeat
     """Given to every model Step and tool Step the session runs."""
 
@@ -89,6 +92,7 @@ class FakeSession:
             default_tool_effect=self.default_tool_effect,
             events=self.events,
             heartbeat=self.heartbeat,
+            enabled_built_in_tools=self.enabled_built_in_tools,
         )
 
     def run_model(self, attempt: int = 1) -> AgentTurnOutcome:
