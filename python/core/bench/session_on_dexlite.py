@@ -1,261 +1,110 @@
 """What durability costs per Step, and how much a RunModel Step loads, on dexlite.
 
-Two measurements of one session on dexlite (a child process) with one Worker
-(another child process, pull mode, the default), whose Stepwise runner has a
-zero-latency scripted model and one READ tool without approval, so every turn
-is RunModel -> CallTool -> ResumeTurn -> RunModel:
+Sessions on dexlite (a child process) with one Worker (another child process,
+pull mode by default, `--mode listen` for a listening Worker, `--mode both` for
+one after the other), whose Stepwise runner has a zero-latency scripted model
+and one READ tool without approval, so every turn is RunModel -> CallTool ->
+ResumeTurn -> RunModel (`bench_session.py`: the agent, Flow, Worker child and
+session driver). The Worker runs `worker_probe`, which logs every Execute
+attempt: when the request reached the SDK's Execute handler, when its response
+was ready, and the request's wire size per Attribute (see that module).
 
-1. Turn latency. After a warm-up, each measured turn is timed from the commit
-   of the AwaitUserMessage Step that started it to the commit of its second
-   RunModel, using the event times of dexlite's Flow history: exactly the four
-   Steps of the turn, each from its predecessor's commit to its own. The
-   overhead per Step is that turn latency / 4 (the model and tool take no time).
-   The same turns, with the same growing history, run by Stepwise in-process
-   without Dex (`run_model_step` / `execute_deferred_tool_call` called directly,
-   as `stepwise_inprocess.py` does) give the ratio. The client's view, from
-   `send_user_message` to receiving `turn_completed` (which adds the RPC,
-   AwaitUserMessage and the event read), is printed too. Target: under 10 ms
-   of overhead per Step.
+1. Turn latency, per Worker mode. After a warm-up, each measured turn is timed
+   from the commit of the AwaitUserMessage Step that started it to the commit of
+   its second RunModel, using the event times of dexlite's Flow history: exactly
+   the four Steps of the turn, each from its predecessor's commit to its own.
+   The overhead per Step is that turn latency / 4 (the model and tool take no
+   time). Each Step's gap splits, with the probe's times, into dispatch (the
+   previous commit until the request reaches the Worker's Execute handler:
+   dexlite picking and loading the Step, transport, request parsing), Worker
+   (the handler: the Step and runner code, Context decoding and encoding) and
+   commit (the response's way back and dexlite's work until the history event
+   of its transaction, including the AgentEvents appends the Step streamed
+   before it, which dexlite applies first). The CPU time each process used
+   over the measured turns, per Step, says who is busy (a 2-core machine; it
+   includes AwaitUserMessage and the client's RPCs). The same turns, with the same growing
+   history, run by Stepwise in-process without Dex (`run_model_step` /
+   `execute_deferred_tool_call` called directly, as `stepwise_inprocess.py`
+   does) give the ratio. The client's view, from `send_user_message` to
+   receiving `turn_completed` (which adds the RPC, AwaitUserMessage and the
+   event read), is printed too. Target: under 10 ms of overhead per Step.
+   `--profile DIR` runs cProfile, counting thread CPU time, in the Worker's
+   event-loop thread and in every dexlite thread (`profiled_dexlite.py`) over
+   the measured turns of the first mode, and prints the top functions; that
+   slows both a lot, so those latency figures are not comparable.
 
 2. Bytes a RunModel Step loads, at several history lengths up to 2,000
-   messages. dexlite sends a Step every singleton Attribute plus every instance
-   of the AttributeMaps its execute load options select; for RunModel those are
-   AgentMessages, AgentMessageChunks and AgentToolCalls. A read-only RPC of this
-   bench's Flow subclass declares the same load options as RunModel (the very
-   tuples `RunModel` uses), so dexlite hands it the same Attribute instances,
-   and returns the size of each instance's stored value (its wire JSON, the
-   payload of the Dex Value; protobuf framing and keys add a few bytes per
-   instance). The bench reads it through the SDK client after the turn that
-   reaches each length: what the next RunModel will load, less its user message.
+   messages, in two sessions on the first mode's Worker: A without compaction
+   (the latency session, continued with turns of FANOUT parallel tool calls)
+   and B with compaction and retention (Stepwise's ContextCompactionRunner, a
+   CompactionPolicy of `--context-window-tokens`, a scripted summarizer, and
+   `retained_message_limit`), driven by FANOUT turns from its start. At each
+   length the bench reports the real request of the next RunModel: the first
+   RunModel Execute attempt of the next turn, found in the probe log by the
+   message count in its AgentState (the length plus the new user message). Its
+   figures are the wire sizes of the Attribute instances dexlite sent it
+   (AgentMessages is the window, AgentMessageChunks the chunks; "other" is every
+   singleton and AgentToolCalls) and of the whole InvokeExecuteMethodRequest,
+   which dexlite caps at 3.5 MB. This is what RunModel loads after the load
+   options of the movement into it, which with compaction list only the chunks
+   after the summary (`_compaction.run_model_movement`); "max since previous"
+   is the largest RunModel request between two lengths, so a bounded figure is
+   bounded everywhere, not only where sampled. "model msgs" is how many stored
+   messages Stepwise was handed (`AgentTurnContext.messages`, after the
+   summary). "stored chunks" is what a read-only RPC loads with RunModel's
+   static options (the whole chunk map): the chunks the session still stores,
+   which retention bounds. The first RunModel of a turn that compacts loads
+   the chunks after the old summary; CompactContext then loads the chunks it
+   summarizes, and the RunModel after it the chunks after the new summary.
 
-   What the design document implies: every Step that stores messages loads the
-   whole AgentMessages window (at most `message_window_size`, 64, messages), and
-   RunModel also loads "only the AgentMessageChunks instances after the
-   summary". This core has no compaction, so there is no ContextSummary and
-   RunModel loads every chunk: its load grows linearly with the conversation,
-   while AwaitUserMessage's (the window) stays bounded. Compaction with
-   retention is what bounds RunModel's load; until then a long session pays for
-   its whole history on every model call. These scripted messages are small
-   (about 300 bytes stored); at 2,000 messages, an average above about 1.7 KB
-   would take RunModel's request past dexlite's 3.5 MB cap on a composed Worker
-   request, and every RunModel attempt of that session would fail.
-
-Run from the repository root (about 75 seconds on a 2-core machine):
+Run from the repository root (pull: about 2.5 minutes on this 2-core machine
+while others run tests, `--mode both` about 3.5; `--keep DIR` keeps the
+database and probe logs):
 
     PYTHONPATH=python/contracts/src:python/core/src:python/testing/src:python/dexlite/src \\
-        .venv/bin/python python/core/bench/session_on_dexlite.py
+        .venv/bin/python python/core/bench/session_on_dexlite.py [--mode pull|listen|both]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import io
+import os
+import pstats
+import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from dex import Context, RPCResult, rpc
-from dex.dexpb import dex_pb2 as pb
-from dex_agents import AgentSessionClient, AgentSessionFlow, run_worker
-from dex_agents._schema import SessionSchema
-from dex_agents._step_options import LOAD_MESSAGES_AND_CHUNKS, LOAD_TOOL_CALLS
-from dex_agents.codecs import StructCodec
-from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
+from bench_session import (
+    FANOUT,
+    QUESTION,
+    TURN_SHAPE,
+    TURN_STARTS,
+    Checkpoint,
+    Driver,
+    MeasuredSessionFlow,
+    ProfiledDexlite,
+    WorkerConfig,
+    build_runner,
+    completed_steps,
+    cpu_seconds,
+    read_probe,
+    start_worker,
+    step_chains,
+)
+from dex import WorkerTarget
+from dex_agents import AgentSessionClient
 from dex_agents.offline import stored_message
-from dex_agents.runner import (
-    ToolPolicy,
-)
-from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
-from dex_agents_contracts import (
-    AgentMessage,
-    AgentStatus,
-    ToolEffect,
-    encode,
-    encode_list,
-)
-from dex_agents_testing import DexliteProcess, child_env, fetch_history
+from dex_agents_contracts import AgentMessage
+from dex_agents_testing import DexliteProcess, fetch_history, free_port
 from stepwise_inprocess import Timings, one_turn
-
-TURN_SHAPE = ["RunModel", "CallTool", "ResumeTurn", "RunModel"]
-TURN_STARTS = ("StartAgentSession", "AwaitUserMessage")
-QUESTION = "What is x?"
-FANOUT = 10
-"""Tool calls per model response in the growth turns, which store 2 + 2 * FANOUT messages."""
-
-
-# --- the agent (the same in the Worker and in-process) --------------------------------
-
-
-def lookup(key: str) -> str:
-    """Returns at once: the bench measures the loop, not the tool.
-
-    Args:
-        key: What to look up.
-    """
-    return f"value of {key}"
-
-
-def script(turns: int, fanout_turns: int = 0) -> list[ScriptEntry]:
-    """`turns` turns with one tool call, then `fanout_turns` with FANOUT parallel calls."""
-    entries: list[ScriptEntry] = []
-    for n in range(turns + fanout_turns):
-        count = 1 if n < turns else FANOUT
-        calls = [(f"call-{i}", "lookup", f'{{"key":"x{i}"}}') for i in range(1, count + 1)]
-        entries.append(scripted_tool_calls(*calls))
-        entries.append(scripted_answer("x is 42."))
-    return entries
-
-
-def build_runner(turns: int, fanout_turns: int = 0) -> StepwiseRunner:
-    model = ScriptedModelClient(script(turns, fanout_turns))
-    chosen = tool(lookup, name="lookup", policy=ToolPolicy(effect=ToolEffect.READ))
-    return StepwiseRunner(AgentDefinition(instructions="Answer.", tools=[chosen], model=model))
-
-
-class MeasuredSessionFlow(AgentSessionFlow):
-    """The session Flow plus one read-only RPC that loads what RunModel loads."""
-
-    @rpc(load_attribute_maps=(*LOAD_MESSAGES_AND_CHUNKS, *LOAD_TOOL_CALLS))
-    def run_model_load(self, context: Context) -> RPCResult[str]:
-        """JSON: the stored value size of every Attribute instance RunModel's Execute gets."""
-        return RPCResult(json.dumps(_load_sizes(self.schema, context)))
-
-
-def _load_sizes(schema: SessionSchema, context: Context) -> dict[str, object]:
-    def utf8(text: str) -> int:
-        return len(text.encode("utf-8"))
-
-    maps: dict[str, list[int]] = {
-        "AgentMessages": [
-            utf8(encode(schema.messages.get(context, key)))
-            for key in schema.messages.get_all_instance_keys(context)
-        ],
-        "AgentMessageChunks": [
-            utf8(encode(schema.message_chunks.get(context, key)))
-            for key in schema.message_chunks.get_all_instance_keys(context)
-        ],
-        "AgentToolCalls": [
-            utf8(encode(schema.tool_calls.get(context, key)))
-            for key in schema.tool_calls.get_all_instance_keys(context)
-        ],
-    }
-    singletons: dict[str, int] = {}
-    for attribute in (
-        schema.state,
-        schema.message_index,
-        schema.turn_reply_sequence,
-        schema.usage,
-        schema.turn_session_settings,
-    ):
-        value = attribute.get(context)
-        if value is not None:
-            singletons[attribute.name] = utf8(encode(value))
-    run_state = schema.framework_run_state.get(context)
-    if run_state is not None:
-        singletons[schema.framework_run_state.name] = utf8(run_state)
-    interrupts = schema.pending_interrupts.get(context)
-    if interrupts is not None:
-        singletons[schema.pending_interrupts.name] = utf8(
-            encode_list(type(interrupts[0]), interrupts) if interrupts else "[]"
-        )
-    settings = schema.session_settings.get(context)
-    if settings is not None:
-        data = StructCodec().encode(settings).data
-        assert isinstance(data, str)
-        singletons[schema.session_settings.name] = utf8(data)
-    return {"maps": maps, "singletons": singletons}
-
-
-# --- the Worker child process -----------------------------------------------------------
-
-
-def worker_main(server: str, flow_type: str, turns: int, fanout_turns: int) -> None:
-    flow = MeasuredSessionFlow(build_runner(turns, fanout_turns), flow_type=flow_type)
-    run_worker([flow], server_address=server, on_ready=lambda: print("ready", flush=True))
-
-
-def start_worker(
-    server: str, flow_type: str, turns: int, fanout_turns: int, log_path: Path
-) -> subprocess.Popen[bytes]:
-    args = [sys.executable, __file__, "--worker", server, "--flow-type", flow_type]
-    args += ["--script-turns", str(turns), "--fanout-turns", str(fanout_turns)]
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            args, env=child_env(), stdout=subprocess.PIPE, stderr=log, start_new_session=True
-        )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    if not line.startswith("ready"):
-        proc.kill()
-        raise RuntimeError(f"the Worker did not start (see {log_path}): {line!r}")
-    return proc
-
-
-# --- driving the session ------------------------------------------------------------------
-
-
-@dataclass
-class TurnTiming:
-    turn: int  # 1-based
-    messages_before: int  # stored messages when the turn's user message was sent
-    client_seconds: float  # send_user_message -> turn_completed received
-
-
-def run_turn(
-    client: AgentSessionClient, session: str, token: str, turn: int, stored: int
-) -> tuple[TurnTiming, str, int]:
-    """One turn; returns its timing, the events' resume token and the messages it stored."""
-    started = time.perf_counter()
-    if not client.send_user_message(session, QUESTION):
-        raise RuntimeError("send_user_message returned false")
-    appended = 0
-    resume = token
-    for event, resume in client.follow_events(  # noqa: B007 - the last token is returned
-        session, token, until=lambda e: e.type in ("turn_completed", "turn_failed")
-    ):
-        if event.type == "turn_failed":
-            raise RuntimeError(f"turn {turn} failed: {event.payload}")
-        if event.type == "turn_completed":
-            # message_count: what the turn appended after its user message.
-            appended = 1 + int(json.loads(event.payload)["message_count"])
-    return TurnTiming(turn, stored, time.perf_counter() - started), resume, appended
-
-
-@dataclass
-class StepChain:
-    steps: list[str]
-    commit_times: list[float]  # the start Step's commit, then each Step's commit
-
-    @property
-    def seconds(self) -> float:
-        return self.commit_times[-1] - self.commit_times[0]
-
-    def gaps(self) -> list[float]:
-        return [b - a for a, b in zip(self.commit_times, self.commit_times[1:], strict=False)]
-
-
-def step_chains(history: Sequence[pb.FlowHistoryEvent]) -> list[StepChain]:
-    """Per turn, the Step types after the Step that started it, with commit times."""
-    chains: list[StepChain] = []
-    for event in history:
-        if event.WhichOneof("payload") != "step_execute_completed":
-            continue
-        step_type = event.step_execute_completed.context.step_type
-        when = event.event_time.ToNanoseconds() / 1e9
-        if step_type in TURN_STARTS:
-            chains.append(StepChain([], [when]))
-        elif chains:
-            chains[-1].steps.append(step_type)
-            chains[-1].commit_times.append(when)
-    return [chain for chain in chains if chain.steps]  # StartAgentSession starts no turn here
-
 
 # --- Stepwise in-process, the same turns ---------------------------------------------------
 
@@ -294,97 +143,171 @@ def summary(samples: Sequence[float]) -> str:
     return f"median {ms(statistics.median(samples))}   p90 {ms(quantile(samples, 0.9))}"
 
 
+@dataclass
+class LatencyResult:
+    mode: str
+    turn_seconds: list[float]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=("pull", "listen", "both"), default="pull")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--turns", type=int, default=200, help="measured latency turns")
     parser.add_argument(
         "--sizes", default="100,500,1000,2000", help="history lengths (messages) to measure"
     )
     parser.add_argument("--sync", default="full", help="dexlite --sync (its default: full)")
-    parser.add_argument("--worker", metavar="SERVER", help=argparse.SUPPRESS)
-    parser.add_argument("--flow-type", help=argparse.SUPPRESS)
-    parser.add_argument("--script-turns", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--fanout-turns", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--context-window-tokens", type=int, default=4000)
+    parser.add_argument("--retained-message-limit", type=int, default=200)
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="cProfile the Worker and dexlite over the measured turns into DIR (first mode)",
+    )
+    parser.add_argument("--keep", metavar="DIR", help="keep the database, logs and probe logs")
     args = parser.parse_args()
-    if args.worker:
-        worker_main(args.worker, args.flow_type, args.script_turns, args.fanout_turns)
-        return
 
+    modes = ["pull", "listen"] if args.mode == "both" else [args.mode]
     sizes = sorted(int(s) for s in args.sizes.split(","))
     latency_turns = args.warmup + args.turns
     # The latency turns store 4 messages each; growth turns with FANOUT tool calls take
-    # the session to the largest size in fewer (and costlier) turns.
-    fanout_turns = max(0, -(-(sizes[-1] - 4 * latency_turns) // (2 + 2 * FANOUT)))
-    flow_type = f"Bench{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory(prefix="dex-agents-bench-") as root:
-        server = DexliteProcess(Path(root) / "bench.sqlite", "--sync", args.sync).start()
-        worker = None
+    # the session to the largest size in fewer (and costlier) turns, plus one turn whose
+    # first RunModel is the one measured at the largest size.
+    per_fanout_turn = 2 + 2 * FANOUT
+    fanout_turns = max(0, -(-(sizes[-1] - 4 * latency_turns) // per_fanout_turn)) + 1
+    compact_turns = -(-sizes[-1] // per_fanout_turn) + 1
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dex-agents-bench-") as temp:
+        root = Path(args.keep or temp)
+        root.mkdir(parents=True, exist_ok=True)
+        profile = Path(args.profile) if args.profile else None
+        if profile is not None:
+            profile.mkdir(parents=True, exist_ok=True)
+            server: DexliteProcess = ProfiledDexlite(
+                root / "bench.sqlite", profile / "dexlite.prof", "--sync", args.sync
+            ).start()
+        else:
+            server = DexliteProcess(root / "bench.sqlite", "--sync", args.sync).start()
         try:
-            worker = start_worker(
-                server.address, flow_type, latency_turns, fanout_turns, Path(root) / "worker.log"
-            )
-            flow = MeasuredSessionFlow(build_runner(0), flow_type=flow_type)
-            with AgentSessionClient(flow, server_address=server.address) as client:
-                report(
-                    client,
-                    server,
-                    flow,
-                    args,
-                    sizes=sizes,
-                    total_turns=latency_turns + fanout_turns,
+            results: list[LatencyResult] = []
+            for index, mode in enumerate(modes):
+                first = index == 0
+                config = WorkerConfig(
+                    flow_type=f"Bench{uuid.uuid4().hex[:8]}",
+                    turns=latency_turns,
+                    fanout_turns=fanout_turns if first else 0,
+                    compact_turns=compact_turns if first else 0,
+                    context_window_tokens=args.context_window_tokens,
+                    retained_message_limit=args.retained_message_limit,
+                    probe_log=str(root / f"probe-{mode}.jsonl"),
+                    listen=f"127.0.0.1:{free_port()}" if mode == "listen" else None,
+                    profile=str(profile / "worker.prof") if profile and first else None,
+                )
+                results.append(
+                    run_mode(server, config, args, sizes=sizes if first else [], root=root)
+                )
+            if len(results) == 2:
+                pull, listen = (statistics.median(r.turn_seconds) / 4 for r in results)
+                print(
+                    f"Overhead per Step (turn / 4), medians in this run: pull {ms(pull)}, "
+                    f"listen {ms(listen)}"
                 )
         finally:
-            if worker is not None:
-                worker.terminate()
-                worker.wait(30)
             server.stop()
+    print(f"(bench run {time.perf_counter() - began:.0f} s)")
 
 
-def report(
-    client: AgentSessionClient,
+def run_mode(
     server: DexliteProcess,
-    flow: MeasuredSessionFlow,
+    config: WorkerConfig,
     args: argparse.Namespace,
     *,
     sizes: list[int],
-    total_turns: int,
-) -> None:
-    session = f"bench-{uuid.uuid4().hex[:8]}"
-    run_id = client.start_session(session)
-    token = ""
-    timings: list[TurnTiming] = []
-    loads: list[tuple[int, int, dict[str, object]]] = []  # (turn, messages, sizes)
-    pending = list(sizes)
-    stored = 0
-    began = time.perf_counter()
-    for turn in range(1, total_turns + 1):
-        timing, token, appended = run_turn(client, session, token, turn, stored)
-        timings.append(timing)
-        stored += appended
-        while pending and stored >= pending[0]:
-            pending.pop(0)
-            sizes_json = client.client.invoke_rpc(flow.run_model_load, session)
-            loads.append((turn, stored, json.loads(sizes_json)))
-    driven = time.perf_counter() - began
-    snapshot = client.get_snapshot(session)
-    assert snapshot.state is not None
-    assert snapshot.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
-    assert snapshot.state.next_message_sequence - 1 == stored, (snapshot.state, stored)
+    root: Path,
+) -> LatencyResult:
+    mode = "listen" if config.listen else "pull"
+    worker = start_worker(server.address, config, root / f"worker-{mode}.log")
+    target = (
+        WorkerTarget(address=config.listen)
+        if config.listen is not None
+        else WorkerTarget(pull=True)
+    )
+    probe_log = Path(config.probe_log)
+    try:
+        flow = MeasuredSessionFlow(build_runner(0), flow_type=config.flow_type)
+        with AgentSessionClient(
+            flow, server_address=server.address, worker_target=target
+        ) as client:
+            driver = Driver(client, flow)
+            pending = list(sizes)
+            for _ in range(args.warmup):
+                driver.turn(pending)
+            assert server.proc is not None
+            pids = {"dexlite": server.proc.pid, "Worker": worker.pid, "bench client": os.getpid()}
+            cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+            profiled = [worker, server.proc] if config.profile else []
+            for proc in profiled:
+                proc.send_signal(signal.SIGUSR1)
+            for _ in range(args.turns):
+                driver.turn(pending)
+            for proc in profiled:
+                proc.send_signal(signal.SIGUSR2)
+            cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+            total = args.warmup + args.turns + config.fanout_turns
+            while driver.turns < total:
+                # The last turn's first RunModel is the one measured at the largest length.
+                driver.turn(pending if driver.turns < total - 1 else None)
+            driver.check_idle()
+            steps = completed_steps(fetch_history(server.address, driver.session, driver.run_id))
+            result = report_latency(
+                mode, driver, steps, probe_log=probe_log, cpu=cpu, args=args, config=config
+            )
+            if config.profile:
+                print_profile("the Worker (event-loop thread CPU time)", Path(config.profile))
+                if isinstance(server, ProfiledDexlite):
+                    print_profile("dexlite (every thread's CPU time)", server.stats_path)
+            if sizes:
+                session_a = report_loads_and_chains(driver, steps, probe_log, config, args)
+                compacting = MeasuredSessionFlow(
+                    build_runner(0), flow_type=config.compact_flow_type
+                )
+                with AgentSessionClient(
+                    compacting, server_address=server.address, worker_target=target
+                ) as compact_client:
+                    session_b = drive_compacting(compact_client, compacting, config, sizes, server)
+                print_loads(session_a, session_b, config, sizes)
+            return result
+    finally:
+        worker.terminate()
+        worker.wait(30)
 
-    chains = step_chains(fetch_history(server.address, session, run_id))
+
+# --- part 1 ---------------------------------------------------------------------------------
+
+
+def report_latency(
+    mode: str,
+    driver: Driver,
+    steps: list[tuple[str, float]],
+    *,
+    probe_log: Path,
+    cpu: dict[str, float],
+    args: argparse.Namespace,
+    config: WorkerConfig,
+) -> LatencyResult:
+    chains = step_chains(steps)
     first, last = args.warmup, args.warmup + args.turns
-    fanout_shape = ["RunModel", *["CallTool"] * FANOUT, "ResumeTurn", "RunModel"]
-    expected = [TURN_SHAPE] * last + [fanout_shape] * (total_turns - last)
-    if [c.steps for c in chains] != expected:
+    if [c.steps for c in chains[:last]] != [TURN_SHAPE] * last:
         raise RuntimeError(f"unexpected Step shapes: {[c.steps for c in chains[:3]]} ...")
     measured = chains[first:last]
     turn_seconds = [c.seconds for c in measured]
     inprocess = asyncio.run(inprocess_turns(last))[first:last]
 
     print(
-        f"Session on dexlite (--sync {args.sync}), one pull-mode Worker process, Stepwise "
+        f"Session on dexlite (--sync {args.sync}), one {mode}-mode Worker process, Stepwise "
         "with a zero-latency scripted model and READ tool"
+        + ("  [cProfile on: latency inflated]" if config.profile else "")
     )
     print(
         f"Turn RunModel -> CallTool -> ResumeTurn -> RunModel, turns {first + 1}..{last} of one "
@@ -396,12 +319,18 @@ def report(
     for index, name in enumerate(TURN_SHAPE):
         gaps = [c.gaps()[index] for c in measured]
         print(f"    {name:<12} (from previous commit)  {summary(gaps)}")
+    print_split(steps, read_probe(probe_log, driver.session), first, last)
+    step_count = 4 * args.turns
+    print(
+        "  CPU time per measured Step: "
+        + ", ".join(f"{name} {ms(seconds / step_count)}" for name, seconds in cpu.items())
+    )
     print(f"  Stepwise in-process, same turns      {summary(inprocess)}")
     ratio = statistics.median(turn_seconds) / statistics.median(inprocess)
     extra = (statistics.median(turn_seconds) - statistics.median(inprocess)) / 4
     print(f"  ratio Dex / in-process (medians)     {ratio:7.1f} x")
     print(f"  Dex minus in-process, per Step       {ms(extra)}   (target: < 10 ms)")
-    client_view = [t.client_seconds for t in timings[first:last]]
+    client_view = [t.client_seconds for t in driver.timings[first:last]]
     print(f"  client: send_user_message -> turn_completed received   {summary(client_view)}")
     quarter = max(1, args.turns // 4)
     print(
@@ -409,35 +338,230 @@ def report(
         f"last {quarter} {summary(turn_seconds[-quarter:])}"
     )
     print()
-    print(
-        "Bytes a RunModel Step loads (stored value sizes of the Attribute instances its load "
-        "options select: every singleton, AgentMessages, AgentMessageChunks, AgentToolCalls):"
-    )
-    print(
-        f"  {'messages':>8} {'window':>6} {'window bytes':>12} {'chunks':>6} {'chunk bytes':>12}"
-        f" {'other bytes':>11} {'total bytes':>11} {'bytes/msg':>9} {'RunModel Step':>14}"
-    )
-    for turn, messages, data in loads:
-        maps = data["maps"]
-        singletons = data["singletons"]
-        assert isinstance(maps, dict)
-        assert isinstance(singletons, dict)
-        window = maps["AgentMessages"]
-        chunk_sizes = maps["AgentMessageChunks"]
-        other = sum(singletons.values()) + sum(maps["AgentToolCalls"])
-        total = sum(window) + sum(chunk_sizes) + other
-        # The first RunModel (AwaitUserMessage commit -> its commit) of the 10 turns before.
-        near = [c.gaps()[0] for c in chains[max(0, turn - 10) : turn]]
+    return LatencyResult(mode, turn_seconds)
+
+
+def print_split(
+    steps: list[tuple[str, float]], probe: list[dict[str, Any]], first: int, last: int
+) -> None:
+    """Each measured Step's gap as dispatch + Worker + commit, medians per position."""
+    done = [e for e in probe if e["ok"]]
+    if [step for step, _ in steps] != [e["step"] for e in done]:
+        print("  (the probe's Steps do not match the history's; no split)")
+        return
+    starts = [i for i, (step, _) in enumerate(steps) if step in TURN_STARTS][1:]  # turn starts
+    split: list[tuple[list[float], list[float], list[float]]] = [([], [], []) for _ in TURN_SHAPE]
+    for start in starts[first:last]:
+        for offset, parts in enumerate(split, start=1):
+            previous_commit, commit = steps[start + offset - 1][1], steps[start + offset][1]
+            entry = done[start + offset]
+            parts[0].append(entry["received"] - previous_commit)
+            parts[1].append(entry["done"] - entry["received"])
+            parts[2].append(commit - entry["done"])
+    print("  where a Step's gap goes (medians): dispatch | Worker handler | response + commit")
+    for name, (dispatch, handler, back) in zip(TURN_SHAPE, split, strict=True):
         print(
-            f"  {messages:>8} {len(window):>6} {sum(window):>12,} {len(chunk_sizes):>6}"
-            f" {sum(chunk_sizes):>12,} {other:>11,} {total:>11,} {total / messages:>9.0f}"
-            f" {ms(statistics.median(near)):>14}"
+            f"    {name:<12} {ms(statistics.median(dispatch))} | "
+            f"{ms(statistics.median(handler))} | {ms(statistics.median(back))}"
         )
+    costs = [e["probe_seconds"] for e in done]
+    print(f"    (the probe's own cost, in the commit part: median {ms(statistics.median(costs))})")
+    totals = [sum(sum(parts[k]) for parts in split) for k in range(3)]
     print(
-        f"  (turns {last + 1}..{total_turns} each ask for {FANOUT} tool calls at once, to reach "
-        f"{sizes[-1]:,} messages sooner; {total_turns} turns driven in {driven:.1f} s. RunModel "
-        "Step: median time from the turn's AwaitUserMessage commit to its first RunModel "
-        "commit, over the 10 turns before that length)"
+        "    share of all measured gaps: "
+        + ", ".join(
+            f"{label} {100 * part / sum(totals):4.1f} %"
+            for label, part in zip(("dispatch", "Worker", "commit"), totals, strict=True)
+        )
+    )
+
+
+def print_profile(what: str, path: Path) -> None:
+    for _ in range(100):
+        if path.exists():
+            break
+        time.sleep(0.1)
+    out = io.StringIO()
+    stats = pstats.Stats(str(path), stream=out)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(45)
+    print(f"cProfile of {what} over the measured turns ({path}):")
+    print(out.getvalue())
+
+
+# --- part 2 ---------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadRow:
+    messages: int
+    window: tuple[int, int]  # (instances, bytes)
+    chunks: tuple[int, int]
+    other: int
+    request: int
+    max_since_previous: int
+    model_messages: int | None
+    stored_chunks: tuple[int, int]
+    step_split: tuple[float, float, float]  # first RunModel: medians over the 10 turns before
+
+
+@dataclass
+class SessionLoads:
+    name: str
+    rows: list[LoadRow]
+    turns: int
+    seconds: float
+    compactions: int = 0
+    summary_generation: int = 0
+
+
+def first_run_model_splits(
+    steps: list[tuple[str, float]], probe: list[dict[str, Any]]
+) -> list[tuple[float, float, float]]:
+    """Per turn, its first RunModel's gap as dispatch, Worker handler, response + commit.
+
+    Pairs history and probe by position: a session runs one Step at a time, except a
+    response's CallTools, which only swap places among themselves.
+    """
+    done = [e for e in probe if e["ok"]]
+    if [step for step, _ in steps] != [e["step"] for e in done]:
+        raise RuntimeError("the probe's Steps do not match the history's")
+    splits = []
+    for index, (step, started) in enumerate(steps[:-1]):
+        if step == "AwaitUserMessage" and steps[index + 1][0] == "RunModel":
+            entry = done[index + 1]
+            splits.append(
+                (
+                    entry["received"] - started,
+                    entry["done"] - entry["received"],
+                    steps[index + 1][1] - entry["done"],
+                )
+            )
+    return splits
+
+
+def load_rows(
+    checkpoints: list[Checkpoint],
+    probe: list[dict[str, Any]],
+    steps: list[tuple[str, float]],
+) -> list[LoadRow]:
+    splits = first_run_model_splits(steps, probe)
+    run_models = [e for e in probe if e["step"] == "RunModel"]
+    rows: list[LoadRow] = []
+    previous = 0
+    for checkpoint in checkpoints:
+        # The next turn's user message is stored before its first RunModel.
+        target = checkpoint.messages + 1
+        candidates = [e for e in run_models if e["messages"] == target]
+        if not candidates:
+            raise RuntimeError(f"no RunModel request at {target} messages in the probe log")
+        entry = candidates[0]
+        groups: dict[str, list[int]] = entry["attributes"]
+        window = tuple(groups.get("AgentMessages", [0, 0]))
+        chunks = tuple(groups.get("AgentMessageChunks", [0, 0]))
+        other = sum(
+            size
+            for name, (_, size) in groups.items()
+            if name not in ("AgentMessages", "AgentMessageChunks")
+        )
+        span = [e["request_bytes"] for e in run_models if previous < e["messages"] <= target]
+        noted = [e for e in candidates if "model_messages" in e]
+        near = splits[max(0, checkpoint.turn - 10) : checkpoint.turn]
+        rows.append(
+            LoadRow(
+                messages=checkpoint.messages,
+                window=(window[0], window[1]),
+                chunks=(chunks[0], chunks[1]),
+                other=other,
+                request=entry["request_bytes"],
+                max_since_previous=max(span),
+                model_messages=noted[0]["model_messages"] if noted else None,
+                stored_chunks=checkpoint.stored_chunks,
+                step_split=(
+                    statistics.median(n[0] for n in near),
+                    statistics.median(n[1] for n in near),
+                    statistics.median(n[2] for n in near),
+                ),
+            )
+        )
+        previous = target
+    return rows
+
+
+def report_loads_and_chains(
+    driver: Driver,
+    steps: list[tuple[str, float]],
+    probe_log: Path,
+    config: WorkerConfig,
+    args: argparse.Namespace,
+) -> SessionLoads:
+    chains = step_chains(steps)
+    last = args.warmup + args.turns
+    fanout_shape = ["RunModel", *["CallTool"] * FANOUT, "ResumeTurn", "RunModel"]
+    expected = [TURN_SHAPE] * last + [fanout_shape] * (driver.turns - last)
+    if [c.steps for c in chains] != expected:
+        raise RuntimeError(f"unexpected Step shapes: {[c.steps for c in chains[-3:]]} ...")
+    rows = load_rows(driver.checkpoints, read_probe(probe_log, driver.session), steps)
+    seconds = sum(t.client_seconds for t in driver.timings[last:])
+    return SessionLoads("A, no compaction", rows, driver.turns - last, seconds)
+
+
+def drive_compacting(
+    client: AgentSessionClient,
+    flow: MeasuredSessionFlow,
+    config: WorkerConfig,
+    sizes: list[int],
+    server: DexliteProcess,
+) -> SessionLoads:
+    driver = Driver(client, flow)
+    pending = list(sizes)
+    started = time.perf_counter()
+    while driver.turns < config.compact_turns:
+        driver.turn(pending if driver.turns < config.compact_turns - 1 else None)
+    seconds = time.perf_counter() - started
+    driver.check_idle()
+    snapshot = client.get_snapshot(driver.session)
+    generation = snapshot.context_summary.generation if snapshot.context_summary else 0
+    steps = completed_steps(fetch_history(server.address, driver.session, driver.run_id))
+    compactions = sum(1 for step, _ in steps if step == "CompactContext")
+    rows = load_rows(driver.checkpoints, read_probe(Path(config.probe_log), driver.session), steps)
+    return SessionLoads(
+        "B, compaction + retention", rows, driver.turns, seconds, compactions, generation
+    )
+
+
+def print_loads(a: SessionLoads, b: SessionLoads, config: WorkerConfig, sizes: list[int]) -> None:
+    print(
+        "Bytes the next RunModel Step loads: wire sizes of the Attribute instances in its "
+        "real InvokeExecuteMethodRequest (probe log), and of the whole request:"
+    )
+    header = (
+        f"  {'messages':>8} {'window':>13} {'chunks':>16} {'other':>7} {'request':>9}"
+        f" {'max since prev':>14} {'model msgs':>10} {'stored chunks':>16}"
+        f"  {'RunModel ms: dispatch + Worker + commit':>30}"
+    )
+    for loads in (a, b):
+        print(f" Session {loads.name}:")
+        print(header)
+        for row in loads.rows:
+            model = "-" if row.model_messages is None else str(row.model_messages)
+            print(
+                f"  {row.messages:>8} {row.window[0]:>3} {row.window[1]:>9,}"
+                f" {row.chunks[0]:>3} {row.chunks[1]:>12,} {row.other:>7,} {row.request:>9,}"
+                f" {row.max_since_previous:>14,} {model:>10}"
+                f" {row.stored_chunks[0]:>3} {row.stored_chunks[1]:>12,}"
+                f"  {sum(row.step_split) * 1e3:6.1f} = "
+                + " + ".join(f"{part * 1e3:5.1f}" for part in row.step_split)
+            )
+    print(
+        f"  (A: the latency session, then {a.turns} turns of {FANOUT} tool calls each, driven in "
+        f"{a.seconds:.1f} s. B: {b.turns} such turns from the start, in {b.seconds:.1f} s, with "
+        f"CompactionPolicy(context_window_tokens={config.context_window_tokens}) and "
+        f"retained_message_limit={config.retained_message_limit}: {b.compactions} CompactContext "
+        f"Steps, summary generation {b.summary_generation}. window / chunks: instances and "
+        "bytes. RunModel ms: a turn's first RunModel, from the AwaitUserMessage commit to its "
+        "own, split as in the latency part, medians over the 10 turns before that length; in "
+        "B that RunModel may be one that hands over to CompactContext)"
     )
 
 

@@ -9,7 +9,7 @@ import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-from helpers.flows import FEATURES, TIMERS, secret
+from helpers.flows import FAN_OUT, FEATURES, TIMERS, secret
 from helpers.server import DexliteProcess
 from helpers.waiting import eventually
 
@@ -90,6 +90,20 @@ def test_hard_delete_attribute(
     with channel:
         attrs = stub.GetAttributes(pb.GetAttributesRequest(flow_id=flow_id, all_keys=True))
     assert [kv.key for kv in attrs.attributes] == []
+
+
+def test_get_attributes_and_flow_state_include_map_instances(
+    client: dex.Client, flow_id: str, dexlite_server: DexliteProcess
+) -> None:
+    client.start_flow(FAN_OUT, flow_id, 3)
+    client.wait_for_flow(flow_id)
+    channel, stub = _stub(dexlite_server)
+    with channel:
+        attrs = stub.GetAttributes(pb.GetAttributesRequest(flow_id=flow_id, all_keys=True))
+        state = stub.GetFlowState(pb.GetFlowStateRequest(flow_id=flow_id))
+    expected = ["notes/0", "notes/1", "notes/2"]
+    assert [kv.key for kv in attrs.attributes] == expected
+    assert [kv.key for kv in state.attributes] == expected
 
 
 def test_force_complete_if_channels_empty(client: dex.Client, flow_id: str) -> None:

@@ -164,3 +164,18 @@ def test_stream_write_read_resume_list_and_trim(client: dex.Client, flow_id: str
     assert client.wait_for_flow(flow_id).single_output(str) == "writer"
     kept = client.list_stream_messages(flow_id, flows.progress, 10).messages
     assert [m.value[0] for m in kept] == ["y"]
+
+
+def test_stream_trimming_keeps_a_steady_newest_window(client: dex.Client, flow_id: str) -> None:
+    # Equal-sized writes into the 64-byte "progress" stream: once it is full, every
+    # append trims exactly as much as it adds, so the kept count never drifts.
+    kept_counts = []
+    for n in range(30):
+        client.write_stream(flow_id, flows.progress, "bench#1", f"w{n:02d}" * 3)
+        kept = client.list_stream_messages(flow_id, flows.progress, 100).messages
+        assert kept[0].value == f"w{n:02d}" * 3  # newest first
+        assert [m.value for m in kept] == [f"w{i:02d}" * 3 for i in range(n, n - len(kept), -1)]
+        kept_counts.append(len(kept))
+    steady = kept_counts[-1]
+    assert 1 < steady < 30
+    assert kept_counts[10:] == [steady] * 20

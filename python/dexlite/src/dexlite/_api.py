@@ -625,7 +625,7 @@ class FlowOps:
             run = self.engine.find_run(request.flow_id, request.run_id)
             if run is None:
                 raise _errors.flow_not_found(request.flow_id)
-            everything = _snapshot.attributes(self.engine.db.conn, run["run_id"], [""])
+            everything = _snapshot.attributes(self.engine.db.conn, run["run_id"], None)
         wanted = set(request.keys)
         return [kv for kv in everything if request.all_keys or kv.key in wanted]
 
@@ -710,7 +710,7 @@ class FlowOps:
                 raise _errors.flow_not_found(request.flow_id)
             run_id = run["run_id"]
             response = pb.GetFlowStateResponse(flow_config=engine.config(run))
-            response.attributes.extend(_snapshot.attributes(conn, run_id, [""]))
+            response.attributes.extend(_snapshot.attributes(conn, run_id, None))
             for step in conn.execute(
                 "SELECT * FROM steps WHERE run_id=? AND state<>? ORDER BY seq", (run_id, COMPLETED)
             ).fetchall():

@@ -21,18 +21,47 @@ class Loads:
     channel_maps: Sequence[str] = ()
 
 
+_IN_BATCH = 500
+"""Exact instance keys per `IN (...)` query, well under SQLite's parameter limit."""
+
+
 def _selected(key: str, selectors: Sequence[str]) -> bool:
     return any(key.startswith(s) if s.endswith("/") else key == s for s in selectors)
 
 
-def attributes(conn: sqlite3.Connection, run_id: str, maps: Sequence[str]) -> list[pb.KV]:
-    """Every singleton plus the selected map instances, sorted by key."""
+def attributes(conn: sqlite3.Connection, run_id: str, maps: Sequence[str] | None) -> list[pb.KV]:
+    """Every singleton plus the selected map instances (None: every instance), sorted by key.
+
+    Rows are selected in SQL (the `(run_id, key)` primary key serves both exact
+    instance keys and whole-map prefixes), so a request costs what it loads, not
+    what the run stores.
+    """
+    if maps is None:
+        rows = conn.execute("SELECT key, value FROM attrs WHERE run_id=?", (run_id,)).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT key, value FROM attrs WHERE run_id=? AND instr(key, '/')=0", (run_id,)
+        ).fetchall()
+        prefixes = sorted({s for s in maps if s.endswith("/")})
+        for prefix in prefixes:
+            # Keys of the map `name/` sort between "name/" and "name0" ('0' follows '/').
+            rows += conn.execute(
+                "SELECT key, value FROM attrs WHERE run_id=? AND key>=? AND key<?",
+                (run_id, prefix, prefix[:-1] + "0"),
+            ).fetchall()
+        exact = sorted(
+            {s for s in maps if not s.endswith("/")}
+            - {s for s in maps for p in prefixes if s.startswith(p)}
+        )
+        for start in range(0, len(exact), _IN_BATCH):
+            batch = exact[start : start + _IN_BATCH]
+            marks = ",".join("?" * len(batch))
+            rows += conn.execute(
+                f"SELECT key, value FROM attrs WHERE run_id=? AND key IN ({marks})",
+                (run_id, *batch),
+            ).fetchall()
     result: list[pb.KV] = []
-    for key, blob in conn.execute(
-        "SELECT key, value FROM attrs WHERE run_id=? ORDER BY key", (run_id,)
-    ):
-        if "/" in key and not _selected(key, maps):
-            continue
+    for key, blob in sorted(rows, key=lambda row: str(row[0])):
         kv = pb.KV(key=key)
         kv.value.ParseFromString(blob)
         result.append(kv)

@@ -129,6 +129,15 @@ CREATE TABLE IF NOT EXISTS streams (
 );
 CREATE INDEX IF NOT EXISTS streams_key ON streams(flow_type, flow_id, name, seq);
 
+-- Payload bytes kept per stream, so an append trims without summing the stream.
+CREATE TABLE IF NOT EXISTS stream_totals (
+  flow_type TEXT NOT NULL,
+  flow_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  PRIMARY KEY (flow_type, flow_id, name)
+);
+
 CREATE TABLE IF NOT EXISTS indexes (
   key TEXT PRIMARY KEY,
   type INTEGER NOT NULL
@@ -152,14 +161,21 @@ class Database:
         # FULL: a commit is on disk before anything is acknowledged, also across
         # power loss. NORMAL in WAL mode survives process crashes (SIGKILL), which
         # is what tests exercise; it is offered for faster local runs.
-        self.conn.execute(f"PRAGMA synchronous={'FULL' if sync == 'full' else 'NORMAL'}")
+        self._synchronous = "FULL" if sync == "full" else "NORMAL"
+        self.conn.execute(f"PRAGMA synchronous={self._synchronous}")
         self.conn.execute("PRAGMA foreign_keys=OFF")
         self.conn.executescript(_SCHEMA)
         self._depth = 0
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Runs a write transaction; nested uses join the outer one."""
+    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """Runs a write transaction; nested uses join the outer one.
+
+        `durable=False` commits without waiting for the disk (synchronous=OFF for
+        this commit only), for best-effort data such as stream writes: a process
+        crash keeps it (it is in the WAL), a power loss may drop it, and the next
+        durable commit syncs it along with its own changes.
+        """
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -168,16 +184,22 @@ class Database:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            if not durable:
+                self.conn.execute("PRAGMA synchronous=OFF")
             try:
-                yield self.conn
-            except BaseException:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self._depth = 1
+                try:
+                    yield self.conn
+                except BaseException:
+                    self._depth = 0
+                    self.conn.execute("ROLLBACK")
+                    raise
                 self._depth = 0
-                self.conn.execute("ROLLBACK")
-                raise
-            self._depth = 0
-            self.conn.execute("COMMIT")
+                self.conn.execute("COMMIT")
+            finally:
+                if not durable:
+                    self.conn.execute(f"PRAGMA synchronous={self._synchronous}")
 
     @property
     def in_transaction(self) -> bool:

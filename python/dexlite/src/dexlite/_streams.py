@@ -14,6 +14,7 @@ from dex.dexpb import dex_pb2 as pb
 from . import _errors
 
 if TYPE_CHECKING:
+    import sqlite3
     import threading
 
     from ._storage import Database
@@ -36,37 +37,28 @@ class StreamStore:
         value: pb.Value,
         source: str,
     ) -> None:
-        """Appends, then trims the oldest messages down to ``capacity`` bytes (keeping one)."""
+        """Appends, then trims the oldest messages down to ``capacity`` bytes (keeping one).
+
+        Not fsynced on its own: streams are best effort, and the next durable
+        commit syncs the write. A running byte total per stream keeps an append
+        independent of the stream's length.
+        """
         blob = value.SerializeToString()
         key = (flow_type, flow_id, name)
-        with self._db.transaction() as conn:
-            conn.execute(
+        with self._db.transaction(durable=False) as conn:
+            newest = conn.execute(
                 "INSERT INTO streams(flow_type, flow_id, name, value, source, created_ms, size)"
                 " VALUES (?,?,?,?,?,?,?)",
                 (*key, blob, source, int(time.time() * 1000), len(blob)),
+            ).lastrowid
+            total = _stream_bytes(conn, key, added=len(blob))
+            if 0 < capacity < total:
+                total = _trim(conn, key, newest, total, capacity)
+            conn.execute(
+                "INSERT INTO stream_totals(flow_type, flow_id, name, bytes) VALUES (?,?,?,?)"
+                " ON CONFLICT(flow_type, flow_id, name) DO UPDATE SET bytes=excluded.bytes",
+                (*key, total),
             )
-            if capacity > 0:
-                total = 0
-                cutoff = None
-                for seq, size in conn.execute(
-                    "SELECT seq, size FROM streams WHERE flow_type=? AND flow_id=? AND name=?"
-                    " ORDER BY seq DESC",
-                    key,
-                ):
-                    total += size
-                    if total > capacity and cutoff is None:
-                        cutoff = seq
-                        break
-                if cutoff is not None:
-                    newest = conn.execute(
-                        "SELECT MAX(seq) FROM streams WHERE flow_type=? AND flow_id=? AND name=?",
-                        key,
-                    ).fetchone()[0]
-                    conn.execute(
-                        "DELETE FROM streams WHERE flow_type=? AND flow_id=? AND name=?"
-                        " AND seq<=? AND seq<?",
-                        (*key, cutoff, newest),
-                    )
         with self._changed:
             self._changed.notify_all()
 
@@ -123,6 +115,52 @@ class StreamStore:
         messages = [self._message(r) for r in rows[:size]]
         next_token = f"before:{rows[size - 1][0]}" if len(rows) > size else ""
         return messages, next_token
+
+
+def _stream_bytes(conn: sqlite3.Connection, key: tuple[str, str, str], *, added: int) -> int:
+    """Payload bytes of the stream, the row just inserted included."""
+    row = conn.execute(
+        "SELECT bytes FROM stream_totals WHERE flow_type=? AND flow_id=? AND name=?", key
+    ).fetchone()
+    if row is not None:
+        return int(row[0]) + added
+    # A stream written before totals were kept: count it once.
+    return int(
+        conn.execute(
+            "SELECT COALESCE(SUM(size), 0) FROM streams WHERE flow_type=? AND flow_id=? AND name=?",
+            key,
+        ).fetchone()[0]
+    )
+
+
+def _trim(
+    conn: sqlite3.Connection,
+    key: tuple[str, str, str],
+    newest: int | None,
+    total: int,
+    capacity: int,
+) -> int:
+    """Deletes the oldest messages until `total` fits `capacity`, never the newest one."""
+    cutoff = None
+    rows = conn.execute(
+        "SELECT seq, size FROM streams WHERE flow_type=? AND flow_id=? AND name=? AND seq<?"
+        " ORDER BY seq",
+        (*key, newest),
+    )
+    try:
+        for seq, size in rows:
+            if total <= capacity:
+                break
+            total -= size
+            cutoff = seq
+    finally:
+        rows.close()
+    if cutoff is not None:
+        conn.execute(
+            "DELETE FROM streams WHERE flow_type=? AND flow_id=? AND name=? AND seq<=?",
+            (*key, cutoff),
+        )
+    return total
 
 
 def _parse_seq(text: str, field: str) -> int:

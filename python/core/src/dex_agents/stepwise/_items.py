@@ -8,6 +8,7 @@ item per call, so each stored message carries at most one tool call, as
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,12 @@ __all__ = [
     "item_to_message",
     "items_to_model_messages",
 ]
+
+
+_PARSED_ITEM_CACHE_SIZE = 4_096
+"""Distinct stored items whose parse a Worker keeps (a long session's history)."""
+_CACHED_ITEM_MAX_CHARS = 4_096
+"""Larger items (long tool outputs) are parsed each time, so the cache stays a few MB."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,16 +171,29 @@ def item_to_message(item: Item) -> FrameworkMessage:
     )
 
 
+def _parse_item(framework_item: str) -> Item | None:
+    """A Stepwise item from its JSON, or None for another runner's item."""
+    try:
+        return item_from_json_object(json.loads(framework_item))
+    except (ValueError, RunStateError):
+        return None
+
+
+_parsed_item = functools.lru_cache(maxsize=_PARSED_ITEM_CACHE_SIZE)(_parse_item)
+"""`_parse_item`, once per process for small items: every model call of a session
+replays its whole history, and items are immutable."""
+
+
 def item_from_message(message: AgentMessage) -> Item:
     """The item a stored message replays as.
 
     A message another runner stored (its `framework_item` is not a Stepwise item)
     replays from its display fields, so a session can switch to Stepwise.
     """
-    try:
-        return item_from_json_object(json.loads(message.framework_item))
-    except (ValueError, RunStateError):
-        pass
+    text = message.framework_item
+    parsed = _parsed_item(text) if len(text) <= _CACHED_ITEM_MAX_CHARS else _parse_item(text)
+    if parsed is not None:
+        return parsed
     if message.role == MessageRole.TOOL:
         return ToolResultItem(
             tool_call_id=message.tool_call_id or "",
