@@ -205,6 +205,9 @@ def run_demo(address: str) -> int:
             printer.show(event)
             if event.type == "interrupt_raised":
                 interrupt_id = json.loads(event.payload)["interrupt_id"]
+                # The event streams before its Step commits: wait until it is pending.
+                if client.wait_for_interrupt(session_id, interrupt_id) is None:
+                    continue
                 print(f"  >> approving {interrupt_id}", flush=True)
                 if not client.resolve_interrupt(session_id, interrupt_id, approved=True):
                     print("  >> the approval was refused", flush=True)

@@ -125,8 +125,11 @@ def run(address: str) -> None:
             print(f"event {event.type}: {event.payload}")
             if event.type == "interrupt_raised":
                 interrupt_id = json.loads(event.payload)["interrupt_id"]
-                print(f"approving {interrupt_id}")
-                client.resolve_interrupt(session_id, interrupt_id, approved=True)
+                # The event streams before its Step commits: wait until it is pending.
+                if client.wait_for_interrupt(session_id, interrupt_id) is not None:
+                    print(f"approving {interrupt_id}")
+                    if not client.resolve_interrupt(session_id, interrupt_id, approved=True):
+                        raise SystemExit(f"the approval of {interrupt_id} was refused")
             if event.type == "turn_failed":
                 raise SystemExit("the turn failed")
         # The end event is streamed before its Step commits: wait for the commit.

@@ -105,10 +105,13 @@ def test_steer_abandons_a_waiting_approval_and_resolve_then_returns_false(
         tools=[SEND],
     )
     session = h.start("email them")
-    _interrupt_pending(h, session, "w1")
+    pending = h.client.wait_for_interrupt(session, "w1")
+    assert pending is not None
+    assert pending.tool_call_id == "w1"
     assert h.client.steer_user_message(session, text="don't send it")
     done = h.wait_idle(session, 2)
 
+    assert h.client.wait_for_interrupt(session, "w1", deadline_seconds=5) is None
     assert not h.client.resolve_interrupt(session, "w1", approved=True)
     assert h.log.count("tool") == 0
     assert done.pending_interrupts == []

@@ -27,6 +27,7 @@ from dex import (
 )
 from dex_agents_contracts import (
     AgentEvent,
+    AgentInterrupt,
     AgentMessage,
     AgentMessagesPage,
     AgentSessionStartInput,
@@ -49,6 +50,7 @@ from dex_agents.errors import (
     SessionAlreadyStartedError,
     SessionNotFoundError,
 )
+from dex_agents.results import is_final
 from dex_agents.session import DEFAULT_MESSAGE_PAGE_LIMIT, MAX_MESSAGE_PAGE_LIMIT, AgentSessionFlow
 from dex_agents.worker import agent_registry
 
@@ -313,16 +315,63 @@ class AgentSessionClient:
         `turn_completed` can still show the turn running. This waits for the
         commit.
         """
+
+        def ended(snapshot: AgentSnapshot) -> bool:
+            return snapshot.state is not None and snapshot.state.active_turn_id != turn_id
+
+        return self._wait_for_snapshot(
+            session_id, ended, f"turn {turn_id!r} to end", deadline_seconds
+        )
+
+    def wait_for_interrupt(
+        self, session_id: str, interrupt_id: str, *, deadline_seconds: float = 60.0
+    ) -> AgentInterrupt | None:
+        """The interrupt once it is pending in committed state; None if it never will be.
+
+        `interrupt_raised` is streamed while RunModel (or AwaitQuestionAnswer) runs,
+        before its commit adds the interrupt to PendingInterrupts, so an answer sent
+        straight from the event can meet an interrupt that is not pending yet and
+        get false. Wait for this first. None: the turn ended, or the interrupt's
+        tool call is final, so the interrupt is not coming (steered, cancelled,
+        or already resolved).
+        """
+
+        def settled(snapshot: AgentSnapshot) -> bool:
+            if any(i.interrupt_id == interrupt_id for i in snapshot.pending_interrupts):
+                return True
+            if snapshot.state is None or snapshot.state.active_turn_id is None:
+                return snapshot.state is not None
+            return any(
+                is_final(t.status)
+                and (
+                    interrupt_id == t.tool_call_id
+                    or interrupt_id.startswith(f"{t.tool_call_id}-input-")
+                )
+                for t in snapshot.tool_calls
+            )
+
+        snapshot = self._wait_for_snapshot(
+            session_id, settled, f"interrupt {interrupt_id!r}", deadline_seconds
+        )
+        return next(
+            (i for i in snapshot.pending_interrupts if i.interrupt_id == interrupt_id), None
+        )
+
+    def _wait_for_snapshot(
+        self,
+        session_id: str,
+        check: Callable[[AgentSnapshot], bool],
+        what: str,
+        deadline_seconds: float,
+    ) -> AgentSnapshot:
         deadline = time.monotonic() + deadline_seconds
         delay = 0.005
         while True:
             snapshot = self.get_snapshot(session_id)
-            if snapshot.state is not None and snapshot.state.active_turn_id != turn_id:
+            if check(snapshot):
                 return snapshot
             if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"turn {turn_id!r} of session {session_id!r} did not end in time"
-                )
+                raise TimeoutError(f"session {session_id!r}: gave up waiting for {what}")
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
