@@ -29,6 +29,7 @@ from dex_agents_contracts import (
 
 from dex_agents._event_writer import StepEventWriter
 from dex_agents._runtime import SessionRuntime
+from dex_agents.results import compact_json
 from dex_agents.runner import DeferredToolCall
 
 __all__ = [
@@ -182,10 +183,6 @@ def _plan_status(tasks: Sequence[AgentPlanTask], planning: bool) -> PlanStatus:
     return PlanStatus.ACTIVE
 
 
-def _compact(value: Mapping[str, object]) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 class BuiltInCallRouter:
     """Routes the built-in calls of one model response inside RunModel's commit."""
 
@@ -313,9 +310,11 @@ class BuiltInCallRouter:
             PlanUpdatedPayload(revision=revision, status=status, task_count=len(tasks))
         )
         if status is PlanStatus.CLEARED:
-            output = _compact({"status": "cleared", "revision": revision})
+            output = compact_json({"status": "cleared", "revision": revision})
         else:
-            output = _compact({"status": "updated", "revision": revision, "task_count": len(tasks)})
+            output = compact_json(
+                {"status": "updated", "revision": revision, "task_count": len(tasks)}
+            )
         record.status = ToolCallStatus.SUCCEEDED
         record.output = output
         self._finish(record)

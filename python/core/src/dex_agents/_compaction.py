@@ -221,9 +221,6 @@ class CompactContext(Step[CompactContextInput | None]):
         try:
             events.write(CompactionStartedPayload(through_sequence=through))
 
-            async def heartbeat() -> None:
-                await context.heartbeat()
-
             result = await runner.summarize_context(
                 ContextSummaryRequest(
                     flow_id=context.flow_id,
@@ -233,7 +230,7 @@ class CompactContext(Step[CompactContextInput | None]):
                     messages=tuple(runtime.store.read_range(context, after=after, through=through)),
                     through_sequence=through,
                     events=events,
-                    heartbeat=heartbeat,
+                    heartbeat=context.heartbeat,
                     input_token_budget=policy.context_window_tokens,
                     session_settings=runtime.turn_settings(context, turn_id),
                 )
@@ -259,10 +256,5 @@ class CompactContext(Step[CompactContextInput | None]):
             events.write(CompactionFinishedPayload(generation=generation, through_sequence=through))
         finally:
             events.close()
-        # The summary just committed decides which chunks RunModel reads.
-        from dex_agents._steps_model import RunModel  # noqa: PLC0415 (cycle)
-
-        options = _with_chunks(
-            runtime, RunModel(runtime).get_step_options(), _chunk_loads(runtime, context, through)
-        )
-        return go_to_many(StepMovement.of(RunModel, None, options=options))
+        # Reads see this Step's own writes: the new summary decides RunModel's chunks.
+        return go_to_many(run_model_movement(runtime, context))

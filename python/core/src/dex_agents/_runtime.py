@@ -145,9 +145,6 @@ class SessionRuntime:
         message, and a warning once retention deleted some of them.
         """
 
-        async def heartbeat() -> None:
-            await context.heartbeat()
-
         summary: ContextSummary | None = self.schema.context_summary.get(context)
         if summary is not None and isinstance(self.runner, ContextCompactionRunner):
             messages = self.store.read_range(context, after=summary.last_sequence)
@@ -175,7 +172,7 @@ class SessionRuntime:
             tool_policies=self.options.tool_policies,
             default_tool_effect=self.options.default_tool_effect,
             events=events,
-            heartbeat=heartbeat,
+            heartbeat=context.heartbeat,
             enabled_built_in_tools=self.options.built_in_tools,
             session_settings=self.turn_settings(context, turn_id),
             interaction_mode=state.interaction_mode,

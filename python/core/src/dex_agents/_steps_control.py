@@ -169,8 +169,7 @@ class FinishTurnCancellation(Step[str]):
             return None  # approved calls belong to their tool Steps
         reason = CancellationReason.TURN_CANCELLED
         if abandons_waiting(record):
-            answered_first = self._answer_committed_first(context, record)
-            if answered_first is not None:
+            if self._answer_committed_first(context, record):
                 target = (
                     AwaitToolApproval
                     if record.status is ToolCallStatus.AWAITING_APPROVAL
@@ -188,22 +187,19 @@ class FinishTurnCancellation(Step[str]):
         runtime.schema.tool_calls.set(context, record.tool_call_id, record)
         return StepMovement.of(CancelToolTask, record.tool_call_id)
 
-    def _answer_committed_first(self, context: AsyncContext, record: AgentToolCall) -> str | None:
-        """The interrupt ID whose resolution committed before cancel_turn, if any."""
+    def _answer_committed_first(self, context: AsyncContext, record: AgentToolCall) -> bool:
+        """Whether the call's answer committed before cancel_turn: its interrupt is no
+        longer pending, but its resolution still waits to be consumed."""
+        from dex_agents._steps_questions import question_interrupt_id  # noqa: PLC0415 - cycle
+
         runtime = self._runtime
         if record.status is ToolCallStatus.WAITING_FOR_TIMER:
-            return None
-        pending_ids = {
-            i.interrupt_id
-            for i in runtime.interrupts(context)
-            if i.tool_call_id == record.tool_call_id
-        }
-        candidates = [record.tool_call_id]
-        if record.status is ToolCallStatus.AWAITING_ANSWER:
-            candidates.append(f"{record.tool_call_id}-input-{len(record.input_answers) + 1}")
-        for interrupt_id in candidates:
-            if interrupt_id in pending_ids:
-                continue
-            if runtime.schema.interrupt_resolutions.size(context, interrupt_id) > 0:
-                return interrupt_id
-        return None
+            return False
+        interrupt_id = (
+            record.tool_call_id
+            if record.status is ToolCallStatus.AWAITING_APPROVAL
+            else question_interrupt_id(runtime, record)
+        )
+        if any(i.interrupt_id == interrupt_id for i in runtime.interrupts(context)):
+            return False
+        return runtime.schema.interrupt_resolutions.size(context, interrupt_id) > 0

@@ -12,7 +12,6 @@ must never write PendingInterrupts themselves.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -49,6 +48,7 @@ from dex_agents._steps_tools import tool_step_for
 from dex_agents._time import utc_now
 from dex_agents._tool_outcomes import status_by_effect
 from dex_agents._turn_control import abandon_waiting_record, cancellation_wake, turn_control_reason
+from dex_agents.results import compact_json
 
 __all__ = [
     "QUESTION_DEADLINE_PASSED",
@@ -129,10 +129,6 @@ def raise_ask_user(
     events.write(interrupt_raised(interrupt))
     runtime.schema.tool_calls.set(context, record.tool_call_id, record)
     return StepMovement.of(AwaitQuestionAnswer, record.tool_call_id)
-
-
-def _compact(value: dict[str, object]) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _await_options() -> StepOptions:
@@ -325,7 +321,7 @@ class AwaitQuestionAnswer(Step[str]):
             return dead_end()
         if _is_ask_user(runtime, record):
             record.status = ToolCallStatus.SUCCEEDED
-            record.output = _compact({"status": "answered", "answer": text})
+            record.output = compact_json({"status": "answered", "answer": text})
             runtime.finalize_record(context, record, events)
             return dead_end()
         # The tool runs again with the answer; it has not taken any effect yet.

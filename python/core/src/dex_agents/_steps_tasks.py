@@ -33,7 +33,7 @@ from dex_agents._event_writer import StepEventWriter
 from dex_agents._runtime import SessionRuntime
 from dex_agents._step_options import LOAD_TOOL_CALLS, TOOL_RETRY, sync_options
 from dex_agents._steps_questions import AwaitQuestionAnswer
-from dex_agents._steps_tools import RecordToolFailure, RecordToolOutcomeUnknown, idempotency_key
+from dex_agents._steps_tools import RecordToolOutcomeUnknown, failure_route_for, idempotency_key
 from dex_agents._tool_outcomes import poll_interval_seconds, record_question
 from dex_agents._turn_control import TASK_CANCELLED_ERROR, turn_cancelled
 from dex_agents.results import is_final
@@ -60,17 +60,12 @@ _POLL_INTERVAL_NOT_A_NUMBER = (
 
 def poll_options(effect: ToolEffect) -> StepOptions:
     """PollToolTask's options, whose failure route follows the call's effect."""
-    failure_route: type[Step[str]] = (
-        RecordToolFailure
-        if effect in (ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE)
-        else RecordToolOutcomeUnknown
-    )
     options = dataclasses.replace(
         sync_options(execute_load=LOAD_TOOL_CALLS, execute_retry=TOOL_RETRY),
         wait_for_load_attribute_maps=LOAD_TOOL_CALLS,
     )
     return options.on_execute_failure_proceed_to(
-        failure_route, sync_options(execute_load=LOAD_TOOL_CALLS)
+        failure_route_for(effect), sync_options(execute_load=LOAD_TOOL_CALLS)
     )
 
 
@@ -121,10 +116,6 @@ class PollToolTask(Step[str]):
             raise TypeError("dex-agents: the runner no longer implements poll_tool_task")
         events = runtime.writer(context, record.turn_id)
         try:
-
-            async def heartbeat() -> None:
-                await context.heartbeat()
-
             pending_answer = (
                 record.input_answers[-1]
                 if record.task_answer_pending and record.input_answers
@@ -137,7 +128,7 @@ class PollToolTask(Step[str]):
                 attempt=context.attempt,
                 input_answers=tuple(record.input_answers),
                 events=events,
-                heartbeat=heartbeat,
+                heartbeat=context.heartbeat,
                 pending_answer=pending_answer,
             )
             try:
@@ -200,17 +191,13 @@ class CancelToolTask(Step[str]):
             return dead_end()
         runner = runtime.runner
         if isinstance(runner, ToolTaskCanceller):
-
-            async def heartbeat() -> None:
-                await context.heartbeat()
-
             await runner.cancel_tool_task(
                 ToolTaskCancellation(
                     flow_id=context.flow_id,
                     tool_call=record,
                     idempotency_key=idempotency_key(context.flow_id, record.turn_id, input),
                     attempt=context.attempt,
-                    heartbeat=heartbeat,
+                    heartbeat=context.heartbeat,
                 )
             )
         record.status = ToolCallStatus.OUTCOME_UNKNOWN

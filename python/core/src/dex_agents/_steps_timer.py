@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from datetime import datetime, timedelta
 
 from dex import (
@@ -24,11 +23,13 @@ from dex import (
 )
 from dex_agents_contracts import AgentToolCall, TimerStartedPayload, ToolCallStatus
 
+from dex_agents._built_in_calls import parse_durable_wait
 from dex_agents._event_writer import StepEventWriter
 from dex_agents._runtime import SessionRuntime, ceil_seconds, utc_from
 from dex_agents._step_options import LOAD_TOOL_CALLS, sync_options
 from dex_agents._time import utc_now
 from dex_agents._turn_control import abandon_waiting_record, cancellation_wake, turn_control_reason
+from dex_agents.results import compact_json
 
 __all__ = ["AwaitTimer", "durable_wait_result", "start_durable_wait"]
 
@@ -61,26 +62,9 @@ def durable_wait_result(record: AgentToolCall) -> str:
     The Timer is the authority, so a wait that SkipTimer ended reports the wait
     it was asked for; RunModel validated the arguments before the wait began.
     """
-    try:
-        arguments = json.loads(record.arguments)
-    except ValueError:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        arguments = {}
-    seconds = arguments.get("seconds")
-    if isinstance(seconds, float) and seconds.is_integer():
-        seconds = int(seconds)
-    if isinstance(seconds, bool) or not isinstance(seconds, int):
-        seconds = 0
-    reason = arguments.get("reason")
-    return json.dumps(
-        {
-            "status": "completed",
-            "waited_seconds": seconds,
-            "reason": reason if isinstance(reason, str) else "",
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
+    arguments = parse_durable_wait(record.arguments, max_wait=timedelta.max)
+    return compact_json(
+        {"status": "completed", "waited_seconds": arguments.seconds, "reason": arguments.reason}
     )
 
 

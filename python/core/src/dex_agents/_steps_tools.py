@@ -77,6 +77,7 @@ __all__ = [
     "RecordToolFailure",
     "RecordToolOutcomeUnknown",
     "attempt_progress",
+    "failure_route_for",
     "idempotency_key",
     "tool_step_for",
 ]
@@ -98,11 +99,19 @@ def attempt_progress(context: Context) -> str:
     return "UNSPECIFIED"
 
 
+def _retried(effect: ToolEffect) -> bool:
+    """Read and idempotent_write calls may run again; the others run at most once."""
+    return effect in (ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE)
+
+
 def tool_step_for(effect: ToolEffect) -> type[Step[str]]:
     """CallTool for read and idempotent_write, CallSingleAttemptTool otherwise."""
-    if effect in (ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE):
-        return CallTool
-    return CallSingleAttemptTool
+    return CallTool if _retried(effect) else CallSingleAttemptTool
+
+
+def failure_route_for(effect: ToolEffect) -> type[Step[str]]:
+    """Where a tool Step or a task's poll goes once its attempts ran out."""
+    return RecordToolFailure if _retried(effect) else RecordToolOutcomeUnknown
 
 
 def _record(runtime: SessionRuntime, context: Context, tool_call_id: str) -> AgentToolCall | None:
@@ -437,9 +446,7 @@ class RecordToolFailure(_RecordToolError):
     """CallTool ran out of attempts: failed for read, outcome_unknown for idempotent_write."""
 
     def _status_by_effect(self, record: AgentToolCall) -> ToolCallStatus:
-        if record.effect is ToolEffect.READ:
-            return ToolCallStatus.FAILED
-        return ToolCallStatus.OUTCOME_UNKNOWN
+        return status_by_effect(record)
 
 
 class RecordToolOutcomeUnknown(_RecordToolError):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 
 from dex_agents_contracts import ENUM_WIRE_STRINGS, AgentToolCall, ToolCallStatus
 
@@ -12,6 +13,7 @@ __all__ = [
     "OUTCOME_UNKNOWN_RESULT",
     "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
     "USER_REJECTED_RESULT",
+    "compact_json",
     "is_final",
     "model_visible_result",
     "tool_call_note",
@@ -40,6 +42,11 @@ OUTCOME_UNKNOWN_RESULT = (
 
 _NOTE_HEADER = "[Dex] The previous turn failed after these tool calls ran:"
 _NOTE_FOOTER = "Do not repeat these tool calls unless the user asks again."
+
+
+def compact_json(value: Mapping[str, object]) -> str:
+    """A structured result as compact JSON text (no spaces), as the design writes them."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def is_final(status: ToolCallStatus) -> bool:
