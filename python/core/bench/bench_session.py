@@ -219,16 +219,21 @@ def start_worker(server: str, config: WorkerConfig, log_path: Path) -> subproces
     return proc
 
 
-class ProfiledDexlite(DexliteProcess):
-    """dexlite run by `profiled_dexlite.py`: cProfile in every thread, on SIGUSR1..SIGUSR2."""
+class InstrumentedDexlite(DexliteProcess):
+    """dexlite run by a bench launcher script that writes `output` on SIGUSR2.
 
-    def __init__(self, db_path: Path, stats_path: Path, *extra_args: str) -> None:
+    `profiled_dexlite.py` (cProfile in every thread) or `traced_dexlite.py`
+    (stage timestamps of each Step method call), both on SIGUSR1..SIGUSR2.
+    """
+
+    def __init__(self, launcher: str, db_path: Path, output: Path, *extra_args: str) -> None:
         super().__init__(db_path, *extra_args)
-        self.stats_path = stats_path
+        self.launcher = launcher
+        self.output = output
 
-    def start(self) -> ProfiledDexlite:
-        launcher = Path(__file__).with_name("profiled_dexlite.py")
-        args = [sys.executable, str(launcher), str(self.stats_path), "serve"]
+    def start(self) -> InstrumentedDexlite:
+        launcher = Path(__file__).with_name(self.launcher)
+        args = [sys.executable, str(launcher), str(self.output), "serve"]
         args += ["--listen", self.address, "--db", self.db_path, *self.extra_args]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
@@ -259,9 +264,11 @@ class TurnTiming:
 
 def run_turn(
     client: AgentSessionClient, session: str, token: str, turn: int, stored: int
-) -> tuple[TurnTiming, str, int]:
-    """One turn; returns its timing, the events' resume token and the messages it stored."""
+) -> tuple[TurnTiming, str, int, str]:
+    """One turn; returns its timing, the events' resume token, the messages it stored
+    and its turn ID."""
     started = time.perf_counter()
+    turn_id = ""
     if not client.send_user_message(session, QUESTION):
         raise RuntimeError("send_user_message returned false")
     appended = 0
@@ -274,7 +281,8 @@ def run_turn(
         if event.type == "turn_completed":
             # message_count: what the turn appended after its user message.
             appended = 1 + int(json.loads(event.payload)["message_count"])
-    return TurnTiming(turn, stored, time.perf_counter() - started), resume, appended
+            turn_id = event.turn_id or ""
+    return TurnTiming(turn, stored, time.perf_counter() - started), resume, appended, turn_id
 
 
 @dataclass
@@ -295,12 +303,13 @@ class Driver:
         self.token = ""
         self.stored = 0
         self.turns = 0
+        self.last_turn_id = ""
         self.timings: list[TurnTiming] = []
         self.checkpoints: list[Checkpoint] = []
 
     def turn(self, pending_sizes: list[int] | None = None) -> None:
         self.turns += 1
-        timing, self.token, appended = run_turn(
+        timing, self.token, appended, self.last_turn_id = run_turn(
             self.client, self.session, self.token, self.turns, self.stored
         )
         self.timings.append(timing)
@@ -313,7 +322,8 @@ class Driver:
             self.checkpoints.append(Checkpoint(self.turns, self.stored, (stored[0], stored[1])))
 
     def check_idle(self) -> None:
-        snapshot = self.client.get_snapshot(self.session)
+        # turn_completed streams before its Step commits: wait for the commit.
+        snapshot = self.client.wait_for_turn_end(self.session, self.last_turn_id)
         assert snapshot.state is not None
         assert snapshot.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
         assert snapshot.state.next_message_sequence - 1 == self.stored, (

@@ -15,14 +15,13 @@ from __future__ import annotations
 import cProfile
 import os
 import pstats
-import signal
 import sys
 import threading
 import time
 from types import FrameType
 from typing import Any
 
-from dexlite._cli import main as dexlite_main
+from signal_window import serve_with_window
 
 _profilers: list[cProfile.Profile] = []
 _guard = threading.Lock()
@@ -38,28 +37,21 @@ def _thread_hook(frame: FrameType, event: str, arg: Any) -> None:
         profiler.enable()  # replaces this hook for the thread
 
 
+def _write(path: str) -> None:
+    _active.clear()
+    with _guard:
+        profilers = list(_profilers)
+    if profilers:
+        stats = pstats.Stats(profilers[0])
+        for profiler in profilers[1:]:
+            stats.add(profiler)
+        stats.dump_stats(path + ".tmp")
+        os.replace(path + ".tmp", path)
+
+
 def main(argv: list[str]) -> int:
-    path, rest = argv[0], argv[1:]
-
-    def start(signum: int, frame: FrameType | None) -> None:
-        _active.set()
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        _active.clear()
-        with _guard:
-            profilers = list(_profilers)
-        if profilers:
-            stats = pstats.Stats(profilers[0])
-            for profiler in profilers[1:]:
-                stats.add(profiler)
-            stats.dump_stats(path + ".tmp")
-            os.replace(path + ".tmp", path)
-
     threading.setprofile(_thread_hook)
-    signal.signal(signal.SIGUSR1, start)
-    signal.signal(signal.SIGUSR2, stop)
-    # dexlite's own SIGTERM/SIGINT handlers are installed by its main().
-    return dexlite_main(rest)
+    return serve_with_window(argv, opened=_active.set, closed=_write)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ was ready, and the request's wire size per Attribute (see that module).
    event-loop thread and in every dexlite thread (`profiled_dexlite.py`) over
    the measured turns of the first mode, and prints the top functions; that
    slows both a lot, so those latency figures are not comparable.
+   `--trace` (pull mode) splits each Step further, into the stages of
+   `step_trace.STAGES`, from timestamps dexlite (`traced_dexlite.py`) and the
+   Worker probe take over the measured turns; it costs a few microseconds a mark.
 
 2. Bytes a RunModel Step loads, at several history lengths up to 2,000
    messages, in two sessions on the first mode's Worker: A without compaction
@@ -89,8 +92,8 @@ from bench_session import (
     TURN_STARTS,
     Checkpoint,
     Driver,
+    InstrumentedDexlite,
     MeasuredSessionFlow,
-    ProfiledDexlite,
     WorkerConfig,
     build_runner,
     completed_steps,
@@ -104,6 +107,7 @@ from dex_agents import AgentSessionClient
 from dex_agents.offline import stored_message
 from dex_agents_contracts import AgentMessage
 from dex_agents_testing import DexliteProcess, fetch_history, free_port
+from step_trace import print_stages, read_trace
 from stepwise_inprocess import Timings, one_turn
 
 # --- Stepwise in-process, the same turns ---------------------------------------------------
@@ -165,6 +169,11 @@ def main() -> None:
         metavar="DIR",
         help="cProfile the Worker and dexlite over the measured turns into DIR (first mode)",
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="split each Step into the stages of step_trace.py (pull mode; first mode)",
+    )
     parser.add_argument("--keep", metavar="DIR", help="keep the database, logs and probe logs")
     args = parser.parse_args()
 
@@ -182,10 +191,23 @@ def main() -> None:
         root = Path(args.keep or temp)
         root.mkdir(parents=True, exist_ok=True)
         profile = Path(args.profile) if args.profile else None
+        server: DexliteProcess
         if profile is not None:
             profile.mkdir(parents=True, exist_ok=True)
-            server: DexliteProcess = ProfiledDexlite(
-                root / "bench.sqlite", profile / "dexlite.prof", "--sync", args.sync
+            server = InstrumentedDexlite(
+                "profiled_dexlite.py",
+                root / "bench.sqlite",
+                profile / "dexlite.prof",
+                "--sync",
+                args.sync,
+            ).start()
+        elif args.trace:
+            server = InstrumentedDexlite(
+                "traced_dexlite.py",
+                root / "bench.sqlite",
+                root / "trace.jsonl",
+                "--sync",
+                args.sync,
             ).start()
         else:
             server = DexliteProcess(root / "bench.sqlite", "--sync", args.sync).start()
@@ -247,6 +269,8 @@ def run_mode(
             pids = {"dexlite": server.proc.pid, "Worker": worker.pid, "bench client": os.getpid()}
             cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
             profiled = [worker, server.proc] if config.profile else []
+            if args.trace and isinstance(server, InstrumentedDexlite):
+                profiled = [server.proc]
             for proc in profiled:
                 proc.send_signal(signal.SIGUSR1)
             for _ in range(args.turns):
@@ -265,8 +289,12 @@ def run_mode(
             )
             if config.profile:
                 print_profile("the Worker (event-loop thread CPU time)", Path(config.profile))
-                if isinstance(server, ProfiledDexlite):
-                    print_profile("dexlite (every thread's CPU time)", server.stats_path)
+                if isinstance(server, InstrumentedDexlite):
+                    print_profile("dexlite (every thread's CPU time)", server.output)
+            elif args.trace and isinstance(server, InstrumentedDexlite) and mode == "pull":
+                trace = read_trace(wait_for_file(server.output))
+                print_stages(trace, read_probe(probe_log, driver.session))
+                print()
             if sizes:
                 session_a = report_loads_and_chains(driver, steps, probe_log, config, args)
                 compacting = MeasuredSessionFlow(
@@ -376,11 +404,18 @@ def print_split(
     )
 
 
-def print_profile(what: str, path: Path) -> None:
-    for _ in range(100):
-        if path.exists():
-            break
+def wait_for_file(path: Path) -> Path:
+    """`path` once the instrumented process wrote it (on SIGUSR2)."""
+    deadline = time.monotonic() + 10
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} was not written")
         time.sleep(0.1)
+    return path
+
+
+def print_profile(what: str, path: Path) -> None:
+    wait_for_file(path)
     out = io.StringIO()
     stats = pstats.Stats(str(path), stream=out)
     stats.sort_stats("tottime").print_stats(30)

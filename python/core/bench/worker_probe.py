@@ -9,6 +9,8 @@ one JSON line per Execute attempt:
   history events with) when the request reached the handler and when its
   response was ready, so the parent can split each Step's commit-to-commit gap
   into dispatch, Worker and commit time;
+* `run` / `exec_id`: the call's run and Step execution ID, to join dexlite's
+  trace (`traced_dexlite.py`);
 * `request_bytes`: the protobuf wire size of the InvokeExecuteMethodRequest as
   dexlite sent it (dexlite sends values inline, never as blob references, so
   this is what the Step loaded), and per Attribute or AttributeMap name the
@@ -80,6 +82,8 @@ def install(log_path: str) -> None:
             "step": request.step_type,
             "attempt": request.context.attempt,
             "received": time.time(),
+            "run": request.context.run_id,
+            "exec_id": request.context.step_execution_id,
         }
         token = _current.set(entry)
         ok = False

@@ -10,10 +10,12 @@ memory holds only in-flight call handles, attribute locks (rebuilt from the
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,6 +54,18 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 # Below the SDK's 4 MiB gRPC receive limit, with room for framing (spec §5.5).
 _MAX_REQUEST_BYTES = 3_500_000
+# Every steps column but the snapshot, which can be the size of everything a method
+# loads: reading a step row should not copy it.
+_STEP_COLUMNS = (
+    "seq, run_id, exec_id, step_type, from_id, state, outcome, movement, attempt,"
+    " first_attempt_ts, method_started_ts, next_due, lock_order, locks_held, hb_value,"
+    " locals, condition, wait_seq, cond_results, method_error, last_failure"
+)
+_STEP_COLUMNS_OF_S = ", ".join(f"s.{column.strip()}" for column in _STEP_COLUMNS.split(","))
+_BUILT_REQUESTS = 1024
+"""Built method requests kept in memory, so dispatch neither reads nor parses them back."""
+
+Request = pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
 
 
 @dataclass
@@ -87,6 +101,9 @@ class Engine:
         self._hb_dirty: dict[tuple[str, str], bytes | None] = {}
         self._sticky: dict[str, str] = {}
         self._post_commit: list[Callable[[], None]] = []
+        # (run_id, exec_id) -> (lock_order, request): the snapshot grant_locks built for
+        # that method entry (lock_order is unique per entry), added once committed.
+        self._built: OrderedDict[tuple[str, str], tuple[int, Request]] = OrderedDict()
         self._order = 0
         self._pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="dexlite-call")
         self._stop = threading.Event()
@@ -175,8 +192,9 @@ class Engine:
         return config
 
     def step_row(self, run_id: str, exec_id: str) -> sqlite3.Row | None:
+        """The step's columns, without its snapshot."""
         row: sqlite3.Row | None = self.db.conn.execute(
-            "SELECT * FROM steps WHERE run_id=? AND exec_id=?", (run_id, exec_id)
+            f"SELECT {_STEP_COLUMNS} FROM steps WHERE run_id=? AND exec_id=?", (run_id, exec_id)
         ).fetchone()
         return row
 
@@ -385,6 +403,35 @@ class Engine:
                 "UPDATE steps SET locks_held=?, snapshot=? WHERE run_id=? AND exec_id=?",
                 (1 if keys else 0, request.SerializeToString(), run_id, step["exec_id"]),
             )
+            self._post_commit.append(
+                functools.partial(
+                    self._remember, (run_id, step["exec_id"]), (step["lock_order"], request)
+                )
+            )
+
+    def _remember(self, key: tuple[str, str], built: tuple[int, Request]) -> None:
+        self._built[key] = built
+        self._built.move_to_end(key)
+        while len(self._built) > _BUILT_REQUESTS:
+            self._built.popitem(last=False)
+
+    def _snapshot_request(self, step: sqlite3.Row, method: Method) -> Request:
+        """The request built for this method entry: from memory, else from its row."""
+        key = (step["run_id"], step["exec_id"])
+        built = self._built.get(key)
+        if built is not None and built[0] == step["lock_order"]:
+            return built[1]  # dispatch rewrites only attempt and last_heartbeat_value
+        request: Request
+        if method == "wait_for":
+            request = pb.InvokeWaitForMethodRequest()
+        else:
+            request = pb.InvokeExecuteMethodRequest()
+        blob = self.db.conn.execute(
+            "SELECT snapshot FROM steps WHERE run_id=? AND exec_id=?", key
+        ).fetchone()[0]
+        request.ParseFromString(blob)
+        self._remember(key, (step["lock_order"], request))
+        return request
 
     def release_locks(self, conn: sqlite3.Connection, run_id: str, holder: str) -> None:
         held = self._locks.get(run_id, {})
@@ -448,8 +495,8 @@ class Engine:
             return
         now = time.time()
         rows = self.db.conn.execute(
-            "SELECT s.*, r.flow_type AS flow_type, r.flow_id AS flow_id, r.config AS config"
-            " FROM steps s JOIN runs r ON r.run_id=s.run_id"
+            f"SELECT {_STEP_COLUMNS_OF_S}, r.flow_type AS flow_type, r.flow_id AS flow_id,"
+            " r.config AS config FROM steps s JOIN runs r ON r.run_id=s.run_id"
             " WHERE s.state IN (?,?) AND s.snapshot IS NOT NULL AND s.next_due<=?"
             " AND r.status=?",
             (*RUNNING_STATES, now, RUNNING),
@@ -463,13 +510,9 @@ class Engine:
         method: Method = "wait_for" if step["state"] == WAITFOR_RUNNING else "execute"
         movement = self.movement(step)
         options = movement.step_options
-        request: pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
-        if method == "wait_for":
-            request = pb.InvokeWaitForMethodRequest()
-        else:
-            request = pb.InvokeExecuteMethodRequest()
-        request.ParseFromString(step["snapshot"])
+        request = self._snapshot_request(step, method)
         request.context.attempt = step["attempt"]
+        request.context.ClearField("last_heartbeat_value")
         key = (step["run_id"], step["exec_id"])
         hb = (
             self._hb_dirty.get(key, step["hb_value"]) if key in self._hb_dirty else step["hb_value"]
@@ -653,6 +696,7 @@ class Engine:
         conn.execute("DELETE FROM timers WHERE run_id=? AND exec_id=?", (run_id, exec_id))
         self.release_locks(conn, run_id, f"step:{exec_id}")
         self._hb_dirty.pop((run_id, exec_id), None)
+        self._built.pop((run_id, exec_id), None)
 
     def _event_context(
         self, step: sqlite3.Row, movement: pb.StepMovement, method: Method

@@ -193,15 +193,17 @@ def apply_execute(
     )
     movement = engine.movement(step)
     engine._complete_step(conn, run_id, exec_id, "completed")
-    snapshot = pb.InvokeExecuteMethodRequest()
-    snapshot.ParseFromString(step["snapshot"])
+    # What the snapshot carried: the column it was built from (enter_method alone sets it).
+    condition_results = pb.ConditionResults()
+    if step["cond_results"] is not None:
+        condition_results.ParseFromString(step["cond_results"])
     engine.event(
         conn,
         run_id,
         step_execute_completed=pb.StepExecuteCompletedEvent(
             context=engine._event_context(step, movement, "execute"),
             input=pb.StepMethodEventInput(
-                step_input=movement.step_input, condition_results=snapshot.condition_results
+                step_input=movement.step_input, condition_results=condition_results
             ),
             output=pb.StepExecuteCompletedOutput(
                 step_decision=decision,

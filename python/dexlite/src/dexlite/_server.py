@@ -15,8 +15,8 @@ from ._engine import Engine
 from ._options import ServerOptions
 from ._pull import PullHub
 from ._service import FlowService, WorkerTaskService
-from ._storage import Database
-from ._streams import StreamStore
+from ._storage import STREAM_SCHEMA, Database, stream_db_path
+from ._streams import StreamStore, adopt_legacy_streams
 
 _LOGGER = logging.getLogger(__name__)
 _MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -29,13 +29,16 @@ class DexliteServer:
         self.options = options
         self._db = Database(options.db_path, options.sync)
         changed = threading.Condition(self._db.lock)
-        streams = StreamStore(self._db, changed)
+        self._streams = StreamStore(
+            Database(stream_db_path(options.db_path), "normal", schema=STREAM_SCHEMA)
+        )
+        adopt_legacy_streams(self._db, self._streams)
         self._listening = ListeningTransport(slots_per_target=options.worker_slots)
         self._hub = PullHub(dispatch_wait_seconds=options.pull_dispatch_wait_seconds)
         self.engine = Engine(
             db=self._db,
             options=options,
-            streams=streams,
+            streams=self._streams,
             listening=self._listening,
             pull=self._hub,
             changed=changed,
@@ -73,6 +76,7 @@ class DexliteServer:
         self.engine.stop()
         stopped.wait(grace + 1)
         self._listening.close()
+        self._streams.close()
         self._db.close()
 
     def wait(self) -> None:

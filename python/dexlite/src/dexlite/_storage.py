@@ -1,7 +1,10 @@
-"""SQLite schema and the single-writer connection.
+"""SQLite schemas and the single-writer connection.
 
 Protocol messages are stored as serialized protobuf blobs: the server treats
-values as opaque, and storing the wire bytes keeps them byte-identical.
+values as opaque, and storing the wire bytes keeps them byte-identical. Streams
+live in a database file of their own (`stream_db_path`): they are best effort and
+independent of flows (spec §9), so their appends neither wait for an engine
+transaction's fsync nor hold one up.
 """
 
 from __future__ import annotations
@@ -117,6 +120,13 @@ CREATE TABLE IF NOT EXISTS history (
   PRIMARY KEY (run_id, event_id)
 );
 
+CREATE TABLE IF NOT EXISTS indexes (
+  key TEXT PRIMARY KEY,
+  type INTEGER NOT NULL
+);
+"""
+
+STREAM_SCHEMA = """
 CREATE TABLE IF NOT EXISTS streams (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   flow_type TEXT NOT NULL,
@@ -137,12 +147,14 @@ CREATE TABLE IF NOT EXISTS stream_totals (
   bytes INTEGER NOT NULL,
   PRIMARY KEY (flow_type, flow_id, name)
 );
-
-CREATE TABLE IF NOT EXISTS indexes (
-  key TEXT PRIMARY KEY,
-  type INTEGER NOT NULL
-);
 """
+
+
+def stream_db_path(db_path: str) -> str:
+    """Where the streams of the database at `db_path` are kept."""
+    if db_path == ":memory:" or db_path.startswith("file::memory:"):
+        return ":memory:"
+    return f"{db_path}-streams"
 
 
 class Database:
@@ -153,7 +165,8 @@ class Database:
     and a transaction is never interleaved with another thread's statements.
     """
 
-    def __init__(self, path: str, sync: SyncMode = "full") -> None:
+    def __init__(self, path: str, sync: SyncMode = "full", schema: str = _SCHEMA) -> None:
+        self.path = path
         self.lock = threading.RLock()
         self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
@@ -161,21 +174,16 @@ class Database:
         # FULL: a commit is on disk before anything is acknowledged, also across
         # power loss. NORMAL in WAL mode survives process crashes (SIGKILL), which
         # is what tests exercise; it is offered for faster local runs.
-        self._synchronous = "FULL" if sync == "full" else "NORMAL"
-        self.conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        synchronous = "FULL" if sync == "full" else "NORMAL"
+        self.conn.execute(f"PRAGMA synchronous={synchronous}")
         self.conn.execute("PRAGMA foreign_keys=OFF")
-        self.conn.executescript(_SCHEMA)
+        self.conn.executescript(schema)
         self._depth = 0
+        self._readers: list[tuple[sqlite3.Connection, threading.RLock]] = []
 
     @contextmanager
-    def transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
-        """Runs a write transaction; nested uses join the outer one.
-
-        `durable=False` commits without waiting for the disk (synchronous=OFF for
-        this commit only), for best-effort data such as stream writes: a process
-        crash keeps it (it is in the WAL), a power loss may drop it, and the next
-        durable commit syncs it along with its own changes.
-        """
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Runs a write transaction; nested uses join the outer one."""
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -184,27 +192,43 @@ class Database:
                 finally:
                     self._depth -= 1
                 return
-            if not durable:
-                self.conn.execute("PRAGMA synchronous=OFF")
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                self._depth = 1
-                try:
-                    yield self.conn
-                except BaseException:
-                    self._depth = 0
-                    self.conn.execute("ROLLBACK")
-                    raise
+                yield self.conn
+            except BaseException:
                 self._depth = 0
-                self.conn.execute("COMMIT")
-            finally:
-                if not durable:
-                    self.conn.execute(f"PRAGMA synchronous={self._synchronous}")
+                self.conn.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            self.conn.execute("COMMIT")
+
+    def open_reader(self) -> tuple[sqlite3.Connection, threading.RLock]:
+        """A read-only connection and the lock that guards it, for readers that
+        should not queue behind the engine's transactions.
+
+        WAL mode lets it read the last commit while the writer works. An
+        in-memory database has no second view, so it gets the writer's own pair.
+        """
+        if self.is_in_memory:
+            return self.conn, self.lock
+        reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        reader.execute("PRAGMA query_only=1")
+        guard = threading.RLock()
+        self._readers.append((reader, guard))
+        return reader, guard
+
+    @property
+    def is_in_memory(self) -> bool:
+        return self.path == ":memory:" or self.path.startswith("file::memory:")
 
     @property
     def in_transaction(self) -> bool:
         return self._depth > 0
 
     def close(self) -> None:
+        for reader, guard in self._readers:
+            with guard:
+                reader.close()
         with self.lock:
             self.conn.close()
