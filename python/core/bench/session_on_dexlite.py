@@ -365,6 +365,13 @@ def report_latency(
         f"  growth: first {quarter} measured turns {summary(turn_seconds[:quarter])}; "
         f"last {quarter} {summary(turn_seconds[-quarter:])}"
     )
+    for label, part in (("first", slice(None, quarter)), ("last", slice(-quarter, None))):
+        turns = range(first, last)[part]
+        extra = (statistics.median(turn_seconds[part]) - statistics.median(inprocess[part])) / 4
+        print(
+            f"  Dex minus in-process, per Step, {label} {quarter} turns "
+            f"(history {4 * turns[0]}..{4 * (turns[-1] + 1)} messages)  {ms(extra)}"
+        )
     print()
     return LatencyResult(mode, turn_seconds)
 
