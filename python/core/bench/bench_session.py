@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import cProfile
+import gc
 import json
 import os
 import signal
@@ -104,9 +105,12 @@ class ProbedStepwiseRunner(StepwiseRunner):
 
 
 def build_runner(turns: int, fanout_turns: int = 0, summaries: int = 0) -> StepwiseRunner:
-    turn_model = ScriptedModelClient(script(turns, fanout_turns))
+    # Unrecorded: a recorded request holds the whole model input, and a long session's
+    # records made the Worker's garbage collections take seconds.
+    turn_model = ScriptedModelClient(script(turns, fanout_turns), record_requests=False)
     model = SummaryRoutingModel(
-        turn_model, ScriptedModelClient([scripted_answer(SUMMARY_TEXT)] * summaries)
+        turn_model,
+        ScriptedModelClient([scripted_answer(SUMMARY_TEXT)] * summaries, record_requests=False),
     )
     chosen = tool(lookup, name="lookup", policy=ToolPolicy(effect=ToolEffect.READ))
     definition = AgentDefinition(
@@ -178,6 +182,10 @@ def worker_main(server: str, config: WorkerConfig) -> None:
         )
     if config.profile:
         _profile_on_signals(config.profile)
+    # As the README recommends for Worker processes: objects made at start-up (imports,
+    # Flows) leave the collector's view, so full collections stay short.
+    gc.collect()
+    gc.freeze()
     run_worker(
         flows,
         server_address=server,

@@ -125,7 +125,7 @@ def script(turns: int) -> list[ScriptEntry]:
 
 
 async def measure(turns: int, warmup: int, use_async_tool: bool) -> Timings:
-    model = ScriptedModelClient(script(turns + warmup))
+    model = ScriptedModelClient(script(turns + warmup), record_requests=False)
     chosen = tool(
         lookup_async if use_async_tool else lookup,
         name="lookup",

@@ -40,6 +40,13 @@ def test_answers_in_order_and_records_requests() -> None:
     assert client.remaining == 0
 
 
+def test_requests_can_go_unrecorded() -> None:
+    client = ScriptedModelClient([scripted_answer("one")], record_requests=False)
+    assert run(client.complete(request("a"))).text == "one"
+    assert client.requests == []
+    assert client.remaining == 0
+
+
 def test_running_out_of_script_is_a_clear_error() -> None:
     client = ScriptedModelClient([scripted_answer("only")])
     run(client.complete(request("a")))

@@ -105,7 +105,10 @@ class ScriptedModelClient:
 
     One client is one script: share it between the Worker's Steps in one process.
     A retried model Step consumes the next entry, which lets a test script a
-    failure followed by its retry.
+    failure followed by its retry. `record_requests=False` keeps none: every
+    request holds the whole model input, so over a long session the record grows
+    with the square of its length (a benchmark's Worker spent seconds in garbage
+    collection on it).
     """
 
     def __init__(
@@ -114,14 +117,17 @@ class ScriptedModelClient:
         *,
         model_name: str = "scripted",
         forced_tool_choice: bool = True,
+        record_requests: bool = True,
     ) -> None:
         self._script = list(script)
         self._next = 0
         self._lock = threading.Lock()
         self._model_name = model_name
         self._forced_tool_choice = forced_tool_choice
+        self._record_requests = record_requests
         self.requests: list[ModelRequest] = []
-        """Every request received, in order, including ones answered with an error."""
+        """Every request received, in order, including ones answered with an error
+        (none with `record_requests=False`)."""
 
     @property
     def remaining(self) -> int:
@@ -134,7 +140,8 @@ class ScriptedModelClient:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         with self._lock:
-            self.requests.append(request)
+            if self._record_requests:
+                self.requests.append(request)
             index = self._next
             if index >= len(self._script):
                 raise ScriptExhaustedError(
