@@ -5,7 +5,8 @@ change; each change is one SQLite transaction, committed before anything is
 acknowledged or acted on. Worker calls run on a thread pool outside the lock
 and re-enter it only to commit their outcome. SQLite is the source of truth;
 memory holds only in-flight call handles, attribute locks (rebuilt from the
-``locks_held`` column on start) and heartbeat values not yet flushed.
+``locks_held`` column on start), heartbeat values not yet flushed, and copies of
+committed method requests (read back from their rows when missing).
 """
 
 from __future__ import annotations
