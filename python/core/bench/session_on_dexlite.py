@@ -291,9 +291,12 @@ def run_mode(
                 print_profile("the Worker (event-loop thread CPU time)", Path(config.profile))
                 if isinstance(server, InstrumentedDexlite):
                     print_profile("dexlite (every thread's CPU time)", server.output)
-            elif args.trace and isinstance(server, InstrumentedDexlite) and mode == "pull":
-                trace = read_trace(wait_for_file(server.output))
-                print_stages(trace, read_probe(probe_log, driver.session))
+            elif args.trace and isinstance(server, InstrumentedDexlite):
+                if mode == "pull":
+                    trace = read_trace(wait_for_file(server.output))
+                    print_stages(trace, read_probe(probe_log, driver.session))
+                else:
+                    print("  (--trace splits pull-mode Steps only)")
                 print()
             if sizes:
                 session_a = report_loads_and_chains(driver, steps, probe_log, config, args)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dex.dexpb import dex_pb2 as pb
 from dexlite._storage import STREAM_SCHEMA, Database, stream_db_path
-from dexlite._streams import StreamStore, adopt_legacy_streams
+from dexlite._streams import StreamStore
 
 KEY = {"flow_type": "Chat", "flow_id": "chat-1", "name": "events"}
 
@@ -68,8 +68,8 @@ def test_streams_kept_in_the_main_database_are_adopted_once(tmp_path: Path) -> N
             )
     store = _store(path)
 
-    adopt_legacy_streams(main, store)
-    adopt_legacy_streams(main, store)  # nothing left to adopt: no change
+    store.adopt_legacy(main)
+    store.adopt_legacy(main)  # nothing left to adopt: no change
 
     tables = main.conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'stream%'")
     assert tables.fetchall() == []

@@ -16,7 +16,7 @@ from ._options import ServerOptions
 from ._pull import PullHub
 from ._service import FlowService, WorkerTaskService
 from ._storage import STREAM_SCHEMA, Database, stream_db_path
-from ._streams import StreamStore, adopt_legacy_streams
+from ._streams import StreamStore
 
 _LOGGER = logging.getLogger(__name__)
 _MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -32,7 +32,7 @@ class DexliteServer:
         self._streams = StreamStore(
             Database(stream_db_path(options.db_path), "normal", schema=STREAM_SCHEMA)
         )
-        adopt_legacy_streams(self._db, self._streams)
+        self._streams.adopt_legacy(self._db)
         self._listening = ListeningTransport(slots_per_target=options.worker_slots)
         self._hub = PullHub(dispatch_wait_seconds=options.pull_dispatch_wait_seconds)
         self.engine = Engine(

@@ -150,11 +150,13 @@ CREATE TABLE IF NOT EXISTS stream_totals (
 """
 
 
+def is_in_memory(db_path: str) -> bool:
+    return db_path == ":memory:" or db_path.startswith("file::memory:")
+
+
 def stream_db_path(db_path: str) -> str:
     """Where the streams of the database at `db_path` are kept."""
-    if db_path == ":memory:" or db_path.startswith("file::memory:"):
-        return ":memory:"
-    return f"{db_path}-streams"
+    return ":memory:" if is_in_memory(db_path) else f"{db_path}-streams"
 
 
 class Database:
@@ -210,17 +212,13 @@ class Database:
         WAL mode lets it read the last commit while the writer works. An
         in-memory database has no second view, so it gets the writer's own pair.
         """
-        if self.is_in_memory:
+        if is_in_memory(self.path):
             return self.conn, self.lock
         reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         reader.execute("PRAGMA query_only=1")
         guard = threading.RLock()
         self._readers.append((reader, guard))
         return reader, guard
-
-    @property
-    def is_in_memory(self) -> bool:
-        return self.path == ":memory:" or self.path.startswith("file::memory:")
 
     @property
     def in_transaction(self) -> bool:

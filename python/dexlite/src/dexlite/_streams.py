@@ -72,6 +72,43 @@ class StreamStore:
     def close(self) -> None:
         self._db.close()
 
+    def adopt_legacy(self, main: Database) -> None:
+        """Moves streams an older dexlite kept in the main database into this one.
+
+        Rows keep their sequence numbers, so resume and page tokens stay valid, and
+        the copy ignores rows already here, so a crash between the copy and the drop
+        only repeats a harmless copy at the next start.
+        """
+        conn = main.conn
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name IN (?, ?)",
+                ("streams", "stream_totals"),
+            ).fetchall()
+        }
+        if "streams" in tables:
+            rows = conn.execute(
+                "SELECT seq, flow_type, flow_id, name, value, source, created_ms, size"
+                " FROM streams ORDER BY seq"
+            ).fetchall()
+            with self._db.transaction() as target:
+                target.executemany(
+                    "INSERT OR IGNORE INTO streams(seq, flow_type, flow_id, name, value, source,"
+                    " created_ms, size) VALUES (?,?,?,?,?,?,?,?)",
+                    [tuple(row) for row in rows],
+                )
+                target.execute("DELETE FROM stream_totals")
+                target.execute(
+                    "INSERT INTO stream_totals(flow_type, flow_id, name, bytes)"
+                    " SELECT flow_type, flow_id, name, SUM(size) FROM streams"
+                    " GROUP BY flow_type, flow_id, name"
+                )
+        if tables:
+            with main.transaction() as source:
+                for table in sorted(tables):
+                    source.execute(f"DROP TABLE {table}")
+
     def _message(self, row: tuple[int, bytes, str, int]) -> pb.StreamMessage:
         seq, blob, source, created_ms = row
         message = pb.StreamMessage(resume_token=str(seq), source=source)
@@ -127,44 +164,6 @@ class StreamStore:
         messages = [self._message(r) for r in rows[:size]]
         next_token = f"before:{rows[size - 1][0]}" if len(rows) > size else ""
         return messages, next_token
-
-
-def adopt_legacy_streams(main: Database, streams: StreamStore) -> None:
-    """Moves streams an older dexlite kept in the main database into `streams`' own.
-
-    Rows keep their sequence numbers, so resume and page tokens stay valid, and
-    the copy ignores rows already there, so a crash between the copy and the drop
-    only repeats a harmless copy at the next start.
-    """
-    conn = main.conn
-    tables = {
-        row[0]
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name IN (?, ?)",
-            ("streams", "stream_totals"),
-        ).fetchall()
-    }
-    if "streams" in tables:
-        rows = conn.execute(
-            "SELECT seq, flow_type, flow_id, name, value, source, created_ms, size FROM streams"
-            " ORDER BY seq"
-        ).fetchall()
-        with streams._db.transaction() as target:
-            target.executemany(
-                "INSERT OR IGNORE INTO streams(seq, flow_type, flow_id, name, value, source,"
-                " created_ms, size) VALUES (?,?,?,?,?,?,?,?)",
-                [tuple(row) for row in rows],
-            )
-            target.execute("DELETE FROM stream_totals")
-            target.execute(
-                "INSERT INTO stream_totals(flow_type, flow_id, name, bytes)"
-                " SELECT flow_type, flow_id, name, SUM(size) FROM streams"
-                " GROUP BY flow_type, flow_id, name"
-            )
-    if tables:
-        with main.transaction() as source:
-            for table in sorted(tables):
-                source.execute(f"DROP TABLE {table}")
 
 
 def _stream_bytes(conn: sqlite3.Connection, key: tuple[str, str, str], *, added: int) -> int:
