@@ -55,14 +55,6 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 # Below the SDK's 4 MiB gRPC receive limit, with room for framing (spec §5.5).
 _MAX_REQUEST_BYTES = 3_500_000
-# Every steps column but the snapshot, which can be the size of everything a method
-# loads: reading a step row should not copy it.
-_STEP_COLUMNS = (
-    "seq, run_id, exec_id, step_type, from_id, state, outcome, movement, attempt,"
-    " first_attempt_ts, method_started_ts, next_due, lock_order, locks_held, hb_value,"
-    " locals, condition, wait_seq, cond_results, method_error, last_failure"
-)
-_STEP_COLUMNS_OF_S = ", ".join(f"s.{column.strip()}" for column in _STEP_COLUMNS.split(","))
 _BUILT_REQUESTS = 1024
 """Built method requests kept in memory, so dispatch neither reads nor parses them back."""
 
@@ -105,6 +97,15 @@ class Engine:
         # (run_id, exec_id) -> (lock_order, request): the snapshot grant_locks built for
         # that method entry (lock_order is unique per entry), added once committed.
         self._built: OrderedDict[tuple[str, str], tuple[int, Request]] = OrderedDict()
+        # Every steps column but the snapshot, which can be the size of everything a
+        # method loads: reading a step row should not copy it.
+        columns = [
+            row[1]
+            for row in db.conn.execute("PRAGMA table_info(steps)").fetchall()
+            if row[1] != "snapshot"
+        ]
+        self._step_columns = ", ".join(columns)
+        self._step_columns_of_s = ", ".join(f"s.{column}" for column in columns)
         self._order = 0
         self._pool = ThreadPoolExecutor(max_workers=256, thread_name_prefix="dexlite-call")
         self._stop = threading.Event()
@@ -195,7 +196,8 @@ class Engine:
     def step_row(self, run_id: str, exec_id: str) -> sqlite3.Row | None:
         """The step's columns, without its snapshot."""
         row: sqlite3.Row | None = self.db.conn.execute(
-            f"SELECT {_STEP_COLUMNS} FROM steps WHERE run_id=? AND exec_id=?", (run_id, exec_id)
+            f"SELECT {self._step_columns} FROM steps WHERE run_id=? AND exec_id=?",
+            (run_id, exec_id),
         ).fetchone()
         return row
 
@@ -496,7 +498,7 @@ class Engine:
             return
         now = time.time()
         rows = self.db.conn.execute(
-            f"SELECT {_STEP_COLUMNS_OF_S}, r.flow_type AS flow_type, r.flow_id AS flow_id,"
+            f"SELECT {self._step_columns_of_s}, r.flow_type AS flow_type, r.flow_id AS flow_id,"
             " r.config AS config FROM steps s JOIN runs r ON r.run_id=s.run_id"
             " WHERE s.state IN (?,?) AND s.snapshot IS NOT NULL AND s.next_due<=?"
             " AND r.status=?",
