@@ -191,26 +191,17 @@ def main() -> None:
         root = Path(args.keep or temp)
         root.mkdir(parents=True, exist_ok=True)
         profile = Path(args.profile) if args.profile else None
-        server: DexliteProcess
         if profile is not None:
             profile.mkdir(parents=True, exist_ok=True)
-            server = InstrumentedDexlite(
-                "profiled_dexlite.py",
-                root / "bench.sqlite",
-                profile / "dexlite.prof",
-                "--sync",
-                args.sync,
-            ).start()
+        db, sync = root / "bench.sqlite", ("--sync", args.sync)
+        server: DexliteProcess
+        if profile is not None:
+            server = InstrumentedDexlite("profiled_dexlite.py", db, profile / "dexlite.prof", *sync)
         elif args.trace:
-            server = InstrumentedDexlite(
-                "traced_dexlite.py",
-                root / "bench.sqlite",
-                root / "trace.jsonl",
-                "--sync",
-                args.sync,
-            ).start()
+            server = InstrumentedDexlite("traced_dexlite.py", db, root / "trace.jsonl", *sync)
         else:
-            server = DexliteProcess(root / "bench.sqlite", "--sync", args.sync).start()
+            server = DexliteProcess(db, *sync)
+        server.start()
         try:
             results: list[LatencyResult] = []
             for index, mode in enumerate(modes):
@@ -268,14 +259,15 @@ def run_mode(
             assert server.proc is not None
             pids = {"dexlite": server.proc.pid, "Worker": worker.pid, "bench client": os.getpid()}
             cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-            profiled = [worker, server.proc] if config.profile else []
+            # The measuring window (SIGUSR1..SIGUSR2) of cProfile or the stage trace.
+            signalled = [worker, server.proc] if config.profile else []
             if args.trace and isinstance(server, InstrumentedDexlite):
-                profiled = [server.proc]
-            for proc in profiled:
+                signalled = [server.proc]
+            for proc in signalled:
                 proc.send_signal(signal.SIGUSR1)
             for _ in range(args.turns):
                 driver.turn(pending)
-            for proc in profiled:
+            for proc in signalled:
                 proc.send_signal(signal.SIGUSR2)
             cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
             total = args.warmup + args.turns + config.fanout_turns
