@@ -17,6 +17,7 @@ from dex_agents_testing import (
     RunLog,
     Scenario,
     WorkerProcess,
+    events_until,
     fetch_history,
     free_port,
     turn_shapes,
@@ -143,17 +144,7 @@ class Harness:
 
     def events(self, session_id: str, until_type: str, *, count: int = 1) -> list[AgentEvent]:
         """Events from the start until the `count`-th event of `until_type`."""
-        seen: list[AgentEvent] = []
-        remaining = [count]
-
-        def done(event: AgentEvent) -> bool:
-            if event.type == until_type:
-                remaining[0] -= 1
-            return remaining[0] <= 0
-
-        for event, _ in self.client.follow_events(session_id, until=done, deadline_seconds=30):
-            seen.append(event)
-        return seen
+        return events_until(self.client, session_id, until_type, count=count)
 
     def restart_worker(self) -> None:
         self.worker.kill()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dex_agents_testing.events import events_until
 from dex_agents_testing.history import (
     assert_step_shape,
     executed_steps,
@@ -53,8 +54,9 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "ScriptedToolCall",
     "TaskScriptedRunner",
     "load_flow",
-    # history
+    # history and events
     "assert_step_shape",
+    "events_until",
     "executed_steps",
     "fetch_history",
     "step_types",

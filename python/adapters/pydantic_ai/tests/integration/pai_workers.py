@@ -26,7 +26,14 @@ from typing import Any
 from dex import StartFlowOptions
 from dex_agents import AgentSessionClient
 from dex_agents_contracts import AgentEvent, AgentSnapshot, AgentStatus
-from dex_agents_testing import DexliteProcess, child_env, fetch_history, turn_shapes, wait_until
+from dex_agents_testing import (
+    DexliteProcess,
+    child_env,
+    events_until,
+    fetch_history,
+    turn_shapes,
+    wait_until,
+)
 
 __all__ = ["APP", "App", "load_app"]
 
@@ -151,17 +158,7 @@ class App:
 
     def events(self, session: str, until_type: str, *, count: int = 1) -> list[AgentEvent]:
         """AgentEvents from the oldest retained until the `count`-th of `until_type`."""
-        seen: list[AgentEvent] = []
-        remaining = [count]
-
-        def done(event: AgentEvent) -> bool:
-            if event.type == until_type:
-                remaining[0] -= 1
-            return remaining[0] <= 0
-
-        for event, _ in self.client.follow_events(session, until=done, deadline_seconds=30):
-            seen.append(event)
-        return seen
+        return events_until(self.client, session, until_type, count=count)
 
     def history(self, session: str) -> list[Any]:
         return list(fetch_history(self.server.address, session, self.runs[session]))
