@@ -10,9 +10,6 @@ calls and their failure routes never share a "current call".
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-
 from dex import (
     AsyncContext,
     Context,
@@ -37,6 +34,7 @@ from dex_agents_contracts import (
 )
 
 from dex_agents._event_writer import StepEventWriter
+from dex_agents._output_drain import OutputDrainWatch
 from dex_agents._runtime import SessionRuntime, ceil_seconds, is_value_too_large_run_state, utc_from
 from dex_agents._step_options import (
     LOAD_TOOL_CALLS,
@@ -214,32 +212,6 @@ class AwaitToolApproval(Step[str]):
 
 # --- running a tool -----------------------------------------------------------------
 
-_WRITE_POLL_SECONDS = 0.0005
-
-
-async def _await_frames_written(
-    context: AsyncContext, marker: Callable[[], Awaitable[None]]
-) -> None:
-    """Returns once every output this attempt emitted so far was written to the Worker's stream.
-
-    SDK 1.23.0's `heartbeat()` returns once the frame is queued, not sent. The SDK's
-    drain loop (`AsyncWorkerDispatcher._drain_outputs`) takes one output off the
-    attempt's queue, yields it, and takes the next only after the Worker's transport
-    finished writing the yielded frame: the pull stream awaits `call.write(frame)`,
-    a listening Worker's gRPC server awaits the response write, before asking the
-    generator for more. So after `marker` (one more heartbeat) has been queued, an
-    empty queue means the marker was taken off it, and therefore every frame before
-    the marker - tool_call_started and the heartbeat - completed its gRPC write.
-    The queue offers no event to await, so this polls it. See README "Known limits"
-    for what a completed write does and does not promise.
-    """
-    queue = getattr(getattr(context, "_output_emitter", None), "queue", None)
-    if not isinstance(queue, asyncio.Queue):
-        return  # not an SDK async Step context (no output stream to wait for)
-    await marker()
-    while not queue.empty():  # noqa: ASYNC110 - the SDK's queue offers no event to await
-        await asyncio.sleep(_WRITE_POLL_SECONDS)
-
 
 class _ToolStep(Step[str]):
     """Runs one approved call once: tool_call_started, a heartbeat, then the tool."""
@@ -281,11 +253,12 @@ class _ToolStep(Step[str]):
                     runtime, context, record, reason, events, remove_interrupt=False
                 )
                 return dead_end()
-            events.write(ToolCallStartedPayload(tool_call_id=input, tool_name=record.tool_name))
-            # Once this output reaches Dex, it never hands the attempt out again as
-            # "not started", so the tool cannot run twice under one attempt number.
-            await heartbeat()
-            await _await_frames_written(context, heartbeat)
+            with OutputDrainWatch(context) as drain:
+                events.write(ToolCallStartedPayload(tool_call_id=input, tool_name=record.tool_name))
+                # Once this output reaches Dex, it never hands the attempt out again as
+                # "not started", so the tool cannot run twice under one attempt number.
+                await heartbeat()
+                await drain.written()
             execution = DeferredToolExecution(
                 flow_id=context.flow_id,
                 turn_id=record.turn_id,
