@@ -9,7 +9,7 @@ decides when each write finishes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -65,67 +65,69 @@ class GatedTransport:
             self.log.append(f"wrote {output}")
 
 
-def test_written_waits_for_the_last_queued_write() -> None:
-    asyncio.run(_written_waits_for_the_last_queued_write())
+StepBody = Callable[[_AsyncStepOutputEmitter, list[str]], Awaitable[None]]
 
 
-async def _written_waits_for_the_last_queued_write() -> None:
+async def _drive(body: StepBody, check: Callable[[GatedTransport], Awaitable[None]]) -> list[str]:
+    """Runs `body` as a Step handler drained into a GatedTransport while `check` opens
+    the gates; the handler stays open until `check` returned, like a running tool."""
     emitter = _AsyncStepOutputEmitter()
-    release_step = asyncio.Event()
+    checked = asyncio.Event()
 
     async def step() -> None:
+        await body(emitter, transport.log)
+        await checked.wait()
+
+    handler = asyncio.create_task(step())
+    transport = GatedTransport(emitter, handler)
+    await check(transport)
+    checked.set()
+    await asyncio.wait_for(asyncio.gather(handler, transport.task), DEADLINE_SECONDS)
+    return transport.log
+
+
+def test_written_waits_for_the_last_queued_write() -> None:
+    async def body(emitter: _AsyncStepOutputEmitter, log: list[str]) -> None:
         with OutputDrainWatch(_context(emitter)) as watch:
             emitter.emit_nowait(_output("event"))
             await emitter.emit(_output("heartbeat"))
             await watch.written()
-            transport.log.append("written")
-        await release_step.wait()
+            log.append("written")
 
-    handler = asyncio.create_task(step())
-    transport = GatedTransport(emitter, handler)
-    await _until(lambda: "writing event" in transport.log)
-    transport.gate("event").set()
-    await _until(lambda: "writing heartbeat" in transport.log)
-    await _spin()
-    assert "written" not in transport.log  # the heartbeat's write has not finished
-    transport.gate("heartbeat").set()
-    await _until(lambda: "written" in transport.log)
-    assert transport.log == [
+    async def check(transport: GatedTransport) -> None:
+        await _until(lambda: "writing event" in transport.log)
+        transport.gate("event").set()
+        await _until(lambda: "writing heartbeat" in transport.log)
+        await _spin()
+        assert "written" not in transport.log  # the heartbeat's write has not finished
+        transport.gate("heartbeat").set()
+        await _until(lambda: "written" in transport.log)
+
+    log = asyncio.run(_drive(body, check))
+    assert log == [
         "writing event",
         "wrote event",
         "writing heartbeat",
         "wrote heartbeat",
         "written",
     ]
-    release_step.set()
-    await asyncio.wait_for(asyncio.gather(handler, transport.task), DEADLINE_SECONDS)
 
 
 def test_outputs_waiting_at_entry_count_too() -> None:
-    asyncio.run(_outputs_waiting_at_entry_count_too())
-
-
-async def _outputs_waiting_at_entry_count_too() -> None:
-    emitter = _AsyncStepOutputEmitter()
-    release_step = asyncio.Event()
-
-    async def step() -> None:
+    async def body(emitter: _AsyncStepOutputEmitter, log: list[str]) -> None:
         emitter.emit_nowait(_output("earlier"))
         with OutputDrainWatch(_context(emitter)) as watch:
             await watch.written()
-            transport.log.append("written")
-        await release_step.wait()
+            log.append("written")
 
-    handler = asyncio.create_task(step())
-    transport = GatedTransport(emitter, handler)
-    await _until(lambda: "writing earlier" in transport.log)
-    await _spin()
-    assert "written" not in transport.log
-    transport.gate("earlier").set()
-    await _until(lambda: "written" in transport.log)
-    assert transport.log == ["writing earlier", "wrote earlier", "written"]
-    release_step.set()
-    await asyncio.wait_for(asyncio.gather(handler, transport.task), DEADLINE_SECONDS)
+    async def check(transport: GatedTransport) -> None:
+        await _until(lambda: "writing earlier" in transport.log)
+        await _spin()
+        assert "written" not in transport.log
+        transport.gate("earlier").set()
+        await _until(lambda: "written" in transport.log)
+
+    assert asyncio.run(_drive(body, check)) == ["writing earlier", "wrote earlier", "written"]
 
 
 def test_the_queue_gets_its_own_methods_back() -> None:
