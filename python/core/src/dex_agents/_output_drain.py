@@ -69,12 +69,12 @@ class OutputDrainWatch:
             self._on_request()
             return get()
 
-        replacements: dict[str, Callable[..., Any]] = {
-            "put_nowait": watched_put_nowait,
-            "get_nowait": watched_get_nowait,
-            "get": watched_get,
-        }
-        for name, replacement in replacements.items():
+        replacements: tuple[Callable[..., Any], ...] = (
+            watched_put_nowait,
+            watched_get_nowait,
+            watched_get,
+        )
+        for name, replacement in zip(_WRAPPED, replacements, strict=True):
             setattr(queue, name, replacement)  # shadows the class method on this instance
         return self
 
@@ -89,8 +89,6 @@ class OutputDrainWatch:
             return
         for name in _WRAPPED:
             vars(queue).pop(name, None)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.cancel()
 
     def _on_request(self) -> None:
         self._requested_after = max(self._requested_after, self._taken)
