@@ -61,6 +61,12 @@ _BUILT_REQUESTS = 1024
 Request = pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
 
 
+def _empty_request(method: Method) -> Request:
+    return (
+        pb.InvokeWaitForMethodRequest() if method == "wait_for" else pb.InvokeExecuteMethodRequest()
+    )
+
+
 @dataclass
 class _Inflight:
     method: Method
@@ -424,11 +430,7 @@ class Engine:
         built = self._built.get(key)
         if built is not None and built[0] == step["lock_order"]:
             return built[1]  # dispatch rewrites only attempt and last_heartbeat_value
-        request: Request
-        if method == "wait_for":
-            request = pb.InvokeWaitForMethodRequest()
-        else:
-            request = pb.InvokeExecuteMethodRequest()
+        request = _empty_request(method)
         blob = self.db.conn.execute(
             "SELECT snapshot FROM steps WHERE run_id=? AND exec_id=?", key
         ).fetchone()[0]
@@ -448,18 +450,14 @@ class Engine:
 
     def _build_request(
         self, conn: sqlite3.Connection, step: sqlite3.Row, movement: pb.StepMovement, method: Method
-    ) -> pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest:
+    ) -> Request:
         # Only the run's immutable identity is needed; skipping the config blob and the
         # other columns makes this per-dispatch read cheaper.
         run = conn.execute(
             "SELECT run_id, flow_id, flow_type, start_ts FROM runs WHERE run_id=?",
             (step["run_id"],),
         ).fetchone()
-        request: pb.InvokeWaitForMethodRequest | pb.InvokeExecuteMethodRequest
-        if method == "wait_for":
-            request = pb.InvokeWaitForMethodRequest()
-        else:
-            request = pb.InvokeExecuteMethodRequest()
+        request = _empty_request(method)
         context = request.context
         context.flow_id = run["flow_id"]
         context.run_id = run["run_id"]
