@@ -19,7 +19,7 @@ _MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
 class _Limiter:
-    """FIFO-fair slot counter per worker address (spec §1.2)."""
+    """FIFO-fair slot counter per worker address."""
 
     def __init__(self, slots: int) -> None:
         self._slots = slots

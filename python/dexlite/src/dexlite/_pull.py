@@ -1,4 +1,4 @@
-"""Pull mode: ``WorkerTaskService.PollWorkerTask`` streams and task routing (spec §13).
+"""Pull mode: ``WorkerTaskService.PollWorkerTask`` streams and task routing.
 
 Workers open one bidirectional stream per idle slot and queue. The hub hands a
 task to an idle stream whose Worker registered the Flow type, preferring the

@@ -1,5 +1,7 @@
-"""FlowService operations: request validation, then engine state changes (spec §3, §5-§8,
-§10, §11), one module per group of calls."""
+"""FlowService operations: request validation, then engine state changes.
+
+One module per group of calls; ``FlowOps`` joins them for the servicer.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ from dexlite._engine import rows
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from google.protobuf.message import Message  # type: ignore[import-untyped,unused-ignore]
+
     from dexlite._engine import EngineState
 
 _T = TypeVar("_T")
@@ -42,6 +44,18 @@ class OpsBase:
         """The run a long poll follows; the flow must exist (it may be closed)."""
         with self.state.changed:
             return str(rows.existing_run(self.state, flow_id, run_id)["run_id"])
+
+
+def require_fields(message: Message, *names: str) -> None:
+    """Rejects the request when one of the named scalar fields is empty."""
+    for name in names:
+        if not getattr(message, name):
+            raise _errors.invalid(f"{name} is required")
+
+
+def not_negative(value: float, field: str) -> None:
+    if value < 0:
+        raise _errors.invalid(f"{field} must not be negative")
 
 
 def token_number(text: str, field: str) -> int:

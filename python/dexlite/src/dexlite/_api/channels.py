@@ -1,4 +1,4 @@
-"""Channel messages and attributes through the raw client API (spec §6)."""
+"""Channel messages and attributes through the raw client API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Starting, stopping, awaiting, describing and searching flows (spec §3, §10)."""
+"""Starting, stopping, awaiting, describing and searching flows."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dexlite._model import (
     step_options_problem,
 )
 
-from .base import OpsBase, token_number
+from .base import OpsBase, not_negative, require_fields, token_number
 
 if TYPE_CHECKING:
     import sqlite3
@@ -52,17 +52,10 @@ class FlowCalls(OpsBase):
 
     def start_flow(self, request: pb.StartFlowRequest) -> str:
         check_identifier(request.flow_id, "flow_id")
-        if not request.flow_type:
-            raise _errors.invalid("flow_type is required")
-        if not request.request_id:
-            raise _errors.invalid("request_id is required")
-        if request.flow_timeout_seconds < 0:
-            raise _errors.invalid("flow_timeout_seconds must not be negative")
+        require_fields(request, "flow_type", "request_id")
+        not_negative(request.flow_timeout_seconds, "flow_timeout_seconds")
         start = request.flow_start_options
-        if start.flow_start_delay_seconds < 0:
-            raise _errors.invalid(
-                "flow_start_options.flow_start_delay_seconds must not be negative"
-            )
+        not_negative(start.flow_start_delay_seconds, "flow_start_options.flow_start_delay_seconds")
         limit = self._options.max_value_bytes
         problem = step_options_problem(request.step_options, "step_options")
         if problem is None and start.HasField("timeout_handler_options"):

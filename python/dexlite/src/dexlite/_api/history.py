@@ -1,4 +1,4 @@
-"""History events and the current state of a flow (spec §10)."""
+"""History events and the current state of a flow."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Client RPCs: a Worker answers, the engine applies its effects (spec §7)."""
+"""Client RPCs: a Worker answers, the engine applies its effects."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dexlite._calls import CallHandle, CallSpec
 from dexlite._engine import cancellation, locks, queue, results, rows, waits, writes
 from dexlite._model import RUNNING, check_identifier, null_value, require_value
 
-from .base import OpsBase
+from .base import OpsBase, not_negative, require_fields
 
 if TYPE_CHECKING:
     import sqlite3
@@ -24,12 +24,8 @@ class RpcCalls(OpsBase):
 
     def invoke_rpc(self, request: pb.InvokeRPCRequest) -> pb.Value:
         check_identifier(request.flow_id, "flow_id")
-        if not request.rpc_name:
-            raise _errors.invalid("rpc_name is required")
-        if not request.request_id:
-            raise _errors.invalid("request_id is required")
-        if request.timeout_seconds < 0:
-            raise _errors.invalid("timeout_seconds must not be negative")
+        require_fields(request, "rpc_name", "request_id")
+        not_negative(request.timeout_seconds, "timeout_seconds")
         if any(not key for key in request.lock_attribute_keys):
             raise _errors.invalid("lock_attribute_keys must not contain empty keys")
         rpc_input = request.input if request.HasField("input") else null_value()

@@ -1,4 +1,4 @@
-"""Skipping timers and waiting on steps and attributes (spec §8, §11)."""
+"""Skipping timers and waiting on steps and attributes."""
 
 from __future__ import annotations
 

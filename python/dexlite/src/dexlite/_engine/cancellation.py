@@ -1,4 +1,4 @@
-"""Cancelling step executions and closing runs (spec §4.10)."""
+"""Cancelling step executions and closing runs."""
 
 from __future__ import annotations
 

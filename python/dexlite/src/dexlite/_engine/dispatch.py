@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .state import EngineState, StepKey
 
 _LOGGER = logging.getLogger(__name__)
-# Below the SDK's 4 MiB gRPC receive limit, with room for framing (spec §5.5).
+# Below the SDK's 4 MiB gRPC receive limit, with room for framing.
 _MAX_REQUEST_BYTES = 3_500_000
 
 

@@ -1,5 +1,4 @@
-"""A failed method attempt: the retry it schedules, or where its final failure leads
-(spec §4.11)."""
+"""A failed method attempt: the retry it schedules, or where its final failure leads."""
 
 from __future__ import annotations
 

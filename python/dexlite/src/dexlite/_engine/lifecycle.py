@@ -1,6 +1,6 @@
 """The engine as the server sees it: built over shared state, started, stopped.
 
-The Step state machine (spec §4) lives in the modules beside this one, each a
+The Step state machine lives in the modules beside this one, each a
 set of functions over :class:`EngineState`; this class only wires them and runs
 the maintenance thread.
 """

@@ -1,5 +1,4 @@
-"""Applying a Worker's wait_for and execute results to step executions (spec §4.2, §4.5,
-§4.6, §4.9).
+"""Applying a Worker's wait_for and execute results to step executions.
 
 Every function runs inside the caller's transaction; nothing here talks to a Worker.
 """

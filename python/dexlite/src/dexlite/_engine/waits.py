@@ -1,4 +1,4 @@
-"""Waiting conditions, timers and flow timeouts (spec §3.8, §4.4, §8).
+"""Waiting conditions, timers and flow timeouts.
 
 ``evaluate_waits`` and ``settle`` run inside the caller's transaction;
 ``fire_due`` is the maintenance pass that opens its own.

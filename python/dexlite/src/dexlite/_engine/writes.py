@@ -81,7 +81,7 @@ def apply_writes(
     *,
     strict_deletions: bool = False,
 ) -> None:
-    """Attribute writes, then deletions, then publishes (spec §4.6 order)."""
+    """Attribute writes, then deletions, then publishes (the order the protocol prescribes)."""
     for write in writes:
         if is_null(write.value):
             conn.execute("DELETE FROM attrs WHERE run_id=? AND key=?", (run_id, write.key))
