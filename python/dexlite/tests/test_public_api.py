@@ -38,6 +38,7 @@ def test_testing_exports() -> None:
         "child_env",
         "free_port",
         "scratch_dir",
+        "wait_until",
     }
     for name in dexlite.testing.__all__:
         assert hasattr(dexlite.testing, name)

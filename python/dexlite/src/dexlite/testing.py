@@ -26,17 +26,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Self, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from types import TracebackType
 
-__all__ = ["ChildProcess", "DexliteProcess", "child_env", "free_port", "scratch_dir"]
+__all__ = [
+    "ChildProcess",
+    "DexliteProcess",
+    "child_env",
+    "free_port",
+    "scratch_dir",
+    "wait_until",
+]
 
 _READY = b"dexlite ready on "
 """What ``dexlite serve`` prints once its port is bound and its services run."""
 _SOURCE_ROOT = str(Path(__file__).resolve().parent.parent)
+_T = TypeVar("_T")
 
 
 def free_port() -> int:
@@ -57,6 +65,22 @@ def child_env() -> dict[str, str]:
     parts = [_SOURCE_ROOT, *sys.path, *existing]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in parts if p))
     return env
+
+
+def wait_until(
+    check: Callable[[], _T | None], *, timeout: float = 30.0, what: str = "a condition"
+) -> _T:
+    """Polls ``check`` until it returns something truthy; tests synchronise on state, not sleeps."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.1)
 
 
 @contextlib.contextmanager

@@ -1,8 +1,8 @@
 """dexlite and Worker child processes that tests start, SIGKILL and restart.
 
-The dexlite side is :mod:`dexlite.testing`, re-exported here; each child runs in
-its own process group, so a SIGKILL takes down the child alone, as a crashed
-machine would.
+The dexlite side and `wait_until` come from :mod:`dexlite.testing`, re-exported
+here. Each child runs in its own process group, so a SIGKILL takes down the
+child alone, as a crashed machine would.
 """
 
 from __future__ import annotations
@@ -10,32 +10,12 @@ from __future__ import annotations
 import selectors
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
-from dexlite.testing import ChildProcess, DexliteProcess, child_env, free_port
+from dexlite.testing import ChildProcess, DexliteProcess, child_env, free_port, wait_until
 
 __all__ = ["DexliteProcess", "WorkerProcess", "child_env", "free_port", "wait_until"]
-
-T = TypeVar("T")
-
-
-def wait_until(
-    check: Callable[[], T | None], *, timeout: float = 30.0, what: str = "a condition"
-) -> T:
-    """Polls `check` until it returns something truthy, or fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.1)
 
 
 class WorkerProcess(ChildProcess):
