@@ -20,7 +20,8 @@ import threading
 import time
 from typing import Any
 
-from dexlite import _engine, _model, _pull
+from dexlite import _model, _pull
+from dexlite._engine import dispatch as _dispatch
 from signal_window import serve_with_window
 
 _rows: list[tuple[float, str, str, str, str]] = []
@@ -35,8 +36,8 @@ def _record(event: str, run_id: str, exec_id: str, method: str) -> None:
 
 
 def _install() -> None:
-    engine, hub = _engine.Engine, _pull.PullHub
-    dispatch, finish, pump = engine._dispatch, engine._finish_call, engine._pump
+    dispatcher, hub = _dispatch.Dispatcher, _pull.PullHub
+    dispatch, finish, pump = dispatcher._dispatch, _dispatch._finish_call, dispatcher.pump
     assign, on_frame = hub._assign, hub._on_frame
 
     def traced_dispatch(self: Any, step: Any) -> None:
@@ -62,12 +63,12 @@ def _install() -> None:
                 _record("result", *call)
         on_frame(self, stream, frame)
 
-    def traced_finish(self: Any, conn: Any, key: Any, inflight: Any, outcome: Any) -> None:
+    def traced_finish(state: Any, conn: Any, key: Any, inflight: Any, outcome: Any) -> None:
         call = (key[0], key[1], inflight.method)
         _record("applying", *call)
         _applying.call = call
         try:
-            finish(self, conn, key, inflight, outcome)
+            finish(state, conn, key, inflight, outcome)
         finally:
             _record("applied", *call)
 
@@ -75,14 +76,15 @@ def _install() -> None:
         call = getattr(_applying, "call", None)
         _applying.call = None
         if call is not None:
-            _record("committed", *call)  # Engine.tx pumps right after its commit
+            _record("committed", *call)  # EngineState.tx pumps right after its commit
         pump(self)
         if call is not None:
             _record("pumped", *call)
 
-    engine._dispatch = traced_dispatch  # type: ignore[method-assign]
-    engine._finish_call = traced_finish  # type: ignore[method-assign]
-    engine._pump = traced_pump  # type: ignore[method-assign]
+    # Before the server is built: the Engine binds Dispatcher.pump into its state.
+    dispatcher._dispatch = traced_dispatch  # type: ignore[method-assign]
+    _dispatch._finish_call = traced_finish
+    dispatcher.pump = traced_pump  # type: ignore[method-assign]
     hub._assign = traced_assign  # type: ignore[method-assign]
     hub._on_frame = traced_on_frame  # type: ignore[method-assign]
 

@@ -14,10 +14,7 @@ Run: ``python python/dexlite/bench/bench_steps.py [--steps N] [--samples N] [--s
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,10 +26,8 @@ if str(_SRC) not in sys.path:
     sys.path.insert(0, str(_SRC))
 
 import dex  # noqa: E402 - after the sys.path setup above
-import dexlite  # noqa: E402
 import grpc  # noqa: E402
-from dex.dexpb import dex_pb2_grpc  # noqa: E402
-from google.protobuf import empty_pb2  # noqa: E402
+from dexlite.testing import DexliteProcess, free_port  # noqa: E402
 
 tick = dex.Channel("tick", int)
 EXECUTED: dict[int, float] = {}
@@ -79,26 +74,6 @@ FLOW = LoopFlow()
 REGISTRY = dex.Registry((FLOW,))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(address: str) -> None:
-    deadline = time.monotonic() + 20
-    with grpc.insecure_channel(address) as channel:
-        stub = dex_pb2_grpc.FlowServiceStub(channel)
-        while True:
-            try:
-                stub.HealthCheck(empty_pb2.Empty(), timeout=1)
-                return
-            except grpc.RpcError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=500)
@@ -107,28 +82,10 @@ def main() -> None:
     parser.add_argument("--mode", choices=("pull", "listen"), default="pull")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        address = f"127.0.0.1:{_free_port()}"
-        env = dict(
-            os.environ,
-            PYTHONPATH=os.pathsep.join([str(Path(dexlite.__file__).parent.parent), *sys.path]),
-        )
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dexlite",
-                "serve",
-                "--listen",
-                address,
-                "--db",
-                f"{tmp}/bench.sqlite",
-                "--sync",
-                args.sync,
-                "--log-level",
-                "WARNING",
-            ],
-            env=env,
-        )
+        server = DexliteProcess(
+            f"{tmp}/bench.sqlite", "--sync", args.sync, "--log-level", "WARNING"
+        ).start()
+        address = server.address
         cache = dex.open_blob_cache(
             dex.BlobCacheConfig(directory=f"{tmp}/cache", max_bytes=1 << 24)
         )
@@ -140,12 +97,9 @@ def main() -> None:
                 pull=dex.PullWorkerOptions(max_concurrent_tasks=4, idle_streams_per_queue=2),
             )
             if args.mode == "pull"
-            else dex.WorkerOptions(
-                server_address=address, bind_address=f"127.0.0.1:{_free_port()}"
-            ),
+            else dex.WorkerOptions(server_address=address, bind_address=f"127.0.0.1:{free_port()}"),
         )
         try:
-            _wait_healthy(address)
             thread = threading.Thread(target=worker.start, daemon=True)
             thread.start()
             if args.mode == "pull":
@@ -197,8 +151,7 @@ def main() -> None:
         finally:
             worker.stop()
             cache.close()
-            server.terminate()
-            server.wait(15)
+            server.stop()
 
 
 if __name__ == "__main__":

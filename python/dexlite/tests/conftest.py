@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import uuid
@@ -20,20 +19,15 @@ except ImportError:  # plain pytest from the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import dex  # noqa: E402 - after the sys.path setup above
+from dexlite.testing import DexliteProcess, scratch_dir  # noqa: E402 - after the sys.path setup above
 from helpers.flows import REGISTRY  # noqa: E402 - after the sys.path setup above
-from helpers.server import DexliteProcess  # noqa: E402 - after the sys.path setup above
 from helpers.workers import Mode, ThreadWorker  # noqa: E402 - after the sys.path setup above
 
 
 @pytest.fixture(scope="session")
 def tmp_root() -> Iterator[Path]:
-    keep = os.environ.get("DEXLITE_TEST_TMP")
-    if keep:  # keep databases and server logs for post-mortems
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        yield Path(keep)
-        return
-    with tempfile.TemporaryDirectory(prefix="dexlite-tests-") as root:
-        yield Path(root)
+    with scratch_dir("DEXLITE_TEST_TMP", "dexlite-tests-") as root:
+        yield root
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
+from dexlite.testing import DexliteProcess
 from helpers.flows import CHAT, FAN_OUT, LOCKS
-from helpers.server import DexliteProcess
 
 pytestmark = pytest.mark.integration
 

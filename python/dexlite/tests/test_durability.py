@@ -10,9 +10,9 @@ from pathlib import Path
 
 import dex
 import pytest
+from dexlite.testing import DexliteProcess, free_port
 from helpers import flows
 from helpers.flows import OPS, REGISTRY, TIMERS
-from helpers.server import DexliteProcess, free_port
 from helpers.workers import ChildWorker, Mode, ThreadWorker
 
 pytestmark = pytest.mark.integration

@@ -9,9 +9,8 @@ import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
+from dexlite.testing import DexliteProcess, wait_until
 from helpers.flows import FAN_OUT, FEATURES, TIMERS, secret
-from helpers.server import DexliteProcess
-from helpers.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +63,7 @@ def test_sibling_cancellation_and_dead_ends_keep_flow_running(
             state = stub.GetFlowState(pb.GetFlowStateRequest(flow_id=flow_id))
             return None if state.active_step_executions else state
 
-        state = eventually(settled, what="no active steps")
+        state = wait_until(settled, what="no active steps")
         assert (
             state.flow_config.worker_target.address or state.flow_config.worker_target.is_pull_mode
         )

@@ -27,3 +27,36 @@ def test_in_process_server_serves_health_check(tmp_path: object) -> None:
         assert (info.minimum_supported_protocol_version, info.current_protocol_version) == (1, 3)
     finally:
         server.stop()
+
+
+def test_testing_exports() -> None:
+    import dexlite.testing
+
+    assert set(dexlite.testing.__all__) == {
+        "ChildProcess",
+        "DexliteProcess",
+        "child_env",
+        "free_port",
+        "scratch_dir",
+        "wait_until",
+    }
+    for name in dexlite.testing.__all__:
+        assert hasattr(dexlite.testing, name)
+
+
+def test_launcher_on_a_fresh_database_restarts_on_the_same_files() -> None:
+    from pathlib import Path
+
+    from dexlite.testing import DexliteProcess
+
+    with DexliteProcess() as server:
+        database = Path(server.db_path)
+        assert database.exists()
+        port = server.port
+        server.kill()
+        assert server.proc is not None
+        assert server.proc.returncode != 0
+        server.restart()
+        assert (server.port, Path(server.db_path)) == (port, database)
+        assert server.stop() == 0
+    assert not database.parent.exists()

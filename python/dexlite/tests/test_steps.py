@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import dex
 import pytest
+from dexlite.testing import wait_until
 from helpers import flows
 from helpers.flows import CHAT, LOCKS, OPS, TIMERS
-from helpers.waiting import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ def test_skip_timer(client: dex.Client, flow_id: str) -> None:
             return False  # the WaitFor result has not been committed yet
         return True
 
-    eventually(skipped, what="timer to become skippable")
+    wait_until(skipped, what="timer to become skippable")
     assert client.wait_for_flow(flow_id).single_output(str) == "fired=True got=[]"
 
 

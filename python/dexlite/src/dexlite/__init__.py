@@ -1,7 +1,9 @@
 """dexlite: an embedded Dex-protocol gRPC server with SQLite durability.
 
 It speaks the protocol of ``dex-python-sdk`` 1.23.0 so the unmodified SDK Client
-and Worker (listening or pull mode) run against it; see README.md.
+and Worker (listening or pull mode) run against it. docs/dexlite-protocol.md in
+the repository describes that protocol as dexlite implements it; README.md says
+how to run it. ``dexlite.testing`` runs it as a child process for test suites.
 """
 
 from __future__ import annotations

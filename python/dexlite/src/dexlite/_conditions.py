@@ -1,4 +1,4 @@
-"""Waiting-condition validation and the candidate planner (spec §4.3, §4.4).
+"""Waiting-condition validation and the candidate planner.
 
 The planner is a pure function of the persisted condition, the pending count per
 channel and the set of completed timers, so it can be re-run after any change,

@@ -82,10 +82,6 @@ def step_options_problem(options: pb.StepOptions, where: str) -> str | None:
     return None
 
 
-def value_size(value: pb.Value) -> int:
-    return int(value.ByteSize())
-
-
 def check_value(value: pb.Value, where: str, limit: int) -> str | None:
     """Why a client or worker value is unacceptable, or None."""
     kind = value.WhichOneof("kind")

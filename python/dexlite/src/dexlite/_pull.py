@@ -1,4 +1,4 @@
-"""Pull mode: ``WorkerTaskService.PollWorkerTask`` streams and task routing (spec §13).
+"""Pull mode: ``WorkerTaskService.PollWorkerTask`` streams and task routing.
 
 Workers open one bidirectional stream per idle slot and queue. The hub hands a
 task to an idle stream whose Worker registered the Flow type, preferring the
@@ -22,7 +22,7 @@ import grpc
 from dex.dexpb import dex_pb2 as pb
 from google.protobuf import timestamp_pb2  # type: ignore[import-untyped,unused-ignore]
 
-from ._dispatch import CallHandle, CallSpec, Outcome, cancelled_failure
+from ._calls import CallHandle, CallSpec, Outcome, cancelled_failure
 from ._errors import WorkerFailure, failure_from_worker_error
 
 if TYPE_CHECKING:
@@ -204,10 +204,6 @@ class PullHub:
             streams = list(self._streams)
         for stream in streams:
             self._drop(stream)
-
-    def has_streams(self) -> bool:
-        with self._cond:
-            return bool(self._streams)
 
     # -- transport ---------------------------------------------------------------
 

@@ -10,8 +10,8 @@ import grpc
 from dex.dexpb import dex_pb2_grpc
 
 from ._api import FlowOps
-from ._dispatch import ListeningTransport
 from ._engine import Engine
+from ._listening import ListeningTransport
 from ._options import ServerOptions
 from ._pull import PullHub
 from ._service import FlowService, WorkerTaskService
@@ -53,7 +53,7 @@ class DexliteServer:
             ],
         )
         dex_pb2_grpc.add_FlowServiceServicer_to_server(
-            FlowService(FlowOps(self.engine)), self._grpc
+            FlowService(FlowOps(self.engine.state)), self._grpc
         )
         dex_pb2_grpc.add_WorkerTaskServiceServicer_to_server(
             WorkerTaskService(self._hub), self._grpc

@@ -71,7 +71,7 @@ class FlowService(dex_pb2_grpc.FlowServiceServicer):
     def SyncAttributeIndexes(
         self, request: pb.SyncAttributeIndexRequest, context: grpc.ServicerContext
     ) -> pb.SyncAttributeIndexResponse:
-        with self._ops.engine.tx() as conn:
+        with self._ops.state.tx() as conn:
             for key, kind in request.attribute_indexes.items():
                 conn.execute(
                     "INSERT INTO indexes(key, type) VALUES (?,?) ON CONFLICT(key) DO UPDATE"
@@ -212,8 +212,8 @@ class FlowService(dex_pb2_grpc.FlowServiceServicer):
             raise _errors.invalid("stream_capacity_bytes must be positive")
         if not request.HasField("value"):
             raise _errors.invalid("value is required")
-        require_value(request.value, "value", self._ops.engine.options.max_value_bytes)
-        self._ops.engine._streams.append(
+        require_value(request.value, "value", self._ops.state.options.max_value_bytes)
+        self._ops.state.streams.append(
             flow_type=request.flow_type,
             flow_id=request.flow_id,
             name=request.stream_name,
@@ -228,9 +228,9 @@ class FlowService(dex_pb2_grpc.FlowServiceServicer):
         self, request: pb.ReadStreamRequest, context: grpc.ServicerContext
     ) -> pb.ReadStreamResponse:
         check_stream_key(request.flow_id, request.flow_type, request.stream_name)
-        limit = self._ops.engine.options.max_wait_seconds
+        limit = self._ops.state.options.max_wait_seconds
         wait = min(request.wait_time_seconds, limit) if request.wait_time_seconds > 0 else limit
-        message = self._ops.engine._streams.read(
+        message = self._ops.state.streams.read(
             flow_type=request.flow_type,
             flow_id=request.flow_id,
             name=request.stream_name,
@@ -244,7 +244,7 @@ class FlowService(dex_pb2_grpc.FlowServiceServicer):
         self, request: pb.ListStreamMessagesRequest, context: grpc.ServicerContext
     ) -> pb.ListStreamMessagesResponse:
         check_stream_key(request.flow_id, request.flow_type, request.stream_name)
-        messages, token = self._ops.engine._streams.list(
+        messages, token = self._ops.state.streams.list(
             flow_type=request.flow_type,
             flow_id=request.flow_id,
             name=request.stream_name,

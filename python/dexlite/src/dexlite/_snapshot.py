@@ -1,4 +1,4 @@
-"""State snapshots sent to Workers: attributes, channel sizes and loaded messages (§5.2, §6.3)."""
+"""State snapshots sent to Workers: attributes, channel sizes and loaded messages."""
 
 from __future__ import annotations
 

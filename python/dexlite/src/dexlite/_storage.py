@@ -3,7 +3,7 @@
 Protocol messages are stored as serialized protobuf blobs: the server treats
 values as opaque, and storing the wire bytes keeps them byte-identical. Streams
 live in a database file of their own (`stream_db_path`): they are best effort and
-independent of flows (spec §9), so their appends neither wait for an engine
+independent of flows, so their appends neither wait for an engine
 transaction's fsync nor hold one up.
 """
 

@@ -1,4 +1,4 @@
-"""Streams: best-effort, resumable, append-only logs keyed by (flow type, flow id, name) (§9).
+"""Streams: best-effort, resumable, append-only logs keyed by (flow type, flow id, name).
 
 Resume tokens are the row sequence as a decimal string; list page tokens are
 ``"before:<seq>"`` so newer writes never enter an existing older-page chain.

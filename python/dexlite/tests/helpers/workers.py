@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import tempfile
@@ -11,9 +10,9 @@ from typing import Literal
 
 import dex
 import grpc
+from dexlite.testing import ChildProcess, child_env, free_port
 
 from helpers.flows import REGISTRY
-from helpers.server import child_env, free_port
 
 Mode = Literal["listen", "pull"]
 
@@ -62,8 +61,10 @@ class ThreadWorker:
         self._cache_dir.cleanup()
 
 
-class ChildWorker:
+class ChildWorker(ChildProcess):
     """A Worker in its own process group, so tests can SIGKILL it mid-Execute."""
+
+    proc: subprocess.Popen[bytes]
 
     def __init__(self, server_address: str, mode: Mode, port: int) -> None:
         self.port = port
@@ -77,7 +78,3 @@ class ChildWorker:
         line = self.proc.stdout.readline().decode()
         if not line.startswith("ready"):
             raise RuntimeError(f"child worker failed to start: {line!r}")
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)

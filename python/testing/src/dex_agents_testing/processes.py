@@ -1,144 +1,24 @@
 """dexlite and Worker child processes that tests start, SIGKILL and restart.
 
-Each child runs in its own process group (`start_new_session=True`), so a
-SIGKILL takes down the child alone, as a crashed machine would.
+The dexlite side and `wait_until` come from :mod:`dexlite.testing`, re-exported
+here. Each child runs in its own process group, so a SIGKILL takes down the
+child alone, as a crashed machine would.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import selectors
-import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
-import grpc
-from dex.dexpb import dex_pb2_grpc
-from google.protobuf import empty_pb2
+from dexlite.testing import ChildProcess, DexliteProcess, child_env, free_port, wait_until
 
 __all__ = ["DexliteProcess", "WorkerProcess", "child_env", "free_port", "wait_until"]
 
-T = TypeVar("T")
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def child_env() -> dict[str, str]:
-    """This interpreter's import path, so children import the same packages."""
-    env = dict(os.environ)
-    parts = [p for p in sys.path if p]
-    existing = env.get("PYTHONPATH", "")
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*parts, *existing.split(os.pathsep)]))
-    return env
-
-
-def wait_until(
-    check: Callable[[], T | None], *, timeout: float = 30.0, what: str = "a condition"
-) -> T:
-    """Polls `check` until it returns something truthy, or fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.01
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(delay)
-        delay = min(delay * 1.5, 0.1)
-
-
-def _wait_healthy(address: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
-        stub = dex_pb2_grpc.FlowServiceStub(channel)
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"dexlite exited with {proc.returncode} before it served")
-            try:
-                stub.HealthCheck(empty_pb2.Empty(), timeout=1.0)
-                return
-            except grpc.RpcError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"dexlite at {address} did not become healthy") from None
-                time.sleep(0.05)
-
-
-class _ChildProcess:
-    """A child in its own process group: SIGKILL takes it down alone."""
-
-    proc: subprocess.Popen[bytes] | None
-    stop_timeout: float
-
-    def kill(self) -> None:
-        """SIGKILL the child's process group, then reap it."""
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        """SIGTERM, and SIGKILL if the child has not exited after `stop_timeout`."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(self.stop_timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-
-class DexliteProcess(_ChildProcess):
-    """A dexlite child on a free loopback port; `restart` keeps port and database."""
-
-    def __init__(self, db_path: str | Path, *extra_args: str) -> None:
-        self.db_path = str(db_path)
-        self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        self.extra_args = extra_args
-        self.log_path = self.db_path + ".log"
-        self.proc = None
-        self.stop_timeout = 15.0
-
-    def start(self) -> DexliteProcess:
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "dexlite",
-                    "serve",
-                    "--listen",
-                    self.address,
-                    "--db",
-                    self.db_path,
-                    *self.extra_args,
-                ],
-                env=child_env(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        _wait_healthy(self.address, self.proc)
-        return self
-
-    def restart(self) -> DexliteProcess:
-        self.stop()
-        return self.start()
-
-
-class WorkerProcess(_ChildProcess):
+class WorkerProcess(ChildProcess):
     """A Worker child serving one scenario (`dex_agents_testing.worker_main`)."""
 
     def __init__(
@@ -204,7 +84,3 @@ def _read_line(stream: IO[bytes], timeout: float) -> str:
         return stream.readline().decode("utf-8", "replace")
     finally:
         selector.close()
-
-
-def write_json(path: str | Path, data: object) -> None:
-    Path(path).write_text(json.dumps(data), encoding="utf-8")

@@ -1,7 +1,7 @@
-"""Waiting conditions, timers and flow timeouts (spec §3.8, §4.4, §8).
+"""Waiting conditions, timers and flow timeouts.
 
-``evaluate_waits`` runs inside the caller's transaction; ``fire_due`` is the
-maintenance pass that opens its own.
+``evaluate_waits`` and ``settle`` run inside the caller's transaction;
+``fire_due`` is the maintenance pass that opens its own.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from dex.dexpb import dex_pb2 as pb
 
-from . import _conditions, _snapshot
-from ._model import (
+from dexlite import _conditions, _snapshot
+from dexlite._model import (
+    COMPLETED,
     RUNNING,
     TIMEOUT_HANDLER_ID,
     TIMEOUT_HANDLER_TYPE,
@@ -20,13 +21,17 @@ from ._model import (
     handler_step_options,
 )
 
+from .cancellation import close_run
+from .locks import grant_locks
+from .queue import enqueue, enter_method
+
 if TYPE_CHECKING:
     import sqlite3
 
-    from ._engine import Engine
+    from .state import EngineState
 
 
-def evaluate_waits(engine: Engine, conn: sqlite3.Connection, run_id: str) -> None:
+def evaluate_waits(state: EngineState, conn: sqlite3.Connection, run_id: str) -> None:
     """Matches WAITING executions, oldest waiter first, and consumes their messages."""
     waiting = conn.execute(
         "SELECT exec_id, condition FROM steps WHERE run_id=? AND state=? ORDER BY wait_seq",
@@ -76,16 +81,16 @@ def evaluate_waits(engine: Engine, conn: sqlite3.Connection, run_id: str) -> Non
                 conn.execute("DELETE FROM msgs WHERE seq=?", (seq,))
             counts[channel.channel_name] = counts.get(channel.channel_name, 0) - len(rows)
         conn.execute("DELETE FROM timers WHERE run_id=? AND exec_id=?", (run_id, exec_id))
-        engine.enter_method(conn, run_id, exec_id, "execute", cond_results=results)
+        enter_method(state, conn, run_id, exec_id, "execute", cond_results=results)
 
 
-def fire_due(engine: Engine) -> None:
+def fire_due(state: EngineState) -> None:
     """Fires due timers and flow timeouts, flushes heartbeats, starts due retries."""
     now = time.time()
-    with engine.db.lock:
-        conn = engine.db.conn
+    with state.db.lock:
+        conn = state.db.conn
         idle = (
-            not engine._hb_dirty
+            not state.hb_dirty
             and conn.execute(
                 "SELECT 1 FROM timers WHERE status=? AND fire_at<=? LIMIT 1",
                 (pb.INTERNAL_TIMER_STATUS_PENDING, now),
@@ -99,9 +104,9 @@ def fire_due(engine: Engine) -> None:
             is None
         )
         if idle:
-            engine._pump()  # retries whose backoff has elapsed
+            state.pump()  # retries whose backoff has elapsed
             return
-    with engine.tx() as conn:
+    with state.tx() as conn:
         due = conn.execute(
             "SELECT DISTINCT run_id FROM timers WHERE status=? AND fire_at<=?",
             (pb.INTERNAL_TIMER_STATUS_PENDING, now),
@@ -112,22 +117,22 @@ def fire_due(engine: Engine) -> None:
                 (pb.INTERNAL_TIMER_STATUS_FIRED, pb.INTERNAL_TIMER_STATUS_PENDING, now),
             )
             for (run_id,) in due:
-                engine.evaluate_waits(conn, run_id)
+                evaluate_waits(state, conn, run_id)
         for run in conn.execute(
             "SELECT * FROM runs WHERE status=? AND timeout_at IS NOT NULL AND timeout_at<=?",
             (RUNNING, now),
         ).fetchall():
-            flow_timeout(engine, conn, run)
-        for key in list(engine._hb_dirty):
-            engine._flush_heartbeat(conn, key)
+            flow_timeout(state, conn, run)
+        for key in list(state.hb_dirty):
+            state.flush_heartbeat(conn, key)
 
 
-def flow_timeout(engine: Engine, conn: sqlite3.Connection, run: sqlite3.Row) -> None:
+def flow_timeout(state: EngineState, conn: sqlite3.Connection, run: sqlite3.Row) -> None:
     run_id = run["run_id"]
     conn.execute("UPDATE runs SET timeout_at=NULL WHERE run_id=?", (run_id,))
     policy = run["timeout_policy"]
     if policy == pb.FLOW_TIMEOUT_POLICY_CANCEL:
-        engine.close_run(conn, run_id, pb.FLOW_STATUS_CANCELED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, "")
+        close_run(state, conn, run_id, pb.FLOW_STATUS_CANCELED)
     elif policy == pb.FLOW_TIMEOUT_POLICY_HANDLER:
         handler = pb.FlowTimeoutHandlerOptions()
         if run["handler_options"] is not None:
@@ -135,8 +140,27 @@ def flow_timeout(engine: Engine, conn: sqlite3.Connection, run: sqlite3.Row) -> 
         movement = pb.StepMovement(
             step_type=TIMEOUT_HANDLER_TYPE, step_options=handler_step_options(handler)
         )
-        engine.enqueue(conn, run_id, movement, "", exec_id=TIMEOUT_HANDLER_ID)
+        enqueue(state, conn, run_id, movement, "", exec_id=TIMEOUT_HANDLER_ID)
     else:
-        engine.close_run(
-            conn, run_id, pb.FLOW_STATUS_FAILED, pb.FLOW_ERROR_TYPE_FLOW_TIMEOUT, "flow timeout"
+        close_run(
+            state,
+            conn,
+            run_id,
+            pb.FLOW_STATUS_FAILED,
+            error_type=pb.FLOW_ERROR_TYPE_FLOW_TIMEOUT,
+            message="flow timeout",
         )
+
+
+def settle(state: EngineState, conn: sqlite3.Connection, run_id: str) -> None:
+    """Re-evaluates waits and locks, and completes a gracefully finished flow."""
+    evaluate_waits(state, conn, run_id)
+    grant_locks(state, conn, run_id)
+    run = conn.execute("SELECT status, graceful FROM runs WHERE run_id=?", (run_id,)).fetchone()
+    if run is not None and run["status"] == RUNNING and run["graceful"]:
+        active = conn.execute(
+            "SELECT COUNT(*) FROM steps WHERE run_id=? AND state<>? AND exec_id<>?",
+            (run_id, COMPLETED, TIMEOUT_HANDLER_ID),
+        ).fetchone()[0]
+        if active == 0:
+            close_run(state, conn, run_id, pb.FLOW_STATUS_COMPLETED)
