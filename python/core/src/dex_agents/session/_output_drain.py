@@ -12,7 +12,7 @@ of them completed its gRPC write.
 `OutputDrainWatch` wraps the queue's `put_nowait`, `get_nowait` and `get` on that
 one queue instance to see those moments, which wakes the Step the moment the
 write completed: no polling, and no extra frame to mark the spot. The queue is
-an SDK-private name, reached through `dex_agents._sdk_compat`. README "Known
+an SDK-private name, reached through `dex_agents._sdk_compat`. The core README's "Known
 limits" says what a completed write does and does not promise.
 """
 

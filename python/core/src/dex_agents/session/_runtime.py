@@ -227,7 +227,7 @@ class SessionRuntime:
         state.active_turn_id = turn_id
         state.status = AgentStatus.RUNNING_MODEL
         state.interaction_mode = mode
-        # This Worker honours steering and cancel_turn (design: accepts_turn_control).
+        # This Worker honours steering and cancel_turn (accepts_turn_control).
         state.accepts_turn_control = True
         with self.writer(context, turn_id) as events:
             try:
@@ -238,8 +238,9 @@ class SessionRuntime:
                     [self.runner.build_user_message(text) for text in texts],
                 )
             except ValueTooLarge as error:
-                # Design "Message storage": a message too large for values.maxValueBytes
-                # fails the turn. Nothing of it is stored, so no retry meets it again.
+                # A message too large for values.maxValueBytes fails the turn (message
+                # storage, docs/architecture.md). Nothing of it is stored, so no retry
+                # meets it again.
                 self._fail_unstored_turn(context, state, events, str(error))
                 return False
             self.schema.turn_reply_sequence.set(

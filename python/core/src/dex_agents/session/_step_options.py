@@ -1,4 +1,4 @@
-"""Step options the design document fixes; every Step sets SYNC on WaitFor and Execute.
+"""The session Steps' options; every Step sets SYNC on WaitFor and Execute.
 
 The options of Steps that other families move to (with options of their own,
 or as a failure route) are built here once, so the movement and the Step's

@@ -1,7 +1,7 @@
 """The rules of send_user_message, steer_user_message, delete_queued_message and cancel_turn.
 
 The RPC methods on AgentSessionFlow declare locks and loads; the decisions live
-here so each reads as the design's list of cases.
+here so each reads as its list of cases.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Message storage: the AgentMessages window, chunk rollover, oversized messages, reads.
 
-Design "Message storage": the newest messages are one AgentMessages instance
+Message storage (docs/architecture.md): the newest messages are one AgentMessages instance
 each, so storing one is a blind write; when a Step leaves more than
 `message_window_size` there, the same commit moves the oldest into immutable
 AgentMessageChunks instances listed in AgentMessageIndex. With compaction, chunks
