@@ -1,4 +1,4 @@
-"""Movements whose options travel with them: the chunk loads and PollToolTask's route.
+"""Decisions whose movement carries options: the chunk loads and PollToolTask's route.
 
 A Step declares loading the whole AgentMessageChunks map; a movement into a
 Step that hands the runner a turn context (RunModel, ApplyTurnControl) lists
@@ -11,9 +11,8 @@ effect, so every movement into it carries its options.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from dex import AttributeMapLoad, Context, StepMovement, StepOptions
+from dex import AttributeMapLoad, Context, StepDecision, StepMovement, StepOptions, go_to_many
 from dex_agents_contracts import AgentToolCall, CompactContextInput
 
 from dex_agents.runner import ContextCompactionRunner
@@ -30,11 +29,11 @@ from dex_agents.session._step_table import SessionSteps
 from dex_agents.session._stores.messages import chunk_ranges_between
 
 __all__ = [
-    "apply_turn_control_movement",
-    "compact_context_movement",
+    "go_to_apply_turn_control",
+    "go_to_compact_context",
+    "go_to_poll",
+    "go_to_run_model",
     "narrowed_to_summary",
-    "poll_movement",
-    "run_model_movement",
     "run_model_options",
 ]
 
@@ -86,34 +85,40 @@ def narrowed_to_summary(
     )
 
 
-def run_model_movement(runtime: SessionRuntime, context: Context) -> StepMovement[Any]:
-    """A movement into RunModel that loads only the chunks after the summary."""
+def go_to_run_model(runtime: SessionRuntime, context: Context) -> StepDecision:
+    """On to RunModel, loading only the chunks after the summary."""
     options = narrowed_to_summary(runtime, context, run_model_options(runtime.steps))
-    return StepMovement.of(runtime.steps.run_model, None, options=options)
+    return go_to_many(StepMovement.of(runtime.steps.run_model, None, options=options))
 
 
-def apply_turn_control_movement(runtime: SessionRuntime, context: Context) -> StepMovement[Any]:
-    """A movement into ApplyTurnControl that loads only the chunks after the summary."""
+def go_to_apply_turn_control(runtime: SessionRuntime, context: Context) -> StepDecision:
+    """On to ApplyTurnControl, loading only the chunks after the summary."""
     options = narrowed_to_summary(runtime, context, apply_turn_control_options())
-    return StepMovement.of(runtime.steps.apply_turn_control, None, options=options)
+    return go_to_many(StepMovement.of(runtime.steps.apply_turn_control, None, options=options))
 
 
-def compact_context_movement(
+def go_to_compact_context(
     runtime: SessionRuntime, context: Context, summarized: int, cutoff: int
-) -> StepMovement[Any]:
-    """A movement into CompactContext loading the chunks it folds into the summary."""
+) -> StepDecision:
+    """On to CompactContext, loading the chunks it folds into the summary."""
     options = _with_chunks(
         runtime,
         model_call_options(runtime.steps, LOAD_MESSAGES_AND_CHUNKS),
         _chunk_loads(runtime, context, summarized, cutoff),
     )
-    return StepMovement.of(
-        runtime.steps.compact_context, CompactContextInput(through_sequence=cutoff), options=options
+    return go_to_many(
+        StepMovement.of(
+            runtime.steps.compact_context,
+            CompactContextInput(through_sequence=cutoff),
+            options=options,
+        )
     )
 
 
-def poll_movement(steps: SessionSteps, record: AgentToolCall) -> StepMovement[str]:
-    """The movement into PollToolTask, whose failure route follows the call's effect."""
-    return StepMovement.of(
-        steps.poll_tool_task, record.tool_call_id, options=poll_options(steps, record.effect)
+def go_to_poll(steps: SessionSteps, record: AgentToolCall) -> StepDecision:
+    """On to PollToolTask, whose failure route follows the call's effect."""
+    return go_to_many(
+        StepMovement.of(
+            steps.poll_tool_task, record.tool_call_id, options=poll_options(steps, record.effect)
+        )
     )

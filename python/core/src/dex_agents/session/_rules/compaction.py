@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from dex import AsyncContext, StepDecision, go_to_many
+from dex import AsyncContext, StepDecision
 from dex_agents_contracts import AgentState, AgentStatus
 
 from dex_agents.runner import AgentTurnContext, ContextCompactionRunner
-from dex_agents.session._movements import compact_context_movement
+from dex_agents.session._movements import go_to_compact_context
 from dex_agents.session._runtime import SessionRuntime
 
 __all__ = ["compaction_decision"]
@@ -46,4 +46,4 @@ def compaction_decision(
         return None
     state.status = AgentStatus.COMPACTING_CONTEXT
     runtime.schema.state.set(context, state)
-    return go_to_many(compact_context_movement(runtime, context, summarized, cutoff))
+    return go_to_compact_context(runtime, context, summarized, cutoff)

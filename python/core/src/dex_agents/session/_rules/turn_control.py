@@ -16,7 +16,6 @@ from dex_agents_contracts import (
     AgentState,
     AgentToolCall,
     CancellationReason,
-    InterruptResolvedPayload,
     ToolCallStatus,
 )
 
@@ -26,6 +25,7 @@ from dex_agents.runner import UnfinishedTurnMessageBuilder
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._schema import SessionSchema
+from dex_agents.session._stores.interrupts import interrupt_resolved
 
 __all__ = [
     "CANCELLED_NOTE_HEADER",
@@ -143,12 +143,11 @@ def remove_pending_interrupts(
         return False
     for interrupt in removed:
         events.write(
-            InterruptResolvedPayload(
-                interrupt_id=interrupt.interrupt_id,
+            interrupt_resolved(
+                interrupt.interrupt_id,
+                interrupt.kind,
                 approved=False,
                 rejection_message=rejection_message_for(reason),
-                kind=interrupt.kind,
-                answered=False,
                 cancellation_reason=reason,
             )
         )

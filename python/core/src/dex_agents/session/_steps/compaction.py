@@ -3,7 +3,7 @@ into a new one, then hands the turn back to RunModel."""
 
 from __future__ import annotations
 
-from dex import AsyncContext, StepDecision, StepOptions, dead_end, go_to_many
+from dex import AsyncContext, StepDecision, StepOptions, dead_end
 from dex_agents_contracts import (
     AgentStatus,
     CompactContextInput,
@@ -14,7 +14,7 @@ from dex_agents_contracts import (
 
 from dex_agents.errors import AgentSessionRunError
 from dex_agents.runner import ContextCompactionRunner, ContextSummaryRequest
-from dex_agents.session._movements import run_model_movement
+from dex_agents.session._movements import go_to_run_model
 from dex_agents.session._step_base import SessionStep
 from dex_agents.session._step_options import LOAD_MESSAGES_AND_CHUNKS, model_call_options
 from dex_agents.session._time import utc_now
@@ -91,4 +91,4 @@ class CompactContext(SessionStep[CompactContextInput | None]):
             runtime.schema.state.set(context, state)
             events.write(CompactionFinishedPayload(generation=generation, through_sequence=through))
         # Reads see this Step's own writes: the new summary decides RunModel's chunks.
-        return go_to_many(run_model_movement(runtime, context))
+        return go_to_run_model(runtime, context)

@@ -22,7 +22,7 @@ from dex_agents_contracts import AgentStatus, AgentToolCall, CancellationReason,
 
 from dex_agents.results import is_final
 from dex_agents.session._event_writer import StepEventWriter
-from dex_agents.session._movements import apply_turn_control_movement, run_model_movement
+from dex_agents.session._movements import go_to_apply_turn_control, go_to_run_model
 from dex_agents.session._rules.questions import question_interrupt_id
 from dex_agents.session._rules.turn_control import (
     abandon_waiting_record,
@@ -93,7 +93,7 @@ class ApplyTurnControl(WaitingSessionStep[None]):
         if not steered:
             return go_to(await_user_message, None)
         if runtime.begin_turn(context, state, steered):
-            return go_to_many(run_model_movement(runtime, context))
+            return go_to_run_model(runtime, context)
         return go_to(await_user_message, None)  # a steered message too large to store
 
 
@@ -123,7 +123,7 @@ class FinishTurnCancellation(SessionStep[str]):
             return dead_end()
         if state.status is not AgentStatus.RUNNING_TOOLS:
             # cancel_turn stopped the model call, the compaction or the failure route.
-            return go_to_many(apply_turn_control_movement(runtime, context))
+            return go_to_apply_turn_control(runtime, context)
         movements: list[StepMovement[str]] = []
         with runtime.writer(context, input) as events:
             for record in runtime.turn_records(context, input):

@@ -42,8 +42,8 @@ from dex_agents.runner import (
 )
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._movements import (
-    apply_turn_control_movement,
-    run_model_movement,
+    go_to_apply_turn_control,
+    go_to_run_model,
     run_model_options,
 )
 from dex_agents.session._rules.built_in_calls import BuiltInCallRouter
@@ -128,7 +128,7 @@ class AwaitUserMessage(WaitingSessionStep[None]):
         if state is None:
             return go_to(runtime.steps.await_user_message, None)
         if schema.turn_control_requests.results(context):
-            return go_to_many(apply_turn_control_movement(runtime, context))
+            return go_to_apply_turn_control(runtime, context)
         if state.active_turn_id is not None:
             # Defensive: never two turns at once; the message is lost otherwise.
             return dead_end()
@@ -138,13 +138,13 @@ class AwaitUserMessage(WaitingSessionStep[None]):
                 return go_to(
                     runtime.steps.await_user_message, None
                 )  # too large to store: the turn failed
-            return go_to_many(run_model_movement(runtime, context))
+            return go_to_run_model(runtime, context)
         plan = schema.plan.get(context)
         approvals = (
             schema.plan_executions.results(context, str(plan.revision)) if plan is not None else ()
         )
         if approvals and start_plan_execution(runtime, context, state, approvals[0]):
-            return go_to_many(run_model_movement(runtime, context))
+            return go_to_run_model(runtime, context)
         return go_to(runtime.steps.await_user_message, None)
 
 
@@ -173,7 +173,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                     events,
                     steered_message_count=runtime.schema.steered_user_messages.size(context),
                 )
-                return go_to_many(apply_turn_control_movement(runtime, context))
+                return go_to_apply_turn_control(runtime, context)
             turn = runtime.turn_context(context, state, turn_id, events)
             # Decision point 2 (compaction): may move to CompactContext instead.
             compaction = compaction_decision(runtime, context, state, turn)
@@ -195,7 +195,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 self._store_run_state(context, outcome.framework_run_state)
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)
                 runtime.schema.state.set(context, state)
-                return go_to_many(run_model_movement(runtime, context))
+                return go_to_run_model(runtime, context)
             assert isinstance(outcome, ToolCallsRequested)
             return self._defer_tool_calls(context, state, turn_id, events, outcome)
 
@@ -312,10 +312,10 @@ class ResumeTurn(WaitingSessionStep[int]):
             # A consumed result belonged to an earlier turn: wait for the rest.
             return go_to(runtime.steps.resume_turn, unfinished)
         if turn_control_reason(runtime.schema, context, state) is not None:
-            return go_to_many(apply_turn_control_movement(runtime, context))
+            return go_to_apply_turn_control(runtime, context)
         state.status = AgentStatus.RUNNING_MODEL
         runtime.schema.state.set(context, state)
-        return go_to_many(run_model_movement(runtime, context))
+        return go_to_run_model(runtime, context)
 
     def _abandon_waiting_calls(
         self, context: AsyncContext, turn_id: str, records: Sequence[AgentToolCall]

@@ -11,17 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from dex import (
-    AsyncContext,
-    Context,
-    StepDecision,
-    StepOptions,
-    Timer,
-    Wait,
-    dead_end,
-    go_to,
-    go_to_many,
-)
+from dex import AsyncContext, Context, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex.condition import Condition
 from dex_agents_contracts import (
     AgentInterrupt,
@@ -29,7 +19,6 @@ from dex_agents_contracts import (
     AgentToolCall,
     CancellationReason,
     InterruptKind,
-    InterruptResolvedPayload,
     QuestionAnswer,
     QuestionResolution,
     ToolCallStatus,
@@ -37,7 +26,7 @@ from dex_agents_contracts import (
 
 from dex_agents.results import compact_json
 from dex_agents.session._event_writer import StepEventWriter
-from dex_agents.session._movements import poll_movement
+from dex_agents.session._movements import go_to_poll
 from dex_agents.session._rules.questions import (
     interrupt_id_collision_error,
     is_ask_user,
@@ -53,7 +42,7 @@ from dex_agents.session._rules.turn_control import (
 from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._step_base import WaitingSessionStep
 from dex_agents.session._step_options import LOAD_TOOL_CALLS, LOCK_INTERRUPTS, sync_options
-from dex_agents.session._stores.interrupts import interrupt_raised
+from dex_agents.session._stores.interrupts import interrupt_raised, interrupt_resolved
 from dex_agents.session._time import ceil_seconds, utc_from, utc_now
 
 __all__ = ["QUESTION_DEADLINE_PASSED", "USER_DECLINED_TO_ANSWER", "AwaitQuestionAnswer"]
@@ -200,7 +189,7 @@ class AwaitQuestionAnswer(WaitingSessionStep[str]):
             record.status = ToolCallStatus.WAITING_FOR_TASK
             _clear_question(record)
             runtime.schema.tool_calls.set(context, record.tool_call_id, record)
-            return go_to_many(poll_movement(runtime.steps, record))
+            return go_to_poll(runtime.steps, record)
         if resolution is not QuestionResolution.ANSWERED:
             record.status = ToolCallStatus.REJECTED
             record.rejection_message = text
@@ -290,12 +279,11 @@ def _write_resolved(
     events: StepEventWriter, interrupt_id: str, *, approved: bool, message: str | None
 ) -> None:
     events.write(
-        InterruptResolvedPayload(
-            interrupt_id=interrupt_id,
+        interrupt_resolved(
+            interrupt_id,
+            InterruptKind.QUESTION,
             approved=approved,
             rejection_message=message,
-            kind=InterruptKind.QUESTION,
             answered=approved,
-            cancellation_reason=None,
         )
     )

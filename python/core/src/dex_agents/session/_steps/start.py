@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dex import AsyncContext, StepDecision, StepOptions, force_fail, go_to, go_to_many
+from dex import AsyncContext, StepDecision, StepOptions, force_fail, go_to
 from dex_agents_contracts import (
     AgentSessionStartInput,
     AgentState,
@@ -18,7 +18,7 @@ from dex_agents._session_settings import (
     SESSION_SETTINGS_SIZE_TOLERANCE_BYTES,
     session_settings_problem,
 )
-from dex_agents.session._movements import run_model_movement
+from dex_agents.session._movements import go_to_run_model
 from dex_agents.session._step_base import SessionStep
 from dex_agents.session._step_options import LOAD_MESSAGES, sync_options
 
@@ -59,7 +59,7 @@ class StartAgentSession(SessionStep[AgentSessionStartInput]):
         initial = input.initial_message
         if initial is not None and initial.strip():
             if runtime.begin_turn(context, state, [AgentUserMessage(text=initial)]):
-                return go_to_many(run_model_movement(runtime, context))
+                return go_to_run_model(runtime, context)
             return go_to(
                 runtime.steps.await_user_message, None
             )  # too large to store: the first turn failed

@@ -9,17 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dex import (
-    AsyncContext,
-    RetryPolicy,
-    StepDecision,
-    StepOptions,
-    Timer,
-    Wait,
-    dead_end,
-    go_to,
-    go_to_many,
-)
+from dex import AsyncContext, RetryPolicy, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex_agents_contracts import AgentToolCall, CancellationReason, ToolCallStatus, ToolEffect
 
 from dex_agents.results import is_final
@@ -34,7 +24,7 @@ from dex_agents.runner import (
     ToolTaskPoller,
 )
 from dex_agents.session._event_writer import StepEventWriter
-from dex_agents.session._movements import poll_movement
+from dex_agents.session._movements import go_to_poll
 from dex_agents.session._rules.tool_outcomes import (
     idempotency_key,
     poll_interval_seconds,
@@ -63,7 +53,7 @@ class PollToolTask(WaitingSessionStep[str]):
     """Polls a started task once per interval, or at once to hand it an answer."""
 
     def get_step_options(self) -> StepOptions:
-        # Only for a movement without options; `poll_movement` sets them by effect.
+        # Only for a movement without options; `go_to_poll` sets them by effect.
         return poll_options(self._runtime.steps, ToolEffect.READ)
 
     async def wait(self, context: AsyncContext, input: str) -> Wait:
@@ -133,7 +123,7 @@ class PollToolTask(WaitingSessionStep[str]):
             record.task_poll_interval_seconds = interval
             record.input_continuation = outcome.continuation
             runtime.schema.tool_calls.set(context, input, record)
-            return go_to_many(poll_movement(runtime.steps, record))
+            return go_to_poll(runtime.steps, record)
 
     def _finish(
         self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter

@@ -8,22 +8,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from dex import (
-    AsyncContext,
-    Context,
-    StepDecision,
-    StepOptions,
-    Timer,
-    Wait,
-    dead_end,
-    go_to,
-    go_to_many,
-)
+from dex import AsyncContext, Context, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex_agents_contracts import (
     AgentToolCall,
     CancellationReason,
     InterruptKind,
-    InterruptResolvedPayload,
     ToolCallStartedPayload,
     ToolCallStatus,
     ToolTaskStartedPayload,
@@ -39,7 +28,7 @@ from dex_agents.runner import (
     ToolTaskStarted,
 )
 from dex_agents.session._event_writer import StepEventWriter
-from dex_agents.session._movements import poll_movement
+from dex_agents.session._movements import go_to_poll
 from dex_agents.session._output_drain import OutputDrainWatch
 from dex_agents.session._rules.tool_outcomes import (
     TASK_ID_BLANK_ERROR,
@@ -66,6 +55,7 @@ from dex_agents.session._step_options import (
     sync_options,
     tool_record_options,
 )
+from dex_agents.session._stores.interrupts import interrupt_resolved
 from dex_agents.session._time import ceil_seconds, utc_from, utc_now
 
 __all__ = [
@@ -138,13 +128,11 @@ class AwaitToolApproval(WaitingSessionStep[str]):
                 if pending is not None:
                     runtime.interrupt_store.remove(context, input)
                 events.write(
-                    InterruptResolvedPayload(
-                        interrupt_id=input,
+                    interrupt_resolved(
+                        input,
+                        InterruptKind.TOOL_APPROVAL,
                         approved=resolution.approved,
                         rejection_message=resolution.rejection_message,
-                        kind=InterruptKind.TOOL_APPROVAL,
-                        answered=False,
-                        cancellation_reason=None,
                     )
                 )
                 if resolution.approved:
@@ -159,13 +147,11 @@ class AwaitToolApproval(WaitingSessionStep[str]):
             if deadline is not None and context.has_timer_fired() and utc_now() >= deadline:
                 runtime.interrupt_store.remove(context, input)
                 events.write(
-                    InterruptResolvedPayload(
-                        interrupt_id=input,
+                    interrupt_resolved(
+                        input,
+                        InterruptKind.TOOL_APPROVAL,
                         approved=False,
                         rejection_message=APPROVAL_DEADLINE_PASSED,
-                        kind=InterruptKind.TOOL_APPROVAL,
-                        answered=False,
-                        cancellation_reason=None,
                     )
                 )
                 record.status = ToolCallStatus.REJECTED
@@ -313,7 +299,7 @@ class _ToolStep(SessionStep[str]):
                 tool_call_id=record.tool_call_id, tool_name=record.tool_name, task_id=task_id
             )
         )
-        return go_to_many(poll_movement(runtime.steps, record))
+        return go_to_poll(runtime.steps, record)
 
 
 class CallTool(_ToolStep):

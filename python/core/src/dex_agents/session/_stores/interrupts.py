@@ -18,13 +18,15 @@ from dex import Context
 from dex_agents_contracts import (
     AgentInterrupt,
     AgentToolCall,
+    CancellationReason,
     InterruptKind,
     InterruptRaisedPayload,
+    InterruptResolvedPayload,
 )
 
 from dex_agents.session._schema import SessionSchema
 
-__all__ = ["InterruptStore", "interrupt_raised", "new_interrupt"]
+__all__ = ["InterruptStore", "interrupt_raised", "interrupt_resolved", "new_interrupt"]
 
 
 def new_interrupt(
@@ -66,6 +68,26 @@ def interrupt_raised(interrupt: AgentInterrupt) -> InterruptRaisedPayload:
         question=interrupt.question,
         choices=list(interrupt.choices),
         allows_free_text=interrupt.allows_free_text,
+    )
+
+
+def interrupt_resolved(
+    interrupt_id: str,
+    kind: InterruptKind,
+    *,
+    approved: bool,
+    rejection_message: str | None,
+    answered: bool = False,
+    cancellation_reason: CancellationReason | None = None,
+) -> InterruptResolvedPayload:
+    """The interrupt_resolved event: approved, answered, declined, expired or abandoned."""
+    return InterruptResolvedPayload(
+        interrupt_id=interrupt_id,
+        approved=approved,
+        rejection_message=rejection_message,
+        kind=kind,
+        answered=answered,
+        cancellation_reason=cancellation_reason,
     )
 
 
