@@ -39,6 +39,16 @@ def _runtime(**options: Any) -> SessionRuntime:
     return dataclasses.replace(runtime, options=AgentSessionOptions(**options))
 
 
+def _running(turn_id: str, *, next_message_sequence: int) -> AgentState:
+    return AgentState(
+        status=AgentStatus.RUNNING_MODEL,
+        next_message_sequence=next_message_sequence,
+        interaction_mode=InteractionMode.CHAT,
+        active_turn_id=turn_id,
+        turn_count=int(turn_id.rsplit("-", 1)[1]) - 1,
+    )
+
+
 def _message(role: str, text: str) -> FrameworkMessage:
     return FrameworkMessage(role=role, text=text, framework_item="{}")  # type: ignore[arg-type]
 
@@ -47,13 +57,7 @@ def test_a_turn_another_worker_started_records_its_reply_sequence_at_its_next_st
     # An older Worker started turn-2 and left TurnReplySequence naming turn-1.
     runtime = _runtime(message_window_size=2, message_chunk_size=2)
     context: Any = FakeContext()
-    state = AgentState(
-        status=AgentStatus.RUNNING_MODEL,
-        next_message_sequence=1,
-        interaction_mode=InteractionMode.CHAT,
-        active_turn_id="turn-2",
-        turn_count=1,
-    )
+    state = _running("turn-2", next_message_sequence=1)
     store = runtime.store
     store.append(context, state, "turn-1", [_message("user", "q1"), _message("assistant", "a1")])
     runtime.schema.turn_reply_sequence.set(context, TurnReplySequence(turn_id="turn-1", sequence=2))
@@ -76,12 +80,7 @@ def test_a_turn_another_worker_started_records_its_reply_sequence_at_its_next_st
 def test_a_store_in_a_turn_that_names_its_reply_sequence_writes_none() -> None:
     runtime = _runtime()
     context: Any = FakeContext()
-    state = AgentState(
-        status=AgentStatus.RUNNING_MODEL,
-        next_message_sequence=3,
-        interaction_mode=InteractionMode.CHAT,
-        active_turn_id="turn-1",
-    )
+    state = _running("turn-1", next_message_sequence=3)
     reply = TurnReplySequence(turn_id="turn-1", sequence=2)
     runtime.schema.turn_reply_sequence.set(context, reply)
     runtime.append_messages(context, state, "turn-1", [])
