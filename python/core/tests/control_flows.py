@@ -23,7 +23,7 @@ from dex_agents import (
     TurnCompleted,
     TurnContinued,
 )
-from dex_agents._runtime import SessionRuntime
+from dex_agents.session._runtime import SessionRuntime
 from dex_agents_contracts import AgentUsage
 from dex_agents_testing import RunLog, ScriptedRunner
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from dex import AsyncContext, StepList, Wait
 from dex_agents import AgentSessionFlow
-from dex_agents._steps_questions import AwaitQuestionAnswer
+from dex_agents.session._steps.questions import AwaitQuestionAnswer
 from dex_agents_contracts import AgentSessionStartInput
 from dex_agents_testing import Scenario
 

@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 from dex import AsyncContext, StepOutput
 from dex._async_worker_dispatcher import AsyncWorkerDispatcher, _AsyncStepOutputEmitter
-from dex_agents._output_drain import OutputDrainWatch
+from dex_agents.session._output_drain import OutputDrainWatch
 
 DEADLINE_SECONDS = 5.0
 

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex_agents import AgentSessionFlow, AgentSessionOptions
-from dex_agents._compaction import BLANK_SUMMARY_ERROR
-from dex_agents._messages import MessageStore
-from dex_agents._schema import SessionSchema
 from dex_agents.errors import UserError
 from dex_agents.options import CompactionPolicy
 from dex_agents.runner import FrameworkMessage
+from dex_agents.session._schema import SessionSchema
+from dex_agents.session._steps.compaction import BLANK_SUMMARY_ERROR
+from dex_agents.session._stores.messages import MessageStore
 from dex_agents.stepwise import SUMMARY_PREFIX, AgentDefinition, StepwiseRunner
 from dex_agents_contracts import (
     AgentMessage,

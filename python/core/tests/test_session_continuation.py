@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dex_agents._steps_model import INCREMENTAL_MESSAGES_NEED_BUILDER
+from dex_agents.session._steps.model import INCREMENTAL_MESSAGES_NEED_BUILDER
 from dex_agents.stepwise import MAX_CONSECUTIVE_CONTINUATIONS
 from dex_agents_contracts import MessageRole
 from dex_agents_testing import assert_step_shape

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from dex import FlowStatus
+from dex import FlowStatus, StartFlowOptions
 from dex_agents_contracts import (
+    AgentSessionStartInput,
     AgentStatus,
     MessageRole,
     ToolEffect,
     decode_turn_started_payload,
+    struct_from_json,
     struct_to_json,
 )
 from dex_agents_testing import (
@@ -216,7 +219,12 @@ def test_session_settings_reach_the_turn_and_the_snapshot(harness: HarnessFactor
 
 def test_start_settings_too_large_fail_the_session(harness: HarnessFactory) -> None:
     h = harness(script=[])
-    session = h.start("hello", session_settings={"blob": "x" * 20_000})
+    # Past the Client's own check (start_session refuses these before sending).
+    session = f"s-{uuid.uuid4().hex[:12]}"
+    start = AgentSessionStartInput(
+        initial_message="hello", session_settings=struct_from_json({"blob": "x" * 20_000})
+    )
+    h.client.client.start_flow(h.flow, session, start, StartFlowOptions())
     result = h.client.wait_for_session(session, timeout=timedelta(seconds=30))
     assert result.status is FlowStatus.FAILED
     assert (result.error_message or "").startswith(

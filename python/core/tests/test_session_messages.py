@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dex_agents._messages import EMPTY_CHUNK_BYTES, MessageStore, encoded_size
-from dex_agents._schema import SessionSchema, sequence_key
 from dex_agents.options import AgentSessionOptions
 from dex_agents.runner import FrameworkMessage
+from dex_agents.session._schema import SessionSchema, sequence_key
+from dex_agents.session._stores.messages import EMPTY_CHUNK_BYTES, MessageStore, encoded_size
 from dex_agents_contracts import AgentState, AgentStatus, InteractionMode
 from dex_agents_testing import ModelReply
 from helpers import FakeContext, HarnessFactory

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import ToolPolicy
-from dex_agents._time import utc_now
-from dex_agents._turn_control import SUPERSEDED_BY_STEER_RESULT, TURN_CANCELLED_RESULT
+from dex_agents.session._rules.turn_control import SUPERSEDED_BY_STEER_RESULT, TURN_CANCELLED_RESULT
+from dex_agents.session._time import utc_now
 from dex_agents_contracts import AgentSnapshot, InterruptKind, ToolCallStatus, ToolEffect
 from dex_agents_testing import (
     ModelReply,

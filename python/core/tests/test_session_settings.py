@@ -21,16 +21,16 @@ from dex import (
     WorkerTarget,
     open_blob_cache,
 )
-from dex_agents._schema import SessionSchema
 from dex_agents._session_settings import (
+    INVALID_START_SETTINGS,
     MAX_SESSION_SETTINGS_BYTES,
     SESSION_SETTINGS_SIZE_TOLERANCE_BYTES,
     NotAnObject,
     session_settings_problem,
     settings_size,
 )
-from dex_agents._steps_session import INVALID_START_SETTINGS
 from dex_agents.codecs import SESSION_SETTINGS_CODECS
+from dex_agents.session._schema import SessionSchema
 from dex_agents.worker import agent_registry
 from dex_agents_contracts import (
     AgentSessionStartInput,

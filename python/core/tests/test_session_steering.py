@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from control_flows import scripted_config
-from dex_agents._turn_control import STEERED_NOTE_HEADER, SUPERSEDED_BY_STEER_RESULT
+from dex_agents.session._rules.turn_control import STEERED_NOTE_HEADER, SUPERSEDED_BY_STEER_RESULT
 from dex_agents_contracts import (
     AgentSnapshot,
     AgentStatus,

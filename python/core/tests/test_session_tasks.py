@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import OUTCOME_UNKNOWN_RESULT, ToolPolicy
-from dex_agents._tool_outcomes import (
+from dex_agents.session._rules.tool_outcomes import (
     TASK_ID_BLANK_ERROR,
     TASK_INTERVAL_NOT_A_NUMBER_ERROR,
     TASK_POLLING_UNSUPPORTED_ERROR,
     poll_interval_seconds,
 )
-from dex_agents._turn_control import TASK_CANCELLED_ERROR
+from dex_agents.session._rules.turn_control import TASK_CANCELLED_ERROR
 from dex_agents_contracts import AgentSnapshot, CancellationReason, ToolCallStatus, ToolEffect
 from dex_agents_testing import (
     ModelReply,

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from dex import StepExecutionId, TimerId
-from dex_agents._steps_timer import durable_wait_result
-from dex_agents._time import utc_now
-from dex_agents._turn_control import SUPERSEDED_BY_STEER_RESULT, TURN_CANCELLED_RESULT
+from dex_agents.session._rules.turn_control import SUPERSEDED_BY_STEER_RESULT, TURN_CANCELLED_RESULT
+from dex_agents.session._steps.timer import durable_wait_result
+from dex_agents.session._time import utc_now
 from dex_agents_contracts import AgentSnapshot, AgentToolCall, ToolCallStatus
 from dex_agents_testing import (
     ModelReply,

@@ -21,11 +21,11 @@ from dex_agents import (
     model_visible_result,
     turn_failure_note,
 )
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._runtime import ceil_seconds
-from dex_agents._steps_model import invalid_tool_call_ids
-from dex_agents._steps_tools import idempotency_key
 from dex_agents.runner import DeferredToolCall, ResolvedToolPolicy
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._rules.tool_outcomes import idempotency_key
+from dex_agents.session._steps.model import invalid_tool_call_ids
+from dex_agents.session._time import ceil_seconds
 from dex_agents_contracts import (
     AgentEvent,
     AgentInterrupt,
@@ -270,7 +270,7 @@ def test_public_api_exports() -> None:
 
 def test_attempt_progress_is_unspecified_without_sdk_support() -> None:
     from dex import RecoveryErrorInfo
-    from dex_agents._steps_tools import attempt_progress
+    from dex_agents.session._steps.tools import attempt_progress
 
     @dataclass
     class _Recovered:

@@ -1,20 +1,22 @@
-"""Session settings limits: what StartAgentSession and update_session_settings accept."""
+"""Session settings limits: what Clients send, and what StartAgentSession and
+update_session_settings accept.
+
+Shared by the session package, the Client and the codecs, so it sits below all three.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import TypeVar
 
-from dex_agents_contracts import (
-    Struct,
-    decode,
-    struct_to_json,
-)
+from dex_agents_contracts import Struct, decode, struct_to_json
 
 __all__ = [
+    "INVALID_START_SETTINGS",
     "MAX_SESSION_SETTINGS_BYTES",
     "SESSION_SETTINGS_SIZE_TOLERANCE_BYTES",
     "NotAnObject",
+    "client_settings_problem",
     "decode_settings_leniently",
     "session_settings_problem",
     "settings_size",
@@ -27,6 +29,10 @@ MAX_SESSION_SETTINGS_BYTES = 16_384
 SESSION_SETTINGS_SIZE_TOLERANCE_BYTES = 1_024
 """Extra bytes the session accepts, because the cores write some floats and
 U+2028/U+2029 differently, so a Client's count can differ from ours."""
+
+INVALID_START_SETTINGS = (
+    "dex-agents: the start input's session_settings are not valid session settings"
+)
 
 
 def settings_size(settings: Struct) -> int:
@@ -57,6 +63,14 @@ def session_settings_problem(settings: object) -> str | None:
     limit = MAX_SESSION_SETTINGS_BYTES + SESSION_SETTINGS_SIZE_TOLERANCE_BYTES
     if size > limit:
         return f"they exceed {limit} bytes"
+    return None
+
+
+def client_settings_problem(settings: Struct) -> str | None:
+    """Why a Client refuses to send these settings: over MAX_SESSION_SETTINGS_BYTES,
+    without the session's tolerance. Raises TypeError or ValueError for non-JSON."""
+    if settings_size(settings) > MAX_SESSION_SETTINGS_BYTES:
+        return f"they exceed {MAX_SESSION_SETTINGS_BYTES} bytes"
     return None
 
 

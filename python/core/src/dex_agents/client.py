@@ -44,11 +44,12 @@ from dex_agents_contracts import (
     struct_from_json,
 )
 
-from dex_agents._session_settings import MAX_SESSION_SETTINGS_BYTES, settings_size
+from dex_agents._session_settings import INVALID_START_SETTINGS, client_settings_problem
 from dex_agents.errors import (
     AgentSessionRunError,
     SessionAlreadyStartedError,
     SessionNotFoundError,
+    UserError,
 )
 from dex_agents.results import is_final
 from dex_agents.session import DEFAULT_MESSAGE_PAGE_LIMIT, MAX_MESSAGE_PAGE_LIMIT, AgentSessionFlow
@@ -117,11 +118,19 @@ class AgentSessionClient:
         session_settings: Mapping[str, object] | None = None,
         options: StartFlowOptions | None = None,
     ) -> str:
-        """Starts a session (Flow ID = session ID) and returns its run ID."""
-        start = AgentSessionStartInput(
-            initial_message=initial_message,
-            session_settings=struct_from_json(dict(session_settings)) if session_settings else None,
-        )
+        """Starts a session (Flow ID = session ID) and returns its run ID.
+
+        Raises UserError, before sending, for settings whose compact JSON exceeds
+        MAX_SESSION_SETTINGS_BYTES: the check update_session_settings makes.
+        """
+        struct = struct_from_json(dict(session_settings)) if session_settings else None
+        try:
+            problem = client_settings_problem(struct) if struct is not None else None
+        except (TypeError, ValueError):
+            problem = None  # not JSON: sent as before, and StartAgentSession refuses it
+        if problem is not None:
+            raise UserError(f"{INVALID_START_SETTINGS}: {problem}")
+        start = AgentSessionStartInput(initial_message=initial_message, session_settings=struct)
         try:
             return self.client.start_flow(
                 self.flow, session_id, start, options or StartFlowOptions()
@@ -202,10 +211,10 @@ class AgentSessionClient:
                 return False
             try:
                 struct = struct_from_json(dict(given))
-                size = settings_size(struct)
+                problem = client_settings_problem(struct)
             except (TypeError, ValueError):
                 return False
-            if size > MAX_SESSION_SETTINGS_BYTES:
+            if problem is not None:
                 return False
             request = UpdateSessionSettingsRequest(session_settings=struct)
         return self._call(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import importlib
 import signal
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +23,7 @@ from dex import (
     open_blob_cache,
 )
 
+from dex_agents._sdk_compat import cache_pull_stream_sdk_version
 from dex_agents.codecs import agent_codec_registry
 
 __all__ = [
@@ -39,23 +38,6 @@ DEFAULT_BLOB_CACHE_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT_TASKS = 32
 """Tool and approval Steps mostly wait on I/O; the SDK's CPU-count default would
 leave a 2-core Worker one Step slot, serializing a response's parallel tool calls."""
-
-
-def _cache_pull_stream_sdk_version() -> None:
-    """Look the SDK's own version up once per process instead of once per pull stream.
-
-    SDK 1.23.0's pull Worker opens a new stream whenever one takes a task, and each
-    registers with `sdk_version()`, an `importlib.metadata.version` lookup that scans
-    the installed distributions (about 1.5 ms of event-loop time, on every Step's
-    path). The installed version cannot change while the process runs.
-    """
-    try:
-        pull_worker = importlib.import_module("dex._pull_worker")
-    except ImportError:  # a later SDK without this module
-        return
-    lookup = getattr(pull_worker, "sdk_version", None)
-    if callable(lookup) and not hasattr(lookup, "cache_info"):
-        setattr(pull_worker, "sdk_version", functools.cache(lookup))  # noqa: B010
 
 
 def agent_registry(
@@ -91,7 +73,7 @@ class AgentWorker:
             BlobCacheConfig(directory=directory, max_bytes=blob_cache_bytes)
         )
         if listen is None:
-            _cache_pull_stream_sdk_version()
+            cache_pull_stream_sdk_version()
             options = WorkerOptions(
                 server_address=server_address,
                 pull=PullWorkerOptions(max_concurrent_tasks=max_concurrent_tasks),

@@ -1,12 +1,8 @@
 """StartAgentSession: initializes a session and, with an initial message, starts its first turn."""
 
-# Async handlers take AsyncContext and return coroutines, which the SDK's sync
-# Step signature cannot express; AsyncWorker accepts them (allow_async_handlers).
-# mypy: disable-error-code="override"
-
 from __future__ import annotations
 
-from dex import AsyncContext, Step, StepDecision, StepOptions, force_fail, go_to, go_to_many
+from dex import AsyncContext, StepDecision, StepOptions, force_fail, go_to
 from dex_agents_contracts import (
     AgentSessionStartInput,
     AgentState,
@@ -16,15 +12,15 @@ from dex_agents_contracts import (
     InteractionMode,
 )
 
-from dex_agents._compaction import run_model_movement
-from dex_agents._runtime import SessionRuntime
 from dex_agents._session_settings import (
+    INVALID_START_SETTINGS,
     MAX_SESSION_SETTINGS_BYTES,
     SESSION_SETTINGS_SIZE_TOLERANCE_BYTES,
     session_settings_problem,
 )
-from dex_agents._step_options import LOAD_MESSAGES, sync_options
-from dex_agents._steps_model import AwaitUserMessage
+from dex_agents.session._movements import go_to_run_model
+from dex_agents.session._step_base import SessionStep
+from dex_agents.session._step_options import LOAD_MESSAGES, sync_options
 
 __all__ = [
     "INVALID_START_SETTINGS",
@@ -33,21 +29,14 @@ __all__ = [
     "StartAgentSession",
 ]
 
-INVALID_START_SETTINGS = (
-    "dex-agents: the start input's session_settings are not valid session settings"
-)
 
-
-class StartAgentSession(Step[AgentSessionStartInput]):
+class StartAgentSession(SessionStep[AgentSessionStartInput]):
     """Initializes AgentState, AgentUsage and PendingInterrupts; stores session settings."""
-
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
 
     def get_step_options(self) -> StepOptions:
         return sync_options(execute_load=LOAD_MESSAGES)
 
-    async def execute(self, context: AsyncContext, input: AgentSessionStartInput) -> StepDecision:
+    async def run(self, context: AsyncContext, input: AgentSessionStartInput) -> StepDecision:
         runtime = self._runtime
         settings = input.session_settings
         if settings is not None:
@@ -66,11 +55,13 @@ class StartAgentSession(Step[AgentSessionStartInput]):
             accepts_turn_control=False,
         )
         runtime.schema.usage.set(context, AgentUsage())
-        runtime.schema.pending_interrupts.set(context, [])
+        runtime.interrupt_store.clear(context)
         initial = input.initial_message
         if initial is not None and initial.strip():
             if runtime.begin_turn(context, state, [AgentUserMessage(text=initial)]):
-                return go_to_many(run_model_movement(runtime, context))
-            return go_to(AwaitUserMessage, None)  # too large to store: the first turn failed
+                return go_to_run_model(runtime, context)
+            return go_to(
+                runtime.steps.await_user_message, None
+            )  # too large to store: the first turn failed
         runtime.schema.state.set(context, state)
-        return go_to(AwaitUserMessage, None)
+        return go_to(runtime.steps.await_user_message, None)

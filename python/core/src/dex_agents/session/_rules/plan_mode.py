@@ -1,8 +1,7 @@
-"""Plan approval: what execute_plan accepts, and how AwaitUserMessage starts an executing turn.
+"""Plan approval in AwaitUserMessage: its wait condition and the executing turn's start.
 
-execute_plan records the accepted revision in PendingPlanExecution under its
-lock and publishes it to PlanExecutions; AwaitUserMessage consumes it. Between
-the two, the pending record refuses a second approval of the same revision.
+execute_plan (in `_rpcs.plan`) records the accepted revision; AwaitUserMessage
+consumes it here and starts the executing turn while the plan still has it.
 """
 
 from __future__ import annotations
@@ -12,19 +11,17 @@ from dex.condition import Condition
 from dex_agents_contracts import (
     AgentPlan,
     AgentState,
-    AgentStatus,
-    ExecutePlanRequest,
     PlanExecutionRequest,
     PlanStatus,
     PlanUpdatedPayload,
 )
 
-from dex_agents._runtime import SessionRuntime
-from dex_agents._schema import SessionSchema
-from dex_agents._time import utc_now
+from dex_agents.session._runtime import SessionRuntime
+from dex_agents.session._schema import SessionSchema
+from dex_agents.session._time import utc_now
 
 __all__ = [
-    "accept_plan_execution",
+    "is_executable",
     "plan_approval_text",
     "plan_execution_condition",
     "start_plan_execution",
@@ -41,7 +38,7 @@ def plan_approval_text(revision: int) -> str:
     )
 
 
-def _executable(plan: AgentPlan | None, revision: int) -> bool:
+def is_executable(plan: AgentPlan | None, revision: int) -> bool:
     return plan is not None and plan.revision == revision and plan.status in _EXECUTABLE
 
 
@@ -51,37 +48,6 @@ def plan_execution_condition(schema: SessionSchema, context: Context) -> Conditi
     if plan is None or plan.status not in _EXECUTABLE:
         return None
     return schema.plan_executions.for_one(str(plan.revision))
-
-
-def accept_plan_execution(
-    schema: SessionSchema, context: Context, request: ExecutePlanRequest
-) -> bool:
-    """execute_plan's rule (the RPC holds the PendingPlanExecution lock)."""
-    revision = request.revision
-    if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
-        return False
-    state = schema.state.get(context)
-    if (
-        state is None
-        or state.active_turn_id is not None
-        or state.status is not AgentStatus.WAITING_FOR_USER_MESSAGE
-    ):
-        return False
-    if not _executable(schema.plan.get(context), revision):
-        return False
-    pending = schema.pending_plan_execution.get(context)
-    if pending is not None and pending.revision == revision:
-        return False  # accepted already; AwaitUserMessage has not consumed it yet
-    if (
-        schema.queued_user_messages.size(context) > 0
-        or schema.steered_user_messages.size(context) > 0
-        or schema.pending_interrupts.get(context)
-    ):
-        return False
-    accepted = PlanExecutionRequest(revision=revision)
-    schema.pending_plan_execution.set(context, accepted)
-    schema.plan_executions.publish(context, str(revision), accepted)
-    return True
 
 
 def start_plan_execution(
@@ -97,21 +63,18 @@ def start_plan_execution(
     schema = runtime.schema
     schema.pending_plan_execution.delete(context)
     plan = schema.plan.get(context)
-    if plan is None or not _executable(plan, approval.revision):
+    if plan is None or not is_executable(plan, approval.revision):
         return False
     if plan.status is PlanStatus.DRAFT:
         plan.status = PlanStatus.ACTIVE
         plan.updated_at = utc_now()
         schema.plan.set(context, plan)
-        events = runtime.writer(context, None)
-        try:
+        with runtime.writer(context, None) as events:
             events.write(
                 PlanUpdatedPayload(
                     revision=plan.revision, status=plan.status, task_count=len(plan.tasks)
                 )
             )
-        finally:
-            events.close()
     return runtime.begin_executing_turn(
         context, state, plan_approval_text(plan.revision), plan.revision
     )

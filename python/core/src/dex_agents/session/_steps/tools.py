@@ -4,60 +4,20 @@ Each tool call is its own Step whose input is the tool call ID, so parallel
 calls and their failure routes never share a "current call".
 """
 
-# Async handlers take AsyncContext and return coroutines, which the SDK's sync
-# Step signature cannot express; AsyncWorker accepts them (allow_async_handlers).
-# mypy: disable-error-code="override"
-
 from __future__ import annotations
 
-from dex import (
-    AsyncContext,
-    Context,
-    Step,
-    StepDecision,
-    StepOptions,
-    Timer,
-    Wait,
-    dead_end,
-    go_to,
-    go_to_many,
-)
+from typing import ClassVar
+
+from dex import AsyncContext, Context, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex_agents_contracts import (
     AgentToolCall,
     CancellationReason,
     InterruptKind,
-    InterruptResolvedPayload,
     ToolCallStartedPayload,
     ToolCallStatus,
-    ToolEffect,
     ToolTaskStartedPayload,
 )
 
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._output_drain import OutputDrainWatch
-from dex_agents._runtime import SessionRuntime, ceil_seconds, is_value_too_large_run_state, utc_from
-from dex_agents._step_options import (
-    LOAD_TOOL_CALLS,
-    LOCK_INTERRUPTS,
-    SINGLE_ATTEMPT,
-    TOOL_RETRY,
-    sync_options,
-)
-from dex_agents._time import utc_now
-from dex_agents._tool_outcomes import (
-    TASK_ID_BLANK_ERROR,
-    TASK_INTERVAL_NOT_A_NUMBER_ERROR,
-    TASK_POLLING_UNSUPPORTED_ERROR,
-    poll_interval_seconds,
-    record_question,
-    status_by_effect,
-)
-from dex_agents._turn_control import (
-    TASK_CANCELLED_ERROR,
-    abandon_waiting_record,
-    cancellation_wake,
-    turn_control_reason,
-)
 from dex_agents.results import APPROVAL_DEADLINE_PASSED, TOOL_CALL_NOT_RUN_ERROR_PREFIX, is_final
 from dex_agents.runner import (
     DeferredToolExecution,
@@ -67,6 +27,36 @@ from dex_agents.runner import (
     ToolTaskPoller,
     ToolTaskStarted,
 )
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._movements import go_to_poll
+from dex_agents.session._output_drain import OutputDrainWatch
+from dex_agents.session._rules.tool_outcomes import (
+    TASK_ID_BLANK_ERROR,
+    TASK_INTERVAL_NOT_A_NUMBER_ERROR,
+    TASK_POLLING_UNSUPPORTED_ERROR,
+    idempotency_key,
+    poll_interval_seconds,
+    record_question,
+    status_by_effect,
+)
+from dex_agents.session._rules.turn_control import (
+    TASK_CANCELLED_ERROR,
+    abandon_waiting_record,
+    cancellation_wake,
+    turn_control_reason,
+)
+from dex_agents.session._runtime import SessionRuntime, is_value_too_large_run_state
+from dex_agents.session._step_base import SessionStep, WaitingSessionStep
+from dex_agents.session._step_options import (
+    LOAD_TOOL_CALLS,
+    LOCK_INTERRUPTS,
+    SINGLE_ATTEMPT,
+    TOOL_RETRY,
+    sync_options,
+    tool_record_options,
+)
+from dex_agents.session._stores.interrupts import interrupt_resolved
+from dex_agents.session._time import ceil_seconds, utc_from, utc_now
 
 __all__ = [
     "AwaitToolApproval",
@@ -75,15 +65,8 @@ __all__ = [
     "RecordToolFailure",
     "RecordToolOutcomeUnknown",
     "attempt_progress",
-    "failure_route_for",
     "idempotency_key",
-    "tool_step_for",
 ]
-
-
-def idempotency_key(flow_id: str, turn_id: str, tool_call_id: str) -> str:
-    """`<flowId>/<turnId>/<toolCallId>`, the same on every attempt."""
-    return f"{flow_id}/{turn_id}/{tool_call_id}"
 
 
 def attempt_progress(context: Context) -> str:
@@ -97,21 +80,6 @@ def attempt_progress(context: Context) -> str:
     return "UNSPECIFIED"
 
 
-def _retried(effect: ToolEffect) -> bool:
-    """Read and idempotent_write calls may run again; the others run at most once."""
-    return effect in (ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE)
-
-
-def tool_step_for(effect: ToolEffect) -> type[Step[str]]:
-    """CallTool for read and idempotent_write, CallSingleAttemptTool otherwise."""
-    return CallTool if _retried(effect) else CallSingleAttemptTool
-
-
-def failure_route_for(effect: ToolEffect) -> type[Step[str]]:
-    """Where a tool Step or a task's poll goes once its attempts ran out."""
-    return RecordToolFailure if _retried(effect) else RecordToolOutcomeUnknown
-
-
 def _record(runtime: SessionRuntime, context: Context, tool_call_id: str) -> AgentToolCall | None:
     return runtime.schema.tool_calls.get(context, tool_call_id)
 
@@ -119,84 +87,71 @@ def _record(runtime: SessionRuntime, context: Context, tool_call_id: str) -> Age
 # --- approval -------------------------------------------------------------------------
 
 
-class AwaitToolApproval(Step[str]):
+class AwaitToolApproval(WaitingSessionStep[str]):
     """Waits for the user's decision on one call, or its deadline.
 
     Execute holds the PendingInterrupts lock, so it and resolve_interrupt serialize.
     """
 
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
-
     def get_step_options(self) -> StepOptions:
         return sync_options(execute_load=LOAD_TOOL_CALLS, execute_locks=LOCK_INTERRUPTS)
 
-    async def wait_for(self, context: AsyncContext, input: str) -> Wait:
+    async def wait(self, context: AsyncContext, input: str) -> Wait:
         schema = self._runtime.schema
         conditions = [cancellation_wake(schema, input), schema.interrupt_resolutions.for_one(input)]
-        interrupt = next(
-            (i for i in self._runtime.interrupts(context) if i.interrupt_id == input), None
-        )
+        interrupt = self._runtime.interrupt_store.find(context, input)
         deadline = utc_from(interrupt.deadline) if interrupt is not None else None
         if deadline is not None:
             conditions.append(Timer.by_duration(ceil_seconds(deadline, utc_now())))
         return Wait.any_of(*conditions)
 
-    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
         runtime = self._runtime
         record = _record(runtime, context, input)
         if record is None or is_final(record.status):
             return dead_end()
-        events = runtime.writer(context, record.turn_id)
-        try:
-            interrupts = runtime.interrupts(context)
-            pending = next((i for i in interrupts if i.interrupt_id == input), None)
+        with runtime.writer(context, record.turn_id) as events:
+            pending = runtime.interrupt_store.find(context, input)
             if runtime.schema.tool_call_cancellations.results(context, input):
                 # The wake only says "look": the committed flags decide.
                 reason = turn_control_reason(runtime.schema, context, runtime.state(context))
                 answer_pending = runtime.schema.interrupt_resolutions.size(context, input) > 0
                 if reason is None or (pending is None and answer_pending):
-                    return go_to(AwaitToolApproval, input)  # an answer that committed first wins
+                    return go_to(
+                        runtime.steps.await_tool_approval, input
+                    )  # an answer that committed first wins
                 abandon_waiting_record(runtime, context, record, reason, events)
                 return dead_end()
             resolutions = runtime.schema.interrupt_resolutions.results(context, input)
             if resolutions:
                 resolution = resolutions[0]
                 if pending is not None:
-                    runtime.schema.pending_interrupts.set(
-                        context, [i for i in interrupts if i.interrupt_id != input]
-                    )
+                    runtime.interrupt_store.remove(context, input)
                 events.write(
-                    InterruptResolvedPayload(
-                        interrupt_id=input,
+                    interrupt_resolved(
+                        input,
+                        InterruptKind.TOOL_APPROVAL,
                         approved=resolution.approved,
                         rejection_message=resolution.rejection_message,
-                        kind=InterruptKind.TOOL_APPROVAL,
-                        answered=False,
-                        cancellation_reason=None,
                     )
                 )
                 if resolution.approved:
                     record.status = ToolCallStatus.APPROVED
                     runtime.schema.tool_calls.set(context, input, record)
-                    return go_to(tool_step_for(record.effect), input)
+                    return go_to(runtime.steps.tool_step_for(record.effect), input)
                 record.status = ToolCallStatus.REJECTED
                 record.rejection_message = resolution.rejection_message
                 runtime.finalize_record(context, record, events)
                 return dead_end()
             deadline = utc_from(pending.deadline) if pending is not None else None
             if deadline is not None and context.has_timer_fired() and utc_now() >= deadline:
-                runtime.schema.pending_interrupts.set(
-                    context, [i for i in interrupts if i.interrupt_id != input]
-                )
+                runtime.interrupt_store.remove(context, input)
                 events.write(
-                    InterruptResolvedPayload(
-                        interrupt_id=input,
+                    interrupt_resolved(
+                        input,
+                        InterruptKind.TOOL_APPROVAL,
                         approved=False,
                         rejection_message=APPROVAL_DEADLINE_PASSED,
-                        kind=InterruptKind.TOOL_APPROVAL,
-                        answered=False,
-                        cancellation_reason=None,
                     )
                 )
                 record.status = ToolCallStatus.REJECTED
@@ -205,28 +160,36 @@ class AwaitToolApproval(Step[str]):
                 return dead_end()
             # An early Timer, or resolve_interrupt removed the interrupt first: its
             # resolution is queued, so wait again.
-            return go_to(AwaitToolApproval, input)
-        finally:
-            events.close()
+            return go_to(runtime.steps.await_tool_approval, input)
 
 
 # --- running a tool -----------------------------------------------------------------
 
 
-class _ToolStep(Step[str]):
+class _ToolStep(SessionStep[str]):
     """Runs one approved call once: tool_call_started, a heartbeat, then the tool."""
 
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
+    _retried: ClassVar[bool]
+    """Whether the call's effect allows more than one attempt (see `SessionSteps`)."""
 
-    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+    def get_step_options(self) -> StepOptions:
+        steps = self._runtime.steps
+        retry, route = (
+            (TOOL_RETRY, steps.record_tool_failure)
+            if self._retried
+            else (SINGLE_ATTEMPT, steps.record_tool_outcome_unknown)
+        )
+        return sync_options(
+            execute_load=LOAD_TOOL_CALLS, execute_retry=retry
+        ).on_execute_failure_proceed_to(route, tool_record_options())
+
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
         runtime = self._runtime
-        record = _record(runtime, context, input)
         # A final record ends the Step without running or publishing.
-        if record is None or record.status is not ToolCallStatus.APPROVED:
+        record = runtime.record_in(context, input, ToolCallStatus.APPROVED)
+        if record is None:
             return dead_end()
-        events = runtime.writer(context, record.turn_id)
-        try:
+        with runtime.writer(context, record.turn_id) as events:
             saved: list[str | None] = [
                 context.get_last_heartbeat_value(str)
                 if context.has_last_heartbeat_value()
@@ -291,19 +254,16 @@ class _ToolStep(Step[str]):
                 record.output = outcome.output
             runtime.finalize_record(context, record, events)
             return dead_end()
-        finally:
-            events.close()
 
     def _await_answer(
         self, context: AsyncContext, record: AgentToolCall, question: ToolInputRequested
     ) -> StepDecision:
         """AwaitQuestionAnswer raises the question under the PendingInterrupts lock,
         so parallel tool Steps never write PendingInterrupts."""
-        from dex_agents._steps_questions import AwaitQuestionAnswer  # noqa: PLC0415 - cycle
-
+        runtime = self._runtime
         record_question(record, question)
-        self._runtime.schema.tool_calls.set(context, record.tool_call_id, record)
-        return go_to(AwaitQuestionAnswer, record.tool_call_id)
+        runtime.schema.tool_calls.set(context, record.tool_call_id, record)
+        return go_to(runtime.steps.await_question_answer, record.tool_call_id)
 
     def _follow_task(
         self,
@@ -313,8 +273,6 @@ class _ToolStep(Step[str]):
         events: StepEventWriter,
     ) -> StepDecision:
         """PollToolTask follows a started task; one nobody can poll is recorded by effect."""
-        from dex_agents._steps_tasks import poll_movement  # noqa: PLC0415 - cycle
-
         runtime = self._runtime
         interval = poll_interval_seconds(started.poll_interval_seconds)
         task_id = started.task_id
@@ -341,47 +299,34 @@ class _ToolStep(Step[str]):
                 tool_call_id=record.tool_call_id, tool_name=record.tool_name, task_id=task_id
             )
         )
-        return go_to_many(poll_movement(record))
+        return go_to_poll(runtime.steps, record)
 
 
 class CallTool(_ToolStep):
     """A read or idempotent_write call: up to 3 attempts, then RecordToolFailure."""
 
-    def get_step_options(self) -> StepOptions:
-        return sync_options(
-            execute_load=LOAD_TOOL_CALLS, execute_retry=TOOL_RETRY
-        ).on_execute_failure_proceed_to(
-            RecordToolFailure, sync_options(execute_load=LOAD_TOOL_CALLS)
-        )
+    _retried = True
 
 
 class CallSingleAttemptTool(_ToolStep):
     """A non_idempotent_write or unclassified call: one attempt, then RecordToolOutcomeUnknown."""
 
-    def get_step_options(self) -> StepOptions:
-        return sync_options(
-            execute_load=LOAD_TOOL_CALLS, execute_retry=SINGLE_ATTEMPT
-        ).on_execute_failure_proceed_to(
-            RecordToolOutcomeUnknown, sync_options(execute_load=LOAD_TOOL_CALLS)
-        )
+    _retried = False
 
 
 # --- failure routes -----------------------------------------------------------------
 
 
-class _RecordToolError(Step[str]):
+class _RecordToolError(SessionStep[str]):
     """Records a call whose tool Step failed for good, from the recovery error."""
 
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
-
     def get_step_options(self) -> StepOptions:
-        return sync_options(execute_load=LOAD_TOOL_CALLS)
+        return tool_record_options()
 
     def _status_by_effect(self, record: AgentToolCall) -> ToolCallStatus:
         raise NotImplementedError
 
-    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
         runtime = self._runtime
         if is_value_too_large_run_state(context):
             state = runtime.state(context)
@@ -407,11 +352,8 @@ class _RecordToolError(Step[str]):
         else:
             record.status = self._status_by_effect(record)
             record.error = detail
-        events = runtime.writer(context, record.turn_id)
-        try:
+        with runtime.writer(context, record.turn_id) as events:
             runtime.finalize_record(context, record, events)
-        finally:
-            events.close()
         return dead_end()
 
 

@@ -1,6 +1,6 @@
 """How tool Steps and PollToolTask record what a tool or task returned.
 
-CallTool, CallSingleAttemptTool and PollToolTask share these rules, so a
+CallTool, CallSingleAttemptTool, PollToolTask and CancelToolTask share these rules, so a
 question or a poll interval is recorded the same way whichever Step saw it.
 """
 
@@ -17,6 +17,7 @@ __all__ = [
     "TASK_ID_BLANK_ERROR",
     "TASK_INTERVAL_NOT_A_NUMBER_ERROR",
     "TASK_POLLING_UNSUPPORTED_ERROR",
+    "idempotency_key",
     "poll_interval_seconds",
     "record_question",
     "status_by_effect",
@@ -32,6 +33,11 @@ TASK_ID_BLANK_ERROR = "dex-agents: the tool started a task with a blank task_id"
 TASK_INTERVAL_NOT_A_NUMBER_ERROR = (
     "dex-agents: the tool started a task whose poll_interval_seconds is not a number"
 )
+
+
+def idempotency_key(flow_id: str, turn_id: str, tool_call_id: str) -> str:
+    """`<flowId>/<turnId>/<toolCallId>`, the same on every attempt of a tool, poll or cancel."""
+    return f"{flow_id}/{turn_id}/{tool_call_id}"
 
 
 def poll_interval_seconds(value: object) -> int | None:

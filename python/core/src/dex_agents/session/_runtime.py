@@ -1,12 +1,15 @@
-"""What every Step of one session Flow type shares: runner, options, schema, turn helpers."""
+"""What every Step of one session Flow type shares: runner, options, schema, stores, turn rules.
+
+A turn's start and end are methods here, not a module of their own, because a
+Step of any family may end the turn (RunModel, ApplyTurnControl, the failure
+routes), and tests stand in for an older Worker by overriding `begin_turn`.
+"""
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dex import AsyncContext, Context, StepDecision, force_fail
@@ -20,13 +23,12 @@ from dex_agents_contracts import (
     CancellationReason,
     ContextSummary,
     InteractionMode,
-    InterruptRaisedPayload,
-    MessageRole,
     PlanExecutionStartedPayload,
     PlanStatus,
     Struct,
     ToolCallCompleted,
     ToolCallFinishedPayload,
+    ToolCallStatus,
     TurnCancelledPayload,
     TurnCompletedPayload,
     TurnFailedPayload,
@@ -38,9 +40,6 @@ from dex_agents_contracts import (
     struct_to_json,
 )
 
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._messages import MessageStore
-from dex_agents._schema import SessionSchema
 from dex_agents.errors import ValueTooLarge
 from dex_agents.options import AgentSessionOptions
 from dex_agents.results import is_final, turn_failure_note
@@ -51,35 +50,15 @@ from dex_agents.runner import (
     FrameworkMessage,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._schema import SessionSchema
+from dex_agents.session._step_table import SessionSteps
+from dex_agents.session._stores.interrupts import InterruptStore
+from dex_agents.session._stores.messages import MessageStore
 
-__all__ = [
-    "SessionRuntime",
-    "ceil_seconds",
-    "interrupt_raised",
-    "is_value_too_large_run_state",
-]
+__all__ = ["SessionRuntime", "is_value_too_large_run_state"]
 
 _log = logging.getLogger("dex_agents")
-
-
-def ceil_seconds(until: datetime, now: datetime) -> timedelta:
-    """Whole seconds from now until `until`, rounded up (Dex Timers take whole seconds)."""
-    remaining = (until - now).total_seconds()
-    return timedelta(seconds=max(0, math.ceil(remaining)))
-
-
-def interrupt_raised(interrupt: AgentInterrupt) -> InterruptRaisedPayload:
-    """The interrupt_raised event of an approval or question interrupt."""
-    return InterruptRaisedPayload(
-        interrupt_id=interrupt.interrupt_id,
-        tool_call_id=interrupt.tool_call_id,
-        tool_name=interrupt.tool_name,
-        deadline=interrupt.deadline,
-        kind=interrupt.kind,
-        question=interrupt.question,
-        choices=list(interrupt.choices),
-        allows_free_text=interrupt.allows_free_text,
-    )
 
 
 def is_value_too_large_run_state(context: Context) -> bool:
@@ -98,10 +77,23 @@ class SessionRuntime:
     runner: AgentFrameworkRunner[Any]
     options: AgentSessionOptions
     schema: SessionSchema
+    step_table: SessionSteps | None = None
+    """Set by AgentSessionFlow before it builds its Steps."""
+
+    @property
+    def steps(self) -> SessionSteps:
+        """The Step table: where a Step finds the Steps of other families."""
+        if self.step_table is None:
+            raise RuntimeError("the session Flow binds its Step table before it builds Steps")
+        return self.step_table
 
     @property
     def store(self) -> MessageStore:
         return MessageStore(self.schema, self.options)
+
+    @property
+    def interrupt_store(self) -> InterruptStore:
+        return InterruptStore(self.schema)
 
     # --- reads ---------------------------------------------------------------------
 
@@ -109,7 +101,14 @@ class SessionRuntime:
         return self.schema.state.get(context)
 
     def interrupts(self, context: Context) -> list[AgentInterrupt]:
-        return list(self.schema.pending_interrupts.get(context) or [])
+        return self.interrupt_store.pending(context)
+
+    def record_in(
+        self, context: Context, tool_call_id: str, status: ToolCallStatus
+    ) -> AgentToolCall | None:
+        """The call's record while it has `status`; a Step that finds none ends."""
+        record = self.schema.tool_calls.get(context, tool_call_id)
+        return record if record is not None and record.status is status else None
 
     def turn_records(self, context: Context, turn_id: str) -> list[AgentToolCall]:
         """The turn's tool call records in deferral order (AgentToolCalls loaded whole)."""
@@ -228,10 +227,9 @@ class SessionRuntime:
         state.active_turn_id = turn_id
         state.status = AgentStatus.RUNNING_MODEL
         state.interaction_mode = mode
-        # This Worker honours steering and cancel_turn (design: accepts_turn_control).
+        # This Worker honours steering and cancel_turn (accepts_turn_control).
         state.accepts_turn_control = True
-        events = self.writer(context, turn_id)
-        try:
+        with self.writer(context, turn_id) as events:
             try:
                 stored = self.store.append(
                     context,
@@ -240,8 +238,9 @@ class SessionRuntime:
                     [self.runner.build_user_message(text) for text in texts],
                 )
             except ValueTooLarge as error:
-                # Design "Message storage": a message too large for values.maxValueBytes
-                # fails the turn. Nothing of it is stored, so no retry meets it again.
+                # A message too large for values.maxValueBytes fails the turn (message
+                # storage, docs/architecture.md). Nothing of it is stored, so no retry
+                # meets it again.
                 self._fail_unstored_turn(context, state, events, str(error))
                 return False
             self.schema.turn_reply_sequence.set(
@@ -257,8 +256,6 @@ class SessionRuntime:
             if plan_revision is not None:
                 events.write(PlanExecutionStartedPayload(revision=plan_revision))
             return True
-        finally:
-            events.close()
 
     def _fail_unstored_turn(
         self, context: AsyncContext, state: AgentState, events: StepEventWriter, error: str
@@ -279,6 +276,9 @@ class SessionRuntime:
         turn_id: str,
         messages: Sequence[FrameworkMessage],
     ) -> None:
+        """Store a started turn's messages (recording its TurnReplySequence if missing)."""
+        if messages:
+            self.store.record_reply_sequence(context, state, turn_id)
         self.store.append(context, state, turn_id, messages)
 
     def record_usage(self, context: Context, usage: AgentUsage, events: StepEventWriter) -> None:
@@ -310,18 +310,7 @@ class SessionRuntime:
         )
 
     def _turn_message_count(self, context: Context, state: AgentState, turn_id: str) -> int:
-        reply = self.schema.turn_reply_sequence.get(context)
-        if reply is not None and reply.turn_id == turn_id:
-            return state.next_message_sequence - reply.sequence
-        # Another Worker started the turn: count back from the newest message.
-        window = self.store.window(context)
-        count = 0
-        for seq in sorted(window, reverse=True):
-            message = window[seq]
-            if message.turn_id != turn_id or message.role is MessageRole.USER:
-                break
-            count += 1
-        return count
+        return state.next_message_sequence - self.store.reply_sequence(context, state, turn_id)
 
     def end_turn(
         self,
@@ -345,7 +334,7 @@ class SessionRuntime:
             for record in self.turn_records(context, turn_id):
                 self.schema.tool_calls.delete(context, record.tool_call_id)
         self.schema.framework_run_state.delete(context)
-        self.schema.pending_interrupts.set(context, [])
+        self.interrupt_store.clear(context)
         state.turn_count += 1
         state.active_turn_id = None
         state.status = status
@@ -422,30 +411,22 @@ class SessionRuntime:
     ) -> StepDecision:
         """A run state too large to store: end the session, keeping the turn's records."""
         turn_id = state.active_turn_id
-        events = self.writer(context, turn_id)
-        if turn_id is not None:
-            self.end_turn(
-                context,
-                state,
-                turn_id,
-                events,
-                error=detail,
-                keep_records=True,
-                status=AgentStatus.FAILED,
-            )
-        else:
-            state.status = AgentStatus.FAILED
-            state.last_turn_error = detail
-            self.schema.framework_run_state.delete(context)
-            self.schema.pending_interrupts.set(context, [])
-            self.schema.state.set(context, state)
-            events.write(TurnFailedPayload(error=detail))
-        events.close()
+        with self.writer(context, turn_id) as events:
+            if turn_id is not None:
+                self.end_turn(
+                    context,
+                    state,
+                    turn_id,
+                    events,
+                    error=detail,
+                    keep_records=True,
+                    status=AgentStatus.FAILED,
+                )
+            else:
+                state.status = AgentStatus.FAILED
+                state.last_turn_error = detail
+                self.schema.framework_run_state.delete(context)
+                self.interrupt_store.clear(context)
+                self.schema.state.set(context, state)
+                events.write(TurnFailedPayload(error=detail))
         return force_fail(detail)
-
-
-def utc_from(value: datetime | None) -> datetime | None:
-    """A stored time as an aware UTC datetime."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

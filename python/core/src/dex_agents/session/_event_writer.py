@@ -1,4 +1,8 @@
-"""The EventWriter Steps hand to runners: AgentEvents appends from any thread."""
+"""The EventWriter Steps hand to runners: AgentEvents appends from any thread.
+
+A Step opens one per attempt as `with runtime.writer(context, turn_id) as events:`;
+leaving the block closes it, so a runner thread that writes late is dropped.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import asyncio
 import json
 import logging
 import threading
+from types import TracebackType
 
 from dex import AsyncContext, Stream
 from dex_agents_contracts import EVENT_PAYLOAD_TYPES, AgentEvent, encode
@@ -54,6 +59,17 @@ class StepEventWriter:
         self._thread_id = threading.get_ident()
         self._closed = False
         self._lock = threading.Lock()
+
+    def __enter__(self) -> StepEventWriter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def write(self, payload: object, *, event_type: str | None = None) -> None:
         """Append a contract payload message (or an adapter event with `event_type`)."""

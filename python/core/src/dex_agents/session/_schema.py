@@ -1,4 +1,4 @@
-"""The persistence schema of one session Flow type (design: "Persistence schema").
+"""The persistence schema of one session Flow type (docs/wire-format.md names each value).
 
 Steps and RPCs reach the definitions through the `SessionSchema` of their Flow.
 """
@@ -34,7 +34,7 @@ from dex_agents_contracts import (
 __all__ = ["MAX_CHANNEL_COUNT", "SessionSchema", "sequence_key"]
 
 MAX_CHANNEL_COUNT = 2_147_483_647
-"""MAX of the design document's Channel conditions."""
+"""The largest count a Channel condition can name (MAX in the Steps' waits)."""
 
 
 def sequence_key(sequence: int) -> str:

@@ -1,17 +1,15 @@
-"""RunModel, ResumeTurn and RecordTurnFailure: one model call per Step, and the turn's end."""
+"""AwaitUserMessage, RunModel, ResumeTurn and RecordTurnFailure: a turn's model calls.
 
-# Async handlers take AsyncContext and return coroutines, which the SDK's sync
-# Step signature cannot express; AsyncWorker accepts them (allow_async_handlers).
-# mypy: disable-error-code="override"
+One model call per Step; RunModel stores its outcome in one commit and defers
+each tool call to its own Step, found in the Step table.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 
 from dex import (
     AsyncContext,
-    Step,
     StepDecision,
     StepMovement,
     StepOptions,
@@ -33,35 +31,6 @@ from dex_agents_contracts import (
     ToolCallStatus,
 )
 
-from dex_agents._built_in_calls import BuiltInCallRouter
-from dex_agents._compaction import (
-    apply_turn_control_movement,
-    compaction_decision,
-    run_model_movement,
-)
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._plan_mode import plan_execution_condition, start_plan_execution
-from dex_agents._runtime import SessionRuntime, interrupt_raised, is_value_too_large_run_state
-from dex_agents._schema import MAX_CHANNEL_COUNT
-from dex_agents._step_options import (
-    LOAD_MESSAGES,
-    LOAD_MESSAGES_AND_CHUNKS,
-    LOAD_TOOL_CALLS,
-    LOCK_CANCELLATION,
-    LOCK_INTERRUPTS,
-    MODEL_RETRY,
-    sync_options,
-)
-from dex_agents._steps_tools import AwaitToolApproval, tool_step_for
-from dex_agents._time import utc_now
-from dex_agents._turn_control import (
-    abandons_waiting,
-    end_controlled_turn,
-    remove_pending_interrupts,
-    turn_cancelled,
-    turn_control_reason,
-    turn_steered,
-)
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import is_final
 from dex_agents.runner import (
@@ -71,6 +40,36 @@ from dex_agents.runner import (
     TurnContinued,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._movements import (
+    go_to_apply_turn_control,
+    go_to_run_model,
+    run_model_options,
+)
+from dex_agents.session._rules.built_in_calls import BuiltInCallRouter
+from dex_agents.session._rules.compaction import compaction_decision
+from dex_agents.session._rules.plan_mode import plan_execution_condition, start_plan_execution
+from dex_agents.session._rules.turn_control import (
+    abandons_waiting,
+    end_controlled_turn,
+    remove_pending_interrupts,
+    turn_cancelled,
+    turn_control_reason,
+    turn_steered,
+)
+from dex_agents.session._runtime import is_value_too_large_run_state
+from dex_agents.session._schema import MAX_CHANNEL_COUNT
+from dex_agents.session._step_base import SessionStep, WaitingSessionStep
+from dex_agents.session._step_options import (
+    LOAD_MESSAGES,
+    LOAD_TOOL_CALLS,
+    LOCK_CANCELLATION,
+    LOCK_INTERRUPTS,
+    record_turn_failure_options,
+    sync_options,
+)
+from dex_agents.session._stores.interrupts import interrupt_raised, new_interrupt
+from dex_agents.session._time import utc_now
 
 __all__ = [
     "INCREMENTAL_MESSAGES_NEED_BUILDER",
@@ -103,17 +102,14 @@ def invalid_tool_call_ids(
     return None
 
 
-class AwaitUserMessage(Step[None]):
+class AwaitUserMessage(WaitingSessionStep[None]):
     """Waits for a steer, a queued user message or a plan approval, and starts a turn."""
-
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
 
     def get_step_options(self) -> StepOptions:
         # The cancellation lock keeps a turn from starting while cancel_turn decides.
         return sync_options(execute_load=LOAD_MESSAGES, execute_locks=LOCK_CANCELLATION)
 
-    async def wait_for(self, context: AsyncContext, input: None) -> Wait:
+    async def wait(self, context: AsyncContext, input: None) -> Wait:
         schema = self._runtime.schema
         # Dex selects in argument order: a steer, then a message, then an approval.
         conditions = [
@@ -125,55 +121,46 @@ class AwaitUserMessage(Step[None]):
             conditions.append(approval)
         return Wait.any_of(*conditions)
 
-    async def execute(self, context: AsyncContext, input: None) -> StepDecision:
+    async def run(self, context: AsyncContext, input: None) -> StepDecision:
         runtime = self._runtime
         schema = runtime.schema
         state = runtime.state(context)
         if state is None:
-            return go_to(AwaitUserMessage, None)
+            return go_to(runtime.steps.await_user_message, None)
         if schema.turn_control_requests.results(context):
-            return go_to_many(apply_turn_control_movement(runtime, context))
+            return go_to_apply_turn_control(runtime, context)
         if state.active_turn_id is not None:
             # Defensive: never two turns at once; the message is lost otherwise.
             return dead_end()
         received = schema.queued_user_messages.results(context)
         if received:
             if not runtime.begin_turn(context, state, [received[0]]):
-                return go_to(AwaitUserMessage, None)  # too large to store: the turn failed
-            return go_to_many(run_model_movement(runtime, context))
+                return go_to(
+                    runtime.steps.await_user_message, None
+                )  # too large to store: the turn failed
+            return go_to_run_model(runtime, context)
         plan = schema.plan.get(context)
         approvals = (
             schema.plan_executions.results(context, str(plan.revision)) if plan is not None else ()
         )
         if approvals and start_plan_execution(runtime, context, state, approvals[0]):
-            return go_to_many(run_model_movement(runtime, context))
-        return go_to(AwaitUserMessage, None)
+            return go_to_run_model(runtime, context)
+        return go_to(runtime.steps.await_user_message, None)
 
 
-class RunModel(Step[CompactContextInput | None]):
+class RunModel(SessionStep[CompactContextInput | None]):
     """One model call through the runner; stores its outcome in one commit."""
 
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
-
     def get_step_options(self) -> StepOptions:
-        return sync_options(
-            execute_load=(*LOAD_MESSAGES_AND_CHUNKS, *LOAD_TOOL_CALLS),
-            execute_retry=MODEL_RETRY,
-            execute_method_timeout=timedelta(minutes=15),
-            heartbeat_timeout=timedelta(minutes=2),
-        ).on_execute_failure_proceed_to(RecordTurnFailure, _record_turn_failure_options())
+        return run_model_options(self._runtime.steps)
 
-    async def execute(
-        self, context: AsyncContext, input: CompactContextInput | None
-    ) -> StepDecision:
+    async def run(self, context: AsyncContext, input: CompactContextInput | None) -> StepDecision:
         runtime = self._runtime
         state = runtime.state(context)
         if state is None or state.active_turn_id is None:
             return dead_end()
         turn_id = state.active_turn_id
-        events = runtime.writer(context, turn_id)
-        try:
+        with runtime.writer(context, turn_id) as events:
             reason = turn_control_reason(runtime.schema, context, state)
             if reason is not None:
                 # Steering never cancels a model call that started; before it, the
@@ -186,7 +173,7 @@ class RunModel(Step[CompactContextInput | None]):
                     events,
                     steered_message_count=runtime.schema.steered_user_messages.size(context),
                 )
-                return go_to_many(apply_turn_control_movement(runtime, context))
+                return go_to_apply_turn_control(runtime, context)
             turn = runtime.turn_context(context, state, turn_id, events)
             # Decision point 2 (compaction): may move to CompactContext instead.
             compaction = compaction_decision(runtime, context, state, turn)
@@ -197,22 +184,20 @@ class RunModel(Step[CompactContextInput | None]):
             if isinstance(outcome, TurnCompleted):
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)
                 runtime.end_turn(context, state, turn_id, events, error=outcome.turn_error)
-                return go_to(AwaitUserMessage, None)
+                return go_to(runtime.steps.await_user_message, None)
             incremental = bool(outcome.new_messages)
             if incremental and not isinstance(runtime.runner, UnfinishedTurnMessageBuilder):
                 runtime.fail_turn(
                     context, state, turn_id, events, INCREMENTAL_MESSAGES_NEED_BUILDER
                 )
-                return go_to(AwaitUserMessage, None)
+                return go_to(runtime.steps.await_user_message, None)
             if isinstance(outcome, TurnContinued):
                 self._store_run_state(context, outcome.framework_run_state)
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)
                 runtime.schema.state.set(context, state)
-                return go_to_many(run_model_movement(runtime, context))
+                return go_to_run_model(runtime, context)
             assert isinstance(outcome, ToolCallsRequested)
             return self._defer_tool_calls(context, state, turn_id, events, outcome)
-        finally:
-            events.close()
 
     def _store_run_state(self, context: AsyncContext, run_state: str) -> None:
         size = len(run_state.encode("utf-8"))
@@ -233,6 +218,7 @@ class RunModel(Step[CompactContextInput | None]):
         outcome: ToolCallsRequested,
     ) -> StepDecision:
         runtime = self._runtime
+        steps = runtime.steps
         earlier = runtime.turn_records(context, turn_id)
         calls = list(outcome.tool_calls)
         problem = invalid_tool_call_ids(calls, earlier)
@@ -240,18 +226,17 @@ class RunModel(Step[CompactContextInput | None]):
             problem = "dex-agents: the runner requested tools without any tool call"
         if problem is not None:
             runtime.fail_turn(context, state, turn_id, events, problem)
-            return go_to(AwaitUserMessage, None)
+            return go_to(runtime.steps.await_user_message, None)
         self._store_run_state(context, outcome.framework_run_state)
         runtime.append_messages(context, state, turn_id, outcome.new_messages)
-        interrupts = runtime.interrupts(context)
+        raised: list[AgentInterrupt] = []
         now = utc_now()
-        deadline_after = runtime.options.interrupt_deadline
         built_ins = BuiltInCallRouter(
             runtime,
             context,
             interaction_mode=state.interaction_mode,
             calls=calls,
-            interrupts=interrupts,
+            raised=raised,
             events=events,
             now=now,
         )
@@ -275,46 +260,40 @@ class RunModel(Step[CompactContextInput | None]):
                 if movement is not None:
                     movements.append(movement)
             elif call.policy.requires_approval:
-                interrupt = AgentInterrupt(
-                    interrupt_id=call.tool_call_id,
-                    kind=InterruptKind.TOOL_APPROVAL,
-                    tool_call_id=call.tool_call_id,
-                    tool_name=call.tool_name,
-                    arguments=call.arguments,
-                    created_at=now,
-                    deadline=now + deadline_after if deadline_after is not None else None,
-                    allows_free_text=True,
+                interrupt = new_interrupt(
+                    record,
+                    InterruptKind.TOOL_APPROVAL,
+                    call.tool_call_id,
+                    now=now,
+                    deadline_after=runtime.options.interrupt_deadline,
                 )
-                interrupts.append(interrupt)
+                raised.append(interrupt)
                 events.write(interrupt_raised(interrupt))
-                movements.append(StepMovement.of(AwaitToolApproval, call.tool_call_id))
+                movements.append(StepMovement.of(steps.await_tool_approval, call.tool_call_id))
             else:
                 movements.append(
-                    StepMovement.of(tool_step_for(call.policy.effect), call.tool_call_id)
+                    StepMovement.of(steps.tool_step_for(call.policy.effect), call.tool_call_id)
                 )
-        runtime.schema.pending_interrupts.set(context, interrupts)
+        runtime.interrupt_store.add(context, raised)
         state.status = AgentStatus.RUNNING_TOOLS
         runtime.schema.state.set(context, state)
-        return go_to_many(*movements, StepMovement.of(ResumeTurn, len(calls)))
+        return go_to_many(*movements, StepMovement.of(steps.resume_turn, len(calls)))
 
 
-class ResumeTurn(Step[int]):
+class ResumeTurn(WaitingSessionStep[int]):
     """Waits for every tool result of the response, then resumes the turn with RunModel."""
-
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
 
     def get_step_options(self) -> StepOptions:
         return sync_options(execute_load=LOAD_TOOL_CALLS, execute_locks=LOCK_INTERRUPTS)
 
-    async def wait_for(self, context: AsyncContext, input: int) -> Wait:
+    async def wait(self, context: AsyncContext, input: int) -> Wait:
         schema = self._runtime.schema
         return Wait.any_of(
             schema.tool_call_results.for_n(input),
             schema.turn_control_requests.for_range(at_least=1, at_most=MAX_CHANNEL_COUNT),
         )
 
-    async def execute(self, context: AsyncContext, input: int) -> StepDecision:
+    async def run(self, context: AsyncContext, input: int) -> StepDecision:
         runtime = self._runtime
         state = runtime.state(context)
         if state is None or state.active_turn_id is None:
@@ -327,16 +306,16 @@ class ResumeTurn(Step[int]):
                 runtime.schema, context, state
             ):
                 self._abandon_waiting_calls(context, turn_id, records)
-            return go_to(ResumeTurn, input)
+            return go_to(runtime.steps.resume_turn, input)
         unfinished = sum(1 for record in records if not is_final(record.status))
         if unfinished:
             # A consumed result belonged to an earlier turn: wait for the rest.
-            return go_to(ResumeTurn, unfinished)
+            return go_to(runtime.steps.resume_turn, unfinished)
         if turn_control_reason(runtime.schema, context, state) is not None:
-            return go_to_many(apply_turn_control_movement(runtime, context))
+            return go_to_apply_turn_control(runtime, context)
         state.status = AgentStatus.RUNNING_MODEL
         runtime.schema.state.set(context, state)
-        return go_to_many(run_model_movement(runtime, context))
+        return go_to_run_model(runtime, context)
 
     def _abandon_waiting_calls(
         self, context: AsyncContext, turn_id: str, records: Sequence[AgentToolCall]
@@ -348,8 +327,7 @@ class ResumeTurn(Step[int]):
         """
         runtime = self._runtime
         reason = CancellationReason.STEERED
-        events = runtime.writer(context, turn_id)
-        try:
+        with runtime.writer(context, turn_id) as events:
             for record in records:
                 if not abandons_waiting(record):
                     continue
@@ -359,26 +337,15 @@ class ResumeTurn(Step[int]):
                     runtime.schema.tool_call_cancellations.publish(
                         context, record.tool_call_id, ToolCallCancellation(reason=reason)
                     )
-        finally:
-            events.close()
 
 
-def _record_turn_failure_options() -> StepOptions:
-    return sync_options(execute_load=(*LOAD_MESSAGES_AND_CHUNKS, *LOAD_TOOL_CALLS))
-
-
-class RecordTurnFailure(Step[CompactContextInput | None]):
+class RecordTurnFailure(SessionStep[CompactContextInput | None]):
     """RunModel's failure route: the turn ends failed, with the turn-failure note."""
 
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
-
     def get_step_options(self) -> StepOptions:
-        return _record_turn_failure_options()
+        return record_turn_failure_options()
 
-    async def execute(
-        self, context: AsyncContext, input: CompactContextInput | None
-    ) -> StepDecision:
+    async def run(self, context: AsyncContext, input: CompactContextInput | None) -> StepDecision:
         runtime = self._runtime
         state = runtime.state(context)
         if state is None:
@@ -389,10 +356,7 @@ class RecordTurnFailure(Step[CompactContextInput | None]):
             return runtime.end_session_value_too_large(context, state, detail)
         turn_id = state.active_turn_id
         if turn_id is None:
-            return go_to(AwaitUserMessage, None)
-        events = runtime.writer(context, turn_id)
-        try:
+            return go_to(runtime.steps.await_user_message, None)
+        with runtime.writer(context, turn_id) as events:
             runtime.fail_turn(context, state, turn_id, events, detail)
-        finally:
-            events.close()
-        return go_to(AwaitUserMessage, None)
+        return go_to(runtime.steps.await_user_message, None)

@@ -11,7 +11,8 @@ of them completed its gRPC write.
 
 `OutputDrainWatch` wraps the queue's `put_nowait`, `get_nowait` and `get` on that
 one queue instance to see those moments, which wakes the Step the moment the
-write completed: no polling, and no extra frame to mark the spot. README "Known
+write completed: no polling, and no extra frame to mark the spot. The queue is
+an SDK-private name, reached through `dex_agents._sdk_compat`. The core README's "Known
 limits" says what a completed write does and does not promise.
 """
 
@@ -24,14 +25,11 @@ from typing import Any
 
 from dex import AsyncContext
 
+from dex_agents._sdk_compat import step_output_queue
+
 __all__ = ["OutputDrainWatch"]
 
 _WRAPPED = ("put_nowait", "get_nowait", "get")
-
-
-def _output_queue(context: AsyncContext) -> asyncio.Queue[Any] | None:
-    queue = getattr(getattr(context, "_output_emitter", None), "queue", None)
-    return queue if isinstance(queue, asyncio.Queue) else None
 
 
 class OutputDrainWatch:
@@ -41,7 +39,7 @@ class OutputDrainWatch:
     """
 
     def __init__(self, context: AsyncContext) -> None:
-        self._queue = _output_queue(context)
+        self._queue = step_output_queue(context)
         self._queued = 0  # outputs waiting at entry plus those put since
         self._taken = 0  # outputs taken off since entry
         self._requested_after = -1  # the most takes that a later request followed

@@ -5,37 +5,13 @@ steering leaves it alone, and only cancel_turn cancels it, through
 FinishTurnCancellation and CancelToolTask.
 """
 
-# Async handlers take AsyncContext and return coroutines, which the SDK's sync
-# Step signature cannot express; AsyncWorker accepts them (allow_async_handlers).
-# mypy: disable-error-code="override"
-
 from __future__ import annotations
 
-import dataclasses
 from datetime import timedelta
 
-from dex import (
-    AsyncContext,
-    RetryPolicy,
-    Step,
-    StepDecision,
-    StepMovement,
-    StepOptions,
-    Timer,
-    Wait,
-    dead_end,
-    go_to,
-    go_to_many,
-)
+from dex import AsyncContext, RetryPolicy, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex_agents_contracts import AgentToolCall, CancellationReason, ToolCallStatus, ToolEffect
 
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._runtime import SessionRuntime
-from dex_agents._step_options import LOAD_TOOL_CALLS, TOOL_RETRY, sync_options
-from dex_agents._steps_questions import AwaitQuestionAnswer
-from dex_agents._steps_tools import RecordToolOutcomeUnknown, failure_route_for, idempotency_key
-from dex_agents._tool_outcomes import poll_interval_seconds, record_question
-from dex_agents._turn_control import TASK_CANCELLED_ERROR, turn_cancelled
 from dex_agents.results import is_final
 from dex_agents.runner import (
     ToolExecutionError,
@@ -47,8 +23,23 @@ from dex_agents.runner import (
     ToolTaskPoll,
     ToolTaskPoller,
 )
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._movements import go_to_poll
+from dex_agents.session._rules.tool_outcomes import (
+    idempotency_key,
+    poll_interval_seconds,
+    record_question,
+)
+from dex_agents.session._rules.turn_control import TASK_CANCELLED_ERROR, turn_cancelled
+from dex_agents.session._step_base import SessionStep, WaitingSessionStep
+from dex_agents.session._step_options import (
+    LOAD_TOOL_CALLS,
+    poll_options,
+    sync_options,
+    tool_record_options,
+)
 
-__all__ = ["CANCEL_TASK_RETRY", "CancelToolTask", "PollToolTask", "poll_movement", "poll_options"]
+__all__ = ["CANCEL_TASK_RETRY", "CancelToolTask", "PollToolTask"]
 
 CANCEL_TASK_RETRY = RetryPolicy(maximum_attempts=3, total_duration=timedelta(minutes=2))
 
@@ -58,40 +49,14 @@ _POLL_INTERVAL_NOT_A_NUMBER = (
 )
 
 
-def poll_options(effect: ToolEffect) -> StepOptions:
-    """PollToolTask's options, whose failure route follows the call's effect."""
-    options = dataclasses.replace(
-        sync_options(execute_load=LOAD_TOOL_CALLS, execute_retry=TOOL_RETRY),
-        wait_for_load_attribute_maps=LOAD_TOOL_CALLS,
-    )
-    return options.on_execute_failure_proceed_to(
-        failure_route_for(effect), sync_options(execute_load=LOAD_TOOL_CALLS)
-    )
-
-
-def poll_movement(record: AgentToolCall) -> StepMovement[str]:
-    """The movement into PollToolTask: options travel with a movement, so every
-    Step that moves a call there routes its failures by the call's effect."""
-    return StepMovement.of(PollToolTask, record.tool_call_id, options=poll_options(record.effect))
-
-
-def _finish_turn_cancellation(turn_id: str) -> StepDecision:
-    from dex_agents._steps_control import FinishTurnCancellation  # noqa: PLC0415 - cycle
-
-    return go_to(FinishTurnCancellation, turn_id)
-
-
-class PollToolTask(Step[str]):
+class PollToolTask(WaitingSessionStep[str]):
     """Polls a started task once per interval, or at once to hand it an answer."""
 
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
-
     def get_step_options(self) -> StepOptions:
-        # Only for a movement without options; `poll_movement` sets them by effect.
-        return poll_options(ToolEffect.READ)
+        # Only for a movement without options; `go_to_poll` sets them by effect.
+        return poll_options(self._runtime.steps, ToolEffect.READ)
 
-    async def wait_for(self, context: AsyncContext, input: str) -> Wait:
+    async def wait(self, context: AsyncContext, input: str) -> Wait:
         runtime = self._runtime
         record = runtime.schema.tool_calls.get(context, input)
         zero = timedelta(0)
@@ -103,19 +68,20 @@ class PollToolTask(Step[str]):
         seconds = record.task_poll_interval_seconds or 1
         return Wait.any_of(Timer.by_duration(timedelta(seconds=seconds)))
 
-    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
         runtime = self._runtime
-        record = runtime.schema.tool_calls.get(context, input)
-        if record is None or record.status is not ToolCallStatus.WAITING_FOR_TASK:
+        record = runtime.record_in(context, input, ToolCallStatus.WAITING_FOR_TASK)
+        if record is None:
             return dead_end()
         state = runtime.state(context)
         if turn_cancelled(runtime.schema, context, state) and state is not None:
-            return _finish_turn_cancellation(state.active_turn_id or record.turn_id)
+            return go_to(
+                runtime.steps.finish_turn_cancellation, state.active_turn_id or record.turn_id
+            )
         runner = runtime.runner
         if not isinstance(runner, ToolTaskPoller):
             raise TypeError("dex-agents: the runner no longer implements poll_tool_task")
-        events = runtime.writer(context, record.turn_id)
-        try:
+        with runtime.writer(context, record.turn_id) as events:
             pending_answer = (
                 record.input_answers[-1]
                 if record.task_answer_pending and record.input_answers
@@ -146,7 +112,7 @@ class PollToolTask(Step[str]):
             if isinstance(outcome, ToolInputRequested):
                 record_question(record, outcome)
                 runtime.schema.tool_calls.set(context, input, record)
-                return go_to(AwaitQuestionAnswer, input)
+                return go_to(runtime.steps.await_question_answer, input)
             if not isinstance(outcome, ToolTaskPending):
                 raise TypeError(
                     f"poll_tool_task returned {type(outcome).__name__}, not a poll outcome"
@@ -157,9 +123,7 @@ class PollToolTask(Step[str]):
             record.task_poll_interval_seconds = interval
             record.input_continuation = outcome.continuation
             runtime.schema.tool_calls.set(context, input, record)
-            return go_to_many(poll_movement(record))
-        finally:
-            events.close()
+            return go_to_poll(runtime.steps, record)
 
     def _finish(
         self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
@@ -169,11 +133,8 @@ class PollToolTask(Step[str]):
         return dead_end()
 
 
-class CancelToolTask(Step[str]):
+class CancelToolTask(SessionStep[str]):
     """Asks the runner to cancel a task cancel_turn abandoned; its outcome stays unknown."""
-
-    def __init__(self, runtime: SessionRuntime) -> None:
-        self._runtime = runtime
 
     def get_step_options(self) -> StepOptions:
         return sync_options(
@@ -181,10 +142,10 @@ class CancelToolTask(Step[str]):
             execute_retry=CANCEL_TASK_RETRY,
             execute_method_timeout=timedelta(seconds=30),
         ).on_execute_failure_proceed_to(
-            RecordToolOutcomeUnknown, sync_options(execute_load=LOAD_TOOL_CALLS)
+            self._runtime.steps.record_tool_outcome_unknown, tool_record_options()
         )
 
-    async def execute(self, context: AsyncContext, input: str) -> StepDecision:
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
         runtime = self._runtime
         record = runtime.schema.tool_calls.get(context, input)
         if record is None or is_final(record.status):
@@ -204,9 +165,6 @@ class CancelToolTask(Step[str]):
         record.error = TASK_CANCELLED_ERROR
         record.cancellation_reason = CancellationReason.TURN_CANCELLED
         record.task_answer_pending = False
-        events = runtime.writer(context, record.turn_id)
-        try:
+        with runtime.writer(context, record.turn_id) as events:
             runtime.finalize_record(context, record, events)
-        finally:
-            events.close()
         return dead_end()

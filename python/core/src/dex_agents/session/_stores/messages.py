@@ -1,10 +1,15 @@
 """Message storage: the AgentMessages window, chunk rollover, oversized messages, reads.
 
-Design "Message storage": the newest messages are one AgentMessages instance
+Message storage (docs/architecture.md): the newest messages are one AgentMessages instance
 each, so storing one is a blind write; when a Step leaves more than
 `message_window_size` there, the same commit moves the oldest into immutable
 AgentMessageChunks instances listed in AgentMessageIndex. With compaction, chunks
 the summary covers are deleted whole once enough newer messages are stored.
+
+TurnReplySequence lets a turn's end count its messages without reading them.
+A turn whose value names another turn (started by a Worker that wrote none)
+counts back from the newest message, and the first store in that turn records
+the value before its rollover can move those messages out of the window.
 """
 
 from __future__ import annotations
@@ -19,18 +24,21 @@ from dex_agents_contracts import (
     AgentMessageChunkRange,
     AgentMessageIndex,
     AgentState,
+    MessageRole,
+    TurnReplySequence,
     encode_agent_message,
 )
 
-from dex_agents._schema import SessionSchema, sequence_key
-from dex_agents._time import utc_now
 from dex_agents.errors import ValueTooLarge
+from dex_agents.offline import stored_message
 from dex_agents.options import (
     MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT,
     MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT,
     AgentSessionOptions,
 )
 from dex_agents.runner import FrameworkMessage
+from dex_agents.session._schema import SessionSchema, sequence_key
+from dex_agents.session._time import utc_now
 
 __all__ = [
     "EMPTY_CHUNK_BYTES",
@@ -110,7 +118,35 @@ class MessageStore:
                 found[seq] = message
         return [found[seq] for seq in sorted(found)]
 
+    def reply_sequence(self, context: Context, state: AgentState, turn_id: str) -> int:
+        """The first sequence after the turn's user messages (the Context loads the window).
+
+        From TurnReplySequence when it names the turn; otherwise counted back from
+        the newest message over the turn's replies.
+        """
+        reply = self.schema.turn_reply_sequence.get(context)
+        if reply is not None and reply.turn_id == turn_id:
+            return reply.sequence
+        window = self.window(context)
+        count = 0
+        for seq in sorted(window, reverse=True):
+            message = window[seq]
+            if message.turn_id != turn_id or message.role is MessageRole.USER:
+                break
+            count += 1
+        return state.next_message_sequence - count
+
     # --- writes --------------------------------------------------------------------
+
+    def record_reply_sequence(self, context: Context, state: AgentState, turn_id: str) -> None:
+        """Before a store in a started turn: record its TurnReplySequence when the stored
+        one names another turn, while the window still holds the turn's replies."""
+        reply = self.schema.turn_reply_sequence.get(context)
+        if reply is None or reply.turn_id != turn_id:
+            sequence = self.reply_sequence(context, state, turn_id)
+            self.schema.turn_reply_sequence.set(
+                context, TurnReplySequence(turn_id=turn_id, sequence=sequence)
+            )
 
     def append(
         self,
@@ -127,16 +163,10 @@ class MessageStore:
         if not messages:
             return []
         stored = [
-            AgentMessage(
-                sequence=state.next_message_sequence + offset,
-                turn_id=turn_id,
-                role=framework_message.message_role,
-                text=framework_message.text,
-                tool_call_id=framework_message.tool_call_id,
-                tool_name=framework_message.tool_name,
-                tool_arguments=framework_message.tool_arguments,
-                tool_output=framework_message.tool_output,
-                framework_item=framework_message.framework_item,
+            stored_message(
+                framework_message,
+                state.next_message_sequence + offset,
+                turn_id,
                 created_at=utc_now(),
             )
             for offset, framework_message in enumerate(messages)

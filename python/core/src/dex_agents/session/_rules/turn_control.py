@@ -16,16 +16,16 @@ from dex_agents_contracts import (
     AgentState,
     AgentToolCall,
     CancellationReason,
-    InterruptResolvedPayload,
     ToolCallStatus,
 )
 
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._runtime import SessionRuntime
-from dex_agents._schema import SessionSchema
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import tool_call_note
 from dex_agents.runner import UnfinishedTurnMessageBuilder
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._runtime import SessionRuntime
+from dex_agents.session._schema import SessionSchema
+from dex_agents.session._stores.interrupts import interrupt_resolved
 
 __all__ = [
     "CANCELLED_NOTE_HEADER",
@@ -138,21 +138,16 @@ def remove_pending_interrupts(
 
     The caller holds the PendingInterrupts lock. False when none was pending.
     """
-    interrupts = runtime.interrupts(context)
-    removed = [i for i in interrupts if i.tool_call_id == record.tool_call_id]
+    removed = runtime.interrupt_store.remove_for_call(context, record.tool_call_id)
     if not removed:
         return False
-    runtime.schema.pending_interrupts.set(
-        context, [i for i in interrupts if i.tool_call_id != record.tool_call_id]
-    )
     for interrupt in removed:
         events.write(
-            InterruptResolvedPayload(
-                interrupt_id=interrupt.interrupt_id,
+            interrupt_resolved(
+                interrupt.interrupt_id,
+                interrupt.kind,
                 approved=False,
                 rejection_message=rejection_message_for(reason),
-                kind=interrupt.kind,
-                answered=False,
                 cancellation_reason=reason,
             )
         )

@@ -1,7 +1,13 @@
-"""Step options the design document fixes; every Step sets SYNC on WaitFor and Execute."""
+"""The session Steps' options; every Step sets SYNC on WaitFor and Execute.
+
+The options of Steps that other families move to (with options of their own,
+or as a failure route) are built here once, so the movement and the Step's
+`get_step_options` cannot drift apart.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -14,8 +20,9 @@ from dex import (
     StepDurability,
     StepOptions,
 )
+from dex_agents_contracts import ToolEffect
 
-from dex_agents._schema import (
+from dex_agents.session._schema import (
     AGENT_MESSAGE_CHUNKS,
     AGENT_MESSAGES,
     AGENT_TOOL_CALLS,
@@ -23,6 +30,7 @@ from dex_agents._schema import (
     STEERED_USER_MESSAGES,
     TURN_CANCELLATION_REQUEST,
 )
+from dex_agents.session._step_table import SessionSteps
 
 __all__ = [
     "LOAD_MESSAGES",
@@ -32,9 +40,15 @@ __all__ = [
     "LOCK_CANCELLATION",
     "LOCK_INTERRUPTS",
     "MODEL_RETRY",
+    "RECOVERY_RETRY",
     "SINGLE_ATTEMPT",
     "TOOL_RETRY",
+    "apply_turn_control_options",
+    "model_call_options",
+    "poll_options",
+    "record_turn_failure_options",
     "sync_options",
+    "tool_record_options",
 ]
 
 LOAD_MESSAGES: tuple[AttributeMap[Any], ...] = (AGENT_MESSAGES,)
@@ -48,6 +62,8 @@ LOAD_STEERED_MESSAGES: tuple[Channel[Any], ...] = (STEERED_USER_MESSAGES,)
 MODEL_RETRY = RetryPolicy(maximum_attempts=3, total_duration=timedelta(minutes=30))
 TOOL_RETRY = RetryPolicy(maximum_attempts=3)
 SINGLE_ATTEMPT = RetryPolicy(maximum_attempts=1)
+RECOVERY_RETRY = RetryPolicy(maximum_attempts=3)
+"""Short bookkeeping Steps retry a lost Worker; they call no model and no tool."""
 
 
 def sync_options(
@@ -71,4 +87,44 @@ def sync_options(
         execute_retry=execute_retry,
         execute_method_timeout=execute_method_timeout,
         heartbeat_timeout=heartbeat_timeout,
+    )
+
+
+def tool_record_options() -> StepOptions:
+    """A Step that reads and writes only tool call records (and failure routes to one)."""
+    return sync_options(execute_load=LOAD_TOOL_CALLS)
+
+
+def record_turn_failure_options() -> StepOptions:
+    return sync_options(execute_load=(*LOAD_MESSAGES_AND_CHUNKS, *LOAD_TOOL_CALLS))
+
+
+def model_call_options(
+    steps: SessionSteps, execute_load: tuple[AttributeMap[Any], ...]
+) -> StepOptions:
+    """RunModel and CompactContext: one model call, failing over to RecordTurnFailure."""
+    return sync_options(
+        execute_load=execute_load,
+        execute_retry=MODEL_RETRY,
+        execute_method_timeout=timedelta(minutes=15),
+        heartbeat_timeout=timedelta(minutes=2),
+    ).on_execute_failure_proceed_to(steps.record_turn_failure, record_turn_failure_options())
+
+
+def apply_turn_control_options() -> StepOptions:
+    return sync_options(
+        execute_load=(*LOAD_MESSAGES_AND_CHUNKS, *LOAD_TOOL_CALLS),
+        execute_locks=LOCK_CANCELLATION,
+        execute_retry=RECOVERY_RETRY,
+    )
+
+
+def poll_options(steps: SessionSteps, effect: ToolEffect) -> StepOptions:
+    """PollToolTask's options, whose failure route follows the call's effect."""
+    options = dataclasses.replace(
+        sync_options(execute_load=LOAD_TOOL_CALLS, execute_retry=TOOL_RETRY),
+        wait_for_load_attribute_maps=LOAD_TOOL_CALLS,
+    )
+    return options.on_execute_failure_proceed_to(
+        steps.failure_route_for(effect), tool_record_options()
     )

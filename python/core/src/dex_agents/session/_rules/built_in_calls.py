@@ -2,16 +2,17 @@
 
 Built-in calls never reach a tool Step. RunModel validates them in its own
 commit; an invalid call and every write_todos call become final there, and
-ask_user and durable_wait move on to their waiting Steps.
+ask_user and durable_wait move on to their waiting Steps (found in the Step table).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from dex import AsyncContext, StepMovement
 from dex_agents_contracts import (
@@ -23,14 +24,16 @@ from dex_agents_contracts import (
     PlanStatus,
     PlanTaskStatus,
     PlanUpdatedPayload,
+    TimerStartedPayload,
     ToolCallStatus,
     ToolEffect,
 )
 
-from dex_agents._event_writer import StepEventWriter
-from dex_agents._runtime import SessionRuntime
 from dex_agents.results import compact_json
 from dex_agents.runner import DeferredToolCall
+from dex_agents.session._event_writer import StepEventWriter
+from dex_agents.session._rules.questions import raise_ask_user
+from dex_agents.session._runtime import SessionRuntime
 
 __all__ = [
     "NOT_A_JSON_OBJECT",
@@ -43,7 +46,10 @@ __all__ = [
     "parse_ask_user",
     "parse_durable_wait",
     "parse_todos",
+    "start_durable_wait",
 ]
+
+ParsedT = TypeVar("ParsedT")
 
 NOT_A_JSON_OBJECT = "arguments must be a JSON object"
 PLANNING_TURN_REJECTION = "The tool call was not run: a planning turn can only call write_todos."
@@ -183,6 +189,28 @@ def _plan_status(tasks: Sequence[AgentPlanTask], planning: bool) -> PlanStatus:
     return PlanStatus.ACTIVE
 
 
+def start_durable_wait(
+    runtime: SessionRuntime,
+    context: AsyncContext,
+    record: AgentToolCall,
+    *,
+    seconds: int,
+    reason: str,
+    events: StepEventWriter,
+    now: datetime,
+) -> StepMovement[str]:
+    """RunModel's durable_wait call: waiting_for_timer until now + seconds."""
+    record.status = ToolCallStatus.WAITING_FOR_TIMER
+    record.wait_until = now + timedelta(seconds=seconds)
+    runtime.schema.tool_calls.set(context, record.tool_call_id, record)
+    events.write(
+        TimerStartedPayload(
+            tool_call_id=record.tool_call_id, wait_until=record.wait_until, reason=reason
+        )
+    )
+    return StepMovement.of(runtime.steps.await_timer, record.tool_call_id)
+
+
 class BuiltInCallRouter:
     """Routes the built-in calls of one model response inside RunModel's commit."""
 
@@ -193,7 +221,7 @@ class BuiltInCallRouter:
         *,
         interaction_mode: InteractionMode,
         calls: Sequence[DeferredToolCall],
-        interrupts: list[AgentInterrupt],
+        raised: list[AgentInterrupt],
         events: StepEventWriter,
         now: datetime,
     ) -> None:
@@ -201,7 +229,7 @@ class BuiltInCallRouter:
         self._context = context
         self._enabled = frozenset(runtime.options.built_in_tools)
         self._planning = interaction_mode is InteractionMode.PLANNING
-        self._interrupts = interrupts
+        self._raised = raised
         self._events = events
         self._now = now
         self._write_todos_repeated = (
@@ -251,14 +279,20 @@ class BuiltInCallRouter:
         record.error = error
         self._finish(record)
 
-    def _ask_user(self, record: AgentToolCall) -> StepMovement[str] | None:
+    def _parsed(
+        self, record: AgentToolCall, parse: Callable[[str], ParsedT], what: str
+    ) -> ParsedT | None:
+        """The call's parsed arguments, or None once it failed as `invalid <what>: ...`."""
         try:
-            arguments = parse_ask_user(record.arguments)
+            return parse(record.arguments)
         except BuiltInArgumentError as error:
-            self._fail(record, f"invalid ask_user arguments: {error}")
+            self._fail(record, f"invalid {what}: {error}")
             return None
-        from dex_agents._steps_questions import raise_ask_user  # noqa: PLC0415 (cycle)
 
+    def _ask_user(self, record: AgentToolCall) -> StepMovement[str] | None:
+        arguments = self._parsed(record, parse_ask_user, "ask_user arguments")
+        if arguments is None:
+            return None
         return raise_ask_user(
             self._runtime,
             self._context,
@@ -266,19 +300,18 @@ class BuiltInCallRouter:
             question=arguments.question,
             choices=list(arguments.choices),
             allows_free_text=arguments.allows_free_text,
-            interrupts=self._interrupts,
+            raised=self._raised,
             events=self._events,
             now=self._now,
         )
 
     def _durable_wait(self, record: AgentToolCall) -> StepMovement[str] | None:
-        try:
-            arguments = parse_durable_wait(record.arguments, self._runtime.options.max_durable_wait)
-        except BuiltInArgumentError as error:
-            self._fail(record, f"invalid durable_wait arguments: {error}")
+        max_wait = self._runtime.options.max_durable_wait
+        arguments = self._parsed(
+            record, lambda text: parse_durable_wait(text, max_wait), "durable_wait arguments"
+        )
+        if arguments is None:
             return None
-        from dex_agents._steps_timer import start_durable_wait  # noqa: PLC0415 (cycle)
-
         return start_durable_wait(
             self._runtime,
             self._context,
@@ -293,10 +326,8 @@ class BuiltInCallRouter:
         if self._write_todos_repeated:
             self._fail(record, WRITE_TODOS_REPEATED)
             return
-        try:
-            tasks = parse_todos(record.arguments)
-        except BuiltInArgumentError as error:
-            self._fail(record, f"invalid todos: {error}")
+        tasks = self._parsed(record, parse_todos, "todos")
+        if tasks is None:
             return
         schema = self._runtime.schema
         current = schema.plan.get(self._context)

@@ -1,15 +1,14 @@
-"""The rules of steer_user_message, delete_queued_message and cancel_turn.
+"""The rules of send_user_message, steer_user_message, delete_queued_message and cancel_turn.
 
 The RPC methods on AgentSessionFlow declare locks and loads; the decisions live
-here so each reads as the design's list of cases.
+here so each reads as its list of cases.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from dex import Context, Step
+from dex import Context
 from dex_agents_contracts import (
     AgentUserMessage,
     CancelTurnRequest,
@@ -20,16 +19,30 @@ from dex_agents_contracts import (
     TurnControlRequest,
 )
 
-from dex_agents._schema import SessionSchema
-from dex_agents._time import utc_now
+from dex_agents.session._schema import SessionSchema
+from dex_agents.session._time import utc_now
 
 __all__ = [
     "TurnCancellation",
     "accept_turn_cancellation",
-    "cancel_turn_step_types",
     "delete_queued_message",
+    "send_user_message",
     "steer_user_message",
 ]
+
+
+def send_user_message(
+    schema: SessionSchema, context: Context, message: AgentUserMessage, *, plan_mode_enabled: bool
+) -> bool:
+    """Queue a user message; false for blank text, or plan_mode without plan mode."""
+    text = message.text
+    if not isinstance(text, str) or not text.strip():
+        return False
+    plan_mode = message.plan_mode is True
+    if plan_mode and not plan_mode_enabled:
+        return False
+    schema.queued_user_messages.publish(context, AgentUserMessage(text=text, plan_mode=plan_mode))
+    return True
 
 
 def steer_user_message(
@@ -119,24 +132,3 @@ def accept_turn_cancellation(
         context, TurnCancellationRequest(turn_id=turn_id, requested_at=utc_now())
     )
     return TurnCancellation(accepted=True, turn_id=turn_id)
-
-
-def cancel_turn_step_types() -> tuple[type[Step[Any]], ...]:
-    """The Steps cancel_turn cancels: model calls, compaction, the failure route, waits, polls."""
-    # Imported here: the Step modules import this package's session module graph.
-    from dex_agents._compaction import CompactContext  # noqa: PLC0415 - cycle
-    from dex_agents._steps_model import RecordTurnFailure, RunModel  # noqa: PLC0415 - cycle
-    from dex_agents._steps_questions import AwaitQuestionAnswer  # noqa: PLC0415 - cycle
-    from dex_agents._steps_tasks import PollToolTask  # noqa: PLC0415 - cycle
-    from dex_agents._steps_timer import AwaitTimer  # noqa: PLC0415 - cycle
-    from dex_agents._steps_tools import AwaitToolApproval  # noqa: PLC0415 - cycle
-
-    return (
-        RunModel,
-        CompactContext,
-        RecordTurnFailure,
-        AwaitToolApproval,
-        AwaitQuestionAnswer,
-        AwaitTimer,
-        PollToolTask,
-    )

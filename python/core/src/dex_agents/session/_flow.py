@@ -1,0 +1,270 @@
+"""AgentSessionFlow: the durable agent session, one Flow execution per session.
+
+Every model call is a RunModel Step and every tool call its own Step; the
+RPCs here are how applications talk to a running session. This module only
+declares them (locks, loads, the Step list and the Step table); the Steps live
+in `_steps/` and the RPCs' rules in `_rpcs/`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from dex import Context, Flow, PersistenceSchema, RPCResult, StepList, StepMovement, Stream, rpc
+from dex_agents_contracts import (
+    AgentEvent,
+    AgentMessagesPage,
+    AgentSessionStartInput,
+    AgentSnapshot,
+    AgentUserMessage,
+    AnswerQuestionRequest,
+    CancelTurnRequest,
+    DeleteQueuedMessageRequest,
+    ExecutePlanRequest,
+    ListAgentMessagesRequest,
+    ResolveInterruptRequest,
+    SteerUserMessageRequest,
+    UpdateSessionSettingsRequest,
+)
+
+from dex_agents.errors import UserError
+from dex_agents.options import AgentSessionOptions
+from dex_agents.runner import AgentFrameworkRunner, ContextCompactionRunner, PlanModeRunner
+from dex_agents.session._rpcs import control, interrupts, plan, reads, settings
+from dex_agents.session._rpcs.reads import (
+    DEFAULT_MESSAGE_PAGE_LIMIT,
+    MAX_MESSAGE_PAGE_LIMIT,
+    SNAPSHOT_MESSAGE_LIMIT,
+)
+from dex_agents.session._runtime import SessionRuntime
+from dex_agents.session._schema import (
+    AGENT_MESSAGE_CHUNKS,
+    AGENT_MESSAGES,
+    AGENT_TOOL_CALLS,
+    PENDING_INTERRUPTS,
+    PENDING_PLAN_EXECUTION,
+    QUEUED_USER_MESSAGES,
+    STEERED_USER_MESSAGES,
+    TURN_CANCELLATION_REQUEST,
+    SessionSchema,
+)
+from dex_agents.session._step_base import SessionStep
+from dex_agents.session._step_table import SessionSteps
+from dex_agents.session._steps.compaction import CompactContext
+from dex_agents.session._steps.control import ApplyTurnControl, FinishTurnCancellation
+from dex_agents.session._steps.model import (
+    AwaitUserMessage,
+    RecordTurnFailure,
+    ResumeTurn,
+    RunModel,
+)
+from dex_agents.session._steps.questions import AwaitQuestionAnswer
+from dex_agents.session._steps.start import StartAgentSession
+from dex_agents.session._steps.tasks import CancelToolTask, PollToolTask
+from dex_agents.session._steps.timer import AwaitTimer
+from dex_agents.session._steps.tools import (
+    AwaitToolApproval,
+    CallSingleAttemptTool,
+    CallTool,
+    RecordToolFailure,
+    RecordToolOutcomeUnknown,
+)
+
+__all__ = [
+    "DEFAULT_MESSAGE_PAGE_LIMIT",
+    "MAX_MESSAGE_PAGE_LIMIT",
+    "SNAPSHOT_MESSAGE_LIMIT",
+    "AgentSessionFlow",
+]
+
+STEPS = SessionSteps(
+    start=StartAgentSession,
+    await_user_message=AwaitUserMessage,
+    run_model=RunModel,
+    compact_context=CompactContext,
+    resume_turn=ResumeTurn,
+    record_turn_failure=RecordTurnFailure,
+    await_tool_approval=AwaitToolApproval,
+    call_tool=CallTool,
+    call_single_attempt_tool=CallSingleAttemptTool,
+    record_tool_failure=RecordToolFailure,
+    record_tool_outcome_unknown=RecordToolOutcomeUnknown,
+    apply_turn_control=ApplyTurnControl,
+    finish_turn_cancellation=FinishTurnCancellation,
+    await_question_answer=AwaitQuestionAnswer,
+    await_timer=AwaitTimer,
+    poll_tool_task=PollToolTask,
+    cancel_tool_task=CancelToolTask,
+)
+"""The movement table every session Flow type shares: its Steps, and no others."""
+
+_OTHER_STEPS: tuple[type[SessionStep[Any]], ...] = (
+    AwaitUserMessage,
+    RunModel,
+    CompactContext,
+    ResumeTurn,
+    RecordTurnFailure,
+    AwaitToolApproval,
+    CallTool,
+    CallSingleAttemptTool,
+    RecordToolFailure,
+    RecordToolOutcomeUnknown,
+    ApplyTurnControl,
+    FinishTurnCancellation,
+    AwaitQuestionAnswer,
+    AwaitTimer,
+    PollToolTask,
+    CancelToolTask,
+)
+
+
+class AgentSessionFlow(Flow[AgentSessionStartInput]):
+    """The shared session Flow, run by one framework runner under one Flow type.
+
+    Register it with `agent_registry([flow])` (or `Registry([flow],
+    agent_codec_registry(), allow_async_handlers=True)`): SDK 1.23.0 takes the
+    wire codecs only through the Registry.
+    """
+
+    def __init__(
+        self,
+        runner: AgentFrameworkRunner[Any],
+        *,
+        flow_type: str,
+        options: AgentSessionOptions | None = None,
+    ) -> None:
+        if not isinstance(runner, AgentFrameworkRunner):
+            raise UserError(
+                "`runner` must implement AgentFrameworkRunner "
+                "(build_user_message, run_model_step, execute_deferred_tool_call)"
+            )
+        if not isinstance(flow_type, str) or not flow_type or "/" in flow_type:
+            raise UserError(f"`flow_type` {flow_type!r} must be a non-empty name without '/'")
+        options = options or AgentSessionOptions()
+        if options.plan_mode_enabled and not (
+            isinstance(runner, PlanModeRunner) and runner.supports_plan_mode
+        ):
+            raise UserError("`plan_mode_enabled` needs a runner whose `supports_plan_mode` is true")
+        if options.compaction is not None and not isinstance(runner, ContextCompactionRunner):
+            raise UserError(
+                "`compaction` needs a runner that implements ContextCompactionRunner "
+                "(estimate_input_tokens, select_compaction_cutoff, summarize_context)"
+            )
+        self.runner = runner
+        self.options = options
+        self.schema = SessionSchema.create(self.options.event_stream_capacity_bytes)
+        self._flow_type = flow_type
+        self._runtime = SessionRuntime(
+            runner=runner, options=self.options, schema=self.schema, step_table=STEPS
+        )
+
+    @property
+    def events(self) -> Stream[AgentEvent]:
+        """The AgentEvents Stream of this Flow type."""
+        return self.schema.events
+
+    def get_flow_type(self) -> str:
+        return self._flow_type
+
+    def get_steps(self) -> StepList[AgentSessionStartInput]:
+        runtime = self._runtime
+        if runtime.step_table is not STEPS:
+            # A runtime swapped in after construction (tests stand in for other Workers).
+            runtime = dataclasses.replace(runtime, step_table=STEPS)
+        return StepList.start_step(StartAgentSession(runtime)).other_steps(
+            *(step(runtime) for step in _OTHER_STEPS)
+        )
+
+    def get_persistence_schema(self) -> PersistenceSchema:
+        return self.schema.persistence_schema()
+
+    # --- RPCs ------------------------------------------------------------------------
+    # Grouped by feature; each group's rules live in its own module.
+
+    @rpc(is_transactional=True)
+    def send_user_message(self, context: Context, message: AgentUserMessage) -> RPCResult[bool]:
+        """Queues a user message; false for blank text, or plan_mode without plan mode."""
+        return RPCResult(
+            control.send_user_message(
+                self.schema, context, message, plan_mode_enabled=self.options.plan_mode_enabled
+            )
+        )
+
+    # --- RPCs: interrupts and questions ---
+
+    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),))
+    def resolve_interrupt(
+        self, context: Context, request: ResolveInterruptRequest
+    ) -> RPCResult[bool]:
+        """Approves or rejects a pending interrupt; false when it is not pending or expired."""
+        return RPCResult(interrupts.resolve_interrupt(self.schema, context, request))
+
+    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),))
+    def answer_question(self, context: Context, request: AnswerQuestionRequest) -> RPCResult[bool]:
+        """Answers a pending question; false when it is not pending, expired, or the
+        answer is blank or outside its choices while free text is not allowed."""
+        return RPCResult(interrupts.answer_question(self.schema, context, request))
+
+    # --- RPCs: plan mode ---
+
+    @rpc(lock_attributes=(PENDING_PLAN_EXECUTION.lock(),))
+    def execute_plan(self, context: Context, request: ExecutePlanRequest) -> RPCResult[bool]:
+        """Approves a draft or active plan revision; an idle session then executes it."""
+        return RPCResult(plan.accept_plan_execution(self.schema, context, request))
+
+    # --- RPCs: steering and cancellation ---
+
+    @rpc(is_transactional=True, load_channels=(QUEUED_USER_MESSAGES,))
+    def steer_user_message(
+        self, context: Context, request: SteerUserMessageRequest
+    ) -> RPCResult[bool]:
+        """Redirects the active turn with a new or a queued message; queues it when idle."""
+        return RPCResult(control.steer_user_message(self.schema, context, request))
+
+    @rpc(is_transactional=True, load_channels=(QUEUED_USER_MESSAGES,))
+    def delete_queued_message(
+        self, context: Context, request: DeleteQueuedMessageRequest
+    ) -> RPCResult[bool]:
+        """Drops a queued message before a turn takes it; false when it is not pending."""
+        return RPCResult(control.delete_queued_message(self.schema, context, request))
+
+    @rpc(lock_attributes=(TURN_CANCELLATION_REQUEST.lock(), PENDING_INTERRUPTS.lock()))
+    def cancel_turn(self, context: Context, request: CancelTurnRequest) -> RPCResult[bool]:
+        """Stops the active turn: cancels its model call and waits, then settles its calls."""
+        decision = control.accept_turn_cancellation(self.schema, context, request)
+        if decision.turn_id is None:
+            return RPCResult(decision.accepted)  # refused, or already cancelled
+        return RPCResult(
+            True, next_steps=(StepMovement.of(STEPS.finish_turn_cancellation, decision.turn_id),)
+        ).with_canceling_steps(*STEPS.cancelled_by_cancel_turn())
+
+    # --- RPCs: session settings ---
+
+    @rpc(is_transactional=True)
+    def update_session_settings(
+        self, context: Context, request: UpdateSessionSettingsRequest
+    ) -> RPCResult[bool]:
+        """Replaces the settings later turns start with; `{}` clears them.
+
+        False before StartAgentSession committed, and for settings that are missing,
+        not a JSON object, or too large. The active turn keeps its own copy.
+        """
+        return RPCResult(settings.update_session_settings(self.schema, context, request))
+
+    # --- RPCs: reads ---
+
+    @rpc(
+        load_attribute_maps=(AGENT_MESSAGES, AGENT_MESSAGE_CHUNKS, AGENT_TOOL_CALLS),
+        load_channels=(QUEUED_USER_MESSAGES, STEERED_USER_MESSAGES),
+    )
+    def get_agent_snapshot(self, context: Context) -> RPCResult[AgentSnapshot]:
+        """The session as committed: state, recent messages, interrupts, tool calls, usage."""
+        return RPCResult(reads.snapshot(self._runtime, context))
+
+    @rpc(load_attribute_maps=(AGENT_MESSAGES, AGENT_MESSAGE_CHUNKS))
+    def list_agent_messages(
+        self, context: Context, request: ListAgentMessagesRequest
+    ) -> RPCResult[AgentMessagesPage]:
+        """One page of stored messages, oldest first, ending before `before_sequence`."""
+        return RPCResult(reads.message_page(self._runtime, context, request))

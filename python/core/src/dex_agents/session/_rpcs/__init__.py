@@ -1,0 +1,1 @@
+"""The rules of the session RPCs; AgentSessionFlow declares their locks and loads."""

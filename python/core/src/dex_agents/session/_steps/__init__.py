@@ -1,0 +1,1 @@
+"""The session Steps, one module per Step family."""

@@ -1,0 +1,1 @@
+"""Stored session state behind small stores: messages and pending interrupts."""
