@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dex_agents import (
-    AgentSessionFlow,
+from dex_agents import AgentSessionFlow
+from dex_agents._runtime import SessionRuntime
+from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,
@@ -23,7 +24,6 @@ from dex_agents import (
     TurnCompleted,
     TurnContinued,
 )
-from dex_agents._runtime import SessionRuntime
 from dex_agents_contracts import AgentUsage
 from dex_agents_testing import RunLog, ScriptedRunner
 

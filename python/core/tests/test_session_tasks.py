@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dex_agents import OUTCOME_UNKNOWN_RESULT, ToolPolicy
+from dex_agents import ToolPolicy
 from dex_agents._tool_outcomes import (
     TASK_ID_BLANK_ERROR,
     TASK_INTERVAL_NOT_A_NUMBER_ERROR,
@@ -14,6 +14,7 @@ from dex_agents._tool_outcomes import (
     poll_interval_seconds,
 )
 from dex_agents._turn_control import TASK_CANCELLED_ERROR
+from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, CancellationReason, ToolCallStatus, ToolEffect
 from dex_agents_testing import (
     ModelReply,

@@ -14,26 +14,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dex_agents import (
+from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
-    TurnCompleted,
-    model_visible_result,
-)
-from dex_agents.runner import (
-    DeferredToolOutcome,
     ToolInputRequested,
     ToolTaskCancellation,
     ToolTaskPending,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     ToolTaskStarted,
+    TurnCompleted,
+    model_visible_result,
 )
 from dex_agents_contracts import AgentUsage, QuestionAnswer, ToolEffect
 
