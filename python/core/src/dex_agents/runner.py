@@ -20,6 +20,19 @@ from `dex_agents`.
 from __future__ import annotations
 
 from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.capabilities import (
+    ContextCompactionRunner,
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    PlanModeRunner,
+    ToolTaskCancellation,
+    ToolTaskCanceller,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPoller,
+    ToolTaskPollOutcome,
+    UnfinishedTurnMessageBuilder,
+)
 from dex_agents._runner.policies import (
     BUILT_IN_TOOL_NAMES,
     BUILT_IN_TOOL_POLICY,
@@ -36,30 +49,19 @@ from dex_agents._runner.protocol import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
-    ContextCompactionRunner,
-    ContextSummaryRequest,
-    ContextSummaryResult,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
     FrameworkMessage,
     Heartbeat,
     ModelCallMetadata,
-    PlanModeRunner,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskCancellation,
-    ToolTaskCanceller,
-    ToolTaskPending,
-    ToolTaskPoll,
-    ToolTaskPoller,
-    ToolTaskPollOutcome,
     ToolTaskStarted,
     TurnCompleted,
     TurnContinued,
-    UnfinishedTurnMessageBuilder,
 )
 from dex_agents._runner.tool_call_ids import invalid_tool_call_ids, model_tool_call_id_problem
 from dex_agents.events import EventWriter

@@ -8,25 +8,6 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from dex_agents._runner.protocol import ModelCallMetadata
 
-__all__ = [
-    "AssistantMessage",
-    "DeltaCallback",
-    "ModelClient",
-    "ModelDelta",
-    "ModelMessage",
-    "ModelRequest",
-    "ModelResponse",
-    "ModelSettings",
-    "ModelToolCall",
-    "ModelToolChoice",
-    "ModelUsage",
-    "NamedToolChoice",
-    "ToolDefinition",
-    "ToolResultMessage",
-    "UserMessage",
-]
-
-
 # --- messages -----------------------------------------------------------------------
 
 
