@@ -14,7 +14,8 @@ model call is the next Step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic
 
 from dex_agents import ToolPolicy, UserError
@@ -26,6 +27,7 @@ from dex_agents.runner import (
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
+    Heartbeat,
     ModelCallMetadata,
     ToolCallsRequested,
     ToolExecutionError,
@@ -39,12 +41,14 @@ from dex_agents.runner import (
 from dex_agents_contracts import AgentToolCall, AgentUsage, ToolEffect
 from pydantic_ai import (
     Agent,
+    AgentRun,
     CallToolsNode,
     DeferredToolRequests,
     DeferredToolResults,
     ModelRequestNode,
     ToolApproved,
 )
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -147,17 +151,9 @@ class PydanticAiRunner(Generic[DepsT]):
         responses: list[ModelResponse] = []
         retry_request: ModelRequest | None = None
         output: object = None
-        async with (
-            heartbeats(turn.heartbeat, self.heartbeat_interval_seconds),
-            self.agent.iter(
-                message_history=history,
-                deferred_tool_results=results,
-                # The Flow ID, as the design's spans carry it (gen_ai.conversation.id).
-                conversation_id=turn.flow_id,
-                deps=deps,
-                capabilities=[deferral],
-            ) as run,
-        ):
+        async with self._iter(
+            turn.flow_id, turn.heartbeat, history, results=results, deps=deps, capability=deferral
+        ) as run:
             node = run.next_node
             model_calls = 0
             while not isinstance(node, End):
@@ -228,16 +224,14 @@ class PydanticAiRunner(Generic[DepsT]):
             metadata={record.tool_call_id: {DEX_METADATA_KEY: info.to_metadata()}},
         )
         result: ToolReturnPart | None = None
-        async with (
-            heartbeats(call.heartbeat, self.heartbeat_interval_seconds),
-            self.agent.iter(
-                message_history=history,
-                deferred_tool_results=approvals,
-                conversation_id=call.flow_id,
-                deps=self._deps(info),
-                capabilities=[ApproveEveryTool()],
-            ) as run,
-        ):
+        async with self._iter(
+            call.flow_id,
+            call.heartbeat,
+            history,
+            results=approvals,
+            deps=self._deps(info),
+            capability=ApproveEveryTool(),
+        ) as run:
             node = run.next_node
             while not isinstance(node, End):
                 if isinstance(node, ModelRequestNode):
@@ -284,6 +278,31 @@ class PydanticAiRunner(Generic[DepsT]):
         return to_framework_messages(messages)
 
     # --- helpers ---------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _iter(
+        self,
+        flow_id: str,
+        heartbeat: Heartbeat,
+        history: list[ModelMessage],
+        *,
+        results: DeferredToolResults | None,
+        deps: DepsT,
+        capability: AbstractCapability[Any],
+    ) -> AsyncIterator[AgentRun[DepsT, Any]]:
+        """The agent's run over `history`, heartbeating the Step while it lasts."""
+        async with (
+            heartbeats(heartbeat, self.heartbeat_interval_seconds),
+            self.agent.iter(
+                message_history=history,
+                deferred_tool_results=results,
+                # The Flow ID, as the design's spans carry it (gen_ai.conversation.id).
+                conversation_id=flow_id,
+                deps=deps,
+                capabilities=[capability],
+            ) as run,
+        ):
+            yield run
 
     def _deps(self, info: DexRunInfo) -> DepsT:
         if self.deps_factory is None:
