@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from dex_agents import ToolEffect, ToolPolicy
-from dex_agents._steps_model import invalid_tool_call_ids as session_check
 from dex_agents.runner import (
     DeferredToolCall,
     ResolvedToolPolicy,
@@ -38,9 +37,8 @@ def test_the_session_check_words_each_fault(
 ) -> None:
     calls = [_call(i) for i in ids]
     records = [_call(i).pending_record(turn_id="t", deferral_order=0) for i in earlier]
+    # The texts the session records as the turn error (test_session_lifecycle).
     assert invalid_tool_call_ids(calls, records) == problem
-    # The session's own check says the same until it imports this one.
-    assert session_check(calls, records) == problem
 
 
 def test_the_adapter_check_names_the_call() -> None:
