@@ -108,17 +108,10 @@ def stored_message(
     *,
     created_at: datetime | None = None,
 ) -> AgentMessage:
-    """The `AgentMessage` the session stores for `message` at `sequence`."""
-    return AgentMessage(
+    """The `AgentMessage` the session stores for `message` at `sequence` (now, by default)."""
+    return message.stored(
         sequence=sequence,
         turn_id=turn_id,
-        role=message.message_role,
-        text=message.text,
-        tool_call_id=message.tool_call_id,
-        tool_name=message.tool_name,
-        tool_arguments=message.tool_arguments,
-        tool_output=message.tool_output,
-        framework_item=message.framework_item,
         created_at=created_at if created_at is not None else datetime.now(UTC),
     )
 

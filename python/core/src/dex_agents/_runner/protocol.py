@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Generic, Literal, Protocol, TypeAlias, runtime_checkable
 
 from dex_agents_contracts import (
@@ -57,6 +58,25 @@ class FrameworkMessage:
             "assistant": MessageRole.ASSISTANT,
             "tool": MessageRole.TOOL,
         }[self.role]
+
+    def stored(self, *, sequence: int, turn_id: str, created_at: datetime) -> AgentMessage:
+        """The `AgentMessage` the session stores for this message.
+
+        The session's message store and every offline driver build it here, so
+        the projection cannot drift between them.
+        """
+        return AgentMessage(
+            sequence=sequence,
+            turn_id=turn_id,
+            role=self.message_role,
+            text=self.text,
+            tool_call_id=self.tool_call_id,
+            tool_name=self.tool_name,
+            tool_arguments=self.tool_arguments,
+            tool_output=self.tool_output,
+            framework_item=self.framework_item,
+            created_at=created_at,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
