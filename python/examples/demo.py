@@ -40,15 +40,7 @@ from dex_agents_testing import (
     turn_shapes,
     worker_in_thread,
 )
-
-ORDER_ID = "A-1001"
-EXPECTED_SHAPE: list[str | frozenset[str]] = [
-    "RunModel",
-    frozenset({"CallTool", "AwaitToolApproval", "CallSingleAttemptTool"}),
-    "ResumeTurn",
-    "RunModel",
-]
-
+from refund_scenario import EXPECTED_SHAPE, ORDER_ID
 
 # --- the agent ----------------------------------------------------------------------
 

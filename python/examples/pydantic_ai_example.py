@@ -41,14 +41,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-ORDER_ID = "A-1001"
-EXPECTED_SHAPE: list[str | frozenset[str]] = [
-    "RunModel",
-    frozenset({"CallTool", "AwaitToolApproval", "CallSingleAttemptTool"}),
-    "ResumeTurn",
-    "RunModel",
-]
+from refund_scenario import EXPECTED_SHAPE, ORDER_ID
 
 # --- the agent ----------------------------------------------------------------------
 

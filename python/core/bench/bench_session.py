@@ -26,7 +26,7 @@ import grpc
 from dex import Context, RPCResult, rpc
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-from dex_agents import AgentSessionClient, AgentSessionFlow, run_worker
+from dex_agents import AgentSessionClient, AgentSessionFlow, ToolPolicy, run_worker
 from dex_agents.models import (
     ModelRequest,
     ModelResponse,
@@ -36,7 +36,7 @@ from dex_agents.models import (
     scripted_tool_calls,
 )
 from dex_agents.options import AgentSessionOptions, CompactionPolicy
-from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolPolicy
+from dex_agents.runner import AgentTurnContext, AgentTurnOutcome
 from dex_agents.session._step_options import LOAD_MESSAGES_AND_CHUNKS, LOAD_TOOL_CALLS
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import AgentStatus, ToolEffect, encode

@@ -20,13 +20,13 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from dex_agents import ToolPolicy
 from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
 from dex_agents.offline import NullEventWriter, no_checkpoint, no_heartbeat, stored_message
 from dex_agents.runner import (
     AgentTurnContext,
     DeferredToolExecution,
     ToolCallsRequested,
-    ToolPolicy,
     TurnCompleted,
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dex_agents import (
-    AgentSessionFlow,
+from dex_agents import AgentSessionFlow
+from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,

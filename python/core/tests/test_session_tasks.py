@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dex_agents import OUTCOME_UNKNOWN_RESULT, ToolPolicy
+from dex_agents import ToolPolicy
+from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
 from dex_agents.session._rules.tool_outcomes import (
     TASK_ID_BLANK_ERROR,
     TASK_INTERVAL_NOT_A_NUMBER_ERROR,

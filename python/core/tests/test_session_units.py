@@ -11,20 +11,21 @@ from typing import Any
 
 import dex
 import dex_agents
+import dex_agents.codecs
+import dex_agents.runner
 import pytest
 from dex import Value, WireKind
-from dex_agents import (
-    AgentSessionFlow,
-    AgentSessionOptions,
-    UserError,
-    agent_codec_registry,
+from dex_agents import AgentSessionFlow, AgentSessionOptions, UserError
+from dex_agents.codecs import agent_codec_registry
+from dex_agents.runner import (
+    DeferredToolCall,
+    ResolvedToolPolicy,
+    invalid_tool_call_ids,
     model_visible_result,
     turn_failure_note,
 )
-from dex_agents.runner import DeferredToolCall, ResolvedToolPolicy
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._rules.tool_outcomes import idempotency_key
-from dex_agents.session._steps.model import invalid_tool_call_ids
 from dex_agents.session._time import ceil_seconds
 from dex_agents_contracts import (
     AgentEvent,
@@ -247,23 +248,28 @@ def test_flow_refuses_bad_configuration() -> None:
 
 
 def test_public_api_exports() -> None:
+    # Application names at the top level, runner names in dex_agents.runner, codecs in
+    # dex_agents.codecs (test_public_api pins the lists).
     expected = {
         "AgentSessionFlow",
         "AgentSessionOptions",
         "AgentSessionClient",
         "AgentWorker",
         "agent_registry",
-        "agent_codec_registry",
         "run_worker",
+        "AgentSessionError",
+    }
+    expected_runner = {
         "AgentFrameworkRunner",
         "AgentTurnContext",
         "DeferredToolExecution",
         "EventWriter",
         "ToolExecutionError",
-        "AgentSessionError",
         "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
     }
     assert expected <= set(dex_agents.__all__)
+    assert expected_runner <= set(dex_agents.runner.__all__)
+    assert "agent_codec_registry" in dex_agents.codecs.__all__
     for name in dex_agents.__all__:
         assert getattr(dex_agents, name) is not None
 

@@ -13,14 +13,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
-from dex_agents import (
+from dex_agents import UserError
+from dex_agents.runner import (
+    BUILT_IN_TOOL_DEFINITIONS,
     BuiltInToolName,
     ToolCallsRequested,
     TurnCompleted,
     TurnContinued,
-    UserError,
 )
-from dex_agents.stepwise import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents_contracts import ToolCallStatus, ToolEffect
 from dex_agents_pydantic_ai import PydanticAiRunner, ReservedToolNameError
 from dex_agents_pydantic_ai.testing import FakeSession, run

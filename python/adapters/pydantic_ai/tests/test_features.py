@@ -8,12 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from dex_agents import (
-    ToolCallsRequested,
-    ToolExecutionError,
-    TurnCompleted,
-    TurnContinued,
-)
+from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
 from dex_agents_contracts import AgentUsage, ReasoningDeltaPayload, TextDeltaPayload
 from dex_agents_pydantic_ai import DexRunInfo, PydanticAiRunner, dex_run_info
 from dex_agents_pydantic_ai.testing import FakeSession
@@ -336,8 +331,30 @@ def test_public_api() -> None:
         assert getattr(dex_agents_pydantic_ai, name) is not None
 
 
+def test_testing_api_and_core_imports() -> None:
+    import ast
+    from pathlib import Path
+
+    import dex_agents_pydantic_ai
+    import dex_agents_pydantic_ai.testing
+
+    assert dex_agents_pydantic_ai.testing.__all__ == ["FakeSession", "RecordingEventWriter", "run"]
+    # The adapter reaches the core only through its two public surfaces.
+    core_modules: set[str] = set()
+    for path in Path(dex_agents_pydantic_ai.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module is not None:
+                core_modules.add(node.module)
+            elif isinstance(node, ast.Import):
+                core_modules.update(alias.name for alias in node.names)
+    assert {m for m in core_modules if m.split(".")[0] == "dex_agents"} == {
+        "dex_agents",
+        "dex_agents.runner",
+    }
+
+
 def test_runner_satisfies_the_protocols() -> None:
-    from dex_agents import AgentFrameworkRunner, UnfinishedTurnMessageBuilder
+    from dex_agents.runner import AgentFrameworkRunner, UnfinishedTurnMessageBuilder
 
     agent: Agent[None, str | DeferredToolRequests] = Agent(
         FunctionModel(lambda _m, _i: ModelResponse(parts=[TextPart("x")])),

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from dex_agents import (
+from dex_agents import ToolPolicy
+from dex_agents.runner import (
     OUTCOME_UNKNOWN_RESULT,
     USER_REJECTED_RESULT,
     ToolCallsRequested,
-    ToolPolicy,
     TurnCompleted,
     TurnContinued,
 )

@@ -1,19 +1,16 @@
 """dex-agents: AI agent sessions that run durably on Dex.
 
 One Flow execution is one session; every model call and every tool call is
-its own Dex Step. See `AgentSessionFlow`.
+its own Dex Step. See `AgentSessionFlow`. These are the names an application
+needs; an adapter for an agent framework imports `dex_agents.runner`.
 """
 
 from __future__ import annotations
 
+from dex_agents_contracts import ToolEffect
+
+from dex_agents._runner.policies import ToolPolicy
 from dex_agents.client import AgentSessionClient
-from dex_agents.codecs import (
-    ContractCodec,
-    ContractListCodec,
-    OptionalContractCodec,
-    StructCodec,
-    agent_codec_registry,
-)
 from dex_agents.errors import (
     AgentSessionError,
     AgentSessionRunError,
@@ -22,117 +19,28 @@ from dex_agents.errors import (
     UserError,
     ValueTooLarge,
 )
-from dex_agents.events import EventWriter
 from dex_agents.options import AgentSessionOptions, CompactionPolicy
-from dex_agents.results import (
-    APPROVAL_DEADLINE_PASSED,
-    OUTCOME_UNKNOWN_RESULT,
-    TOOL_CALL_NOT_RUN_ERROR_PREFIX,
-    USER_REJECTED_RESULT,
-    is_final,
-    model_visible_result,
-    turn_failure_note,
-)
-from dex_agents.runner import (
-    BUILT_IN_TOOL_NAMES,
-    AgentFrameworkRunner,
-    AgentTurnContext,
-    AgentTurnOutcome,
-    BuiltInToolName,
-    ContextCompactionRunner,
-    ContextSummaryRequest,
-    ContextSummaryResult,
-    DeferredToolCall,
-    DeferredToolExecution,
-    DeferredToolOutcome,
-    FrameworkMessage,
-    Heartbeat,
-    ModelCallMetadata,
-    PlanModeRunner,
-    ResolvedToolPolicy,
-    ToolCallsRequested,
-    ToolExecutionError,
-    ToolExecutionResult,
-    ToolInputRequested,
-    ToolPolicy,
-    ToolTaskCancellation,
-    ToolTaskCanceller,
-    ToolTaskPending,
-    ToolTaskPoll,
-    ToolTaskPoller,
-    ToolTaskPollOutcome,
-    ToolTaskStarted,
-    TurnCompleted,
-    TurnContinued,
-    UnfinishedTurnMessageBuilder,
-    resolve_tool_policy,
-)
 from dex_agents.session import AgentSessionFlow
 from dex_agents.worker import AgentWorker, agent_registry, run_worker
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
-    # sessions
+    # the Flow
     "AgentSessionFlow",
+    # options and policies
     "AgentSessionOptions",
     "CompactionPolicy",
-    # runner protocol
-    "AgentFrameworkRunner",
-    "AgentTurnContext",
-    "AgentTurnOutcome",
-    "BUILT_IN_TOOL_NAMES",
-    "BuiltInToolName",
-    "ContextCompactionRunner",
-    "ContextSummaryRequest",
-    "ContextSummaryResult",
-    "DeferredToolCall",
-    "DeferredToolExecution",
-    "DeferredToolOutcome",
-    "EventWriter",
-    "FrameworkMessage",
-    "Heartbeat",
-    "ModelCallMetadata",
-    "PlanModeRunner",
-    "ResolvedToolPolicy",
-    "ToolCallsRequested",
-    "ToolExecutionError",
-    "ToolExecutionResult",
-    "ToolInputRequested",
     "ToolPolicy",
-    "ToolTaskCancellation",
-    "ToolTaskCanceller",
-    "ToolTaskPending",
-    "ToolTaskPoll",
-    "ToolTaskPollOutcome",
-    "ToolTaskPoller",
-    "ToolTaskStarted",
-    "TurnCompleted",
-    "TurnContinued",
-    "UnfinishedTurnMessageBuilder",
-    "resolve_tool_policy",
-    # tool results and notes
-    "APPROVAL_DEADLINE_PASSED",
-    "OUTCOME_UNKNOWN_RESULT",
-    "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
-    "USER_REJECTED_RESULT",
-    "is_final",
-    "model_visible_result",
-    "turn_failure_note",
-    # workers and clients
+    "ToolEffect",
+    # client and worker
     "AgentSessionClient",
     "AgentWorker",
     "agent_registry",
     "run_worker",
-    # codecs
-    "ContractCodec",
-    "ContractListCodec",
-    "OptionalContractCodec",
-    "StructCodec",
-    "agent_codec_registry",
-    # exceptions
+    # errors
     "AgentSessionError",
-    "AgentSessionRunError",
-    "SessionAlreadyStartedError",
-    "SessionNotFoundError",
     "UserError",
+    "AgentSessionRunError",
+    "SessionNotFoundError",
+    "SessionAlreadyStartedError",
     "ValueTooLarge",
 ]

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from dex_agents_contracts import ToolEffect
 
+from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES, BuiltInToolName, ToolPolicy
 from dex_agents.errors import UserError
-from dex_agents.runner import BUILT_IN_TOOL_NAMES, BuiltInToolName, ToolPolicy
 
 __all__ = [
     "DEFAULT_EVENT_STREAM_CAPACITY_BYTES",

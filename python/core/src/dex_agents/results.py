@@ -10,6 +10,7 @@ from dex_agents_contracts import ENUM_WIRE_STRINGS, AgentToolCall, ToolCallStatu
 __all__ = [
     "APPROVAL_DEADLINE_PASSED",
     "FINAL_TOOL_CALL_STATUSES",
+    "NO_RESULT_TEXT",
     "OUTCOME_UNKNOWN_RESULT",
     "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
     "USER_REJECTED_RESULT",
@@ -39,6 +40,8 @@ OUTCOME_UNKNOWN_RESULT = (
     "The tool call's outcome is unknown: it stopped without returning a result, so it may or "
     "may not have taken effect. It will not be retried automatically."
 )
+NO_RESULT_TEXT = "The tool call has no result: the turn ended before it finished."
+"""What an unfinished turn's transcript shows for a call that never got a final record."""
 
 _NOTE_HEADER = "[Dex] The previous turn failed after these tool calls ran:"
 _NOTE_FOOTER = "Do not repeat these tool calls unless the user asks again."

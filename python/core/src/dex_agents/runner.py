@@ -1,4 +1,4 @@
-"""The runner protocol: what a framework adapter implements for the session Flow.
+"""The one import for adapter authors: the runner protocol and what every adapter needs.
 
 A runner makes exactly one model call per `run_model_step` and runs no tool it
 can defer; the session runs every tool call in its own Step through
@@ -9,458 +9,145 @@ process can implement it behind a service.
 Optional capabilities are separate protocols, checked with `isinstance`:
 `UnfinishedTurnMessageBuilder`, `ToolTaskPoller`, `ToolTaskCanceller`,
 `ContextCompactionRunner` and `PlanModeRunner`.
+
+Besides the protocol: the rules an adapter applies to what the model asked for
+(tool-call IDs, effects and policies), the texts the model sees for final tool
+calls, and `FakeSession` with its doubles for an adapter's offline suite. What
+an application author declares (`ToolPolicy`, `UserError`, ...) is imported
+from `dex_agents`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, runtime_checkable
-
-from dex_agents_contracts import (
-    AgentMessage,
-    AgentPlan,
-    AgentToolCall,
-    AgentUsage,
-    ContextSummary,
-    InteractionMode,
-    MessageRole,
-    QuestionAnswer,
-    ToolCallStatus,
-    ToolEffect,
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.capabilities import (
+    ContextCompactionRunner,
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    PlanModeRunner,
+    ToolTaskCancellation,
+    ToolTaskCanceller,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPoller,
+    ToolTaskPollOutcome,
+    UnfinishedTurnMessageBuilder,
 )
-from typing_extensions import TypeVar
+from dex_agents._runner.policies import (
+    BUILT_IN_TOOL_NAMES,
+    BUILT_IN_TOOL_POLICY,
+    DEFAULT_REQUIRES_APPROVAL,
+    TOOL_EFFECTS_BY_NAME,
+    BuiltInToolName,
+    ResolvedToolPolicy,
+    default_tool_effect,
+    resolve_tool_policy,
+    tool_effect_from_annotations,
+    tool_effect_named,
+)
+from dex_agents._runner.protocol import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolCall,
+    DeferredToolExecution,
+    DeferredToolOutcome,
+    FrameworkMessage,
+    Heartbeat,
+    ModelCallMetadata,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolExecutionResult,
+    ToolInputRequested,
+    ToolTaskStarted,
+    TurnCompleted,
+    TurnContinued,
+)
+from dex_agents._runner.tool_call_ids import invalid_tool_call_ids, model_tool_call_id_problem
+from dex_agents.events import EventWriter
+from dex_agents.offline import (
+    FakeSession,
+    NullEventWriter,
+    RecordingEventWriter,
+    no_checkpoint,
+    no_heartbeat,
+    run_sync,
+    stored_message,
+)
+from dex_agents.results import (
+    APPROVAL_DEADLINE_PASSED,
+    NO_RESULT_TEXT,
+    OUTCOME_UNKNOWN_RESULT,
+    TOOL_CALL_NOT_RUN_ERROR_PREFIX,
+    USER_REJECTED_RESULT,
+    is_final,
+    model_visible_result,
+    tool_call_status_text,
+    turn_failure_note,
+)
 
-if TYPE_CHECKING:
-    from dex_agents.events import EventWriter
-
-__all__ = [
-    "BUILT_IN_TOOL_NAMES",
-    "DEFAULT_REQUIRES_APPROVAL",
+__all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
+    # the protocol
     "AgentFrameworkRunner",
     "AgentTurnContext",
     "AgentTurnOutcome",
-    "BuiltInToolName",
-    "ContextCompactionRunner",
-    "ContextSummaryRequest",
-    "ContextSummaryResult",
+    "TurnCompleted",
+    "ToolCallsRequested",
+    "TurnContinued",
+    "FrameworkMessage",
+    "ModelCallMetadata",
+    "EventWriter",
+    "Heartbeat",
+    # tool execution
     "DeferredToolCall",
     "DeferredToolExecution",
     "DeferredToolOutcome",
-    "FrameworkMessage",
-    "Heartbeat",
-    "ModelCallMetadata",
-    "PlanModeRunner",
-    "ResolvedToolPolicy",
-    "ToolCallsRequested",
-    "ToolExecutionError",
     "ToolExecutionResult",
+    "ToolExecutionError",
     "ToolInputRequested",
-    "ToolPolicy",
-    "ToolTaskCancellation",
-    "ToolTaskCanceller",
-    "ToolTaskPending",
-    "ToolTaskPoll",
-    "ToolTaskPollOutcome",
-    "ToolTaskPoller",
     "ToolTaskStarted",
-    "TurnCompleted",
-    "TurnContinued",
+    # optional capabilities
     "UnfinishedTurnMessageBuilder",
-    "default_tool_effect",
+    "ToolTaskPoller",
+    "ToolTaskPoll",
+    "ToolTaskPending",
+    "ToolTaskPollOutcome",
+    "ToolTaskCanceller",
+    "ToolTaskCancellation",
+    "ContextCompactionRunner",
+    "ContextSummaryRequest",
+    "ContextSummaryResult",
+    "PlanModeRunner",
+    # rules for what the model asked for
+    "invalid_tool_call_ids",
+    "model_tool_call_id_problem",
     "resolve_tool_policy",
+    "ResolvedToolPolicy",
+    "DEFAULT_REQUIRES_APPROVAL",
+    "default_tool_effect",
+    "TOOL_EFFECTS_BY_NAME",
+    "tool_effect_named",
+    "tool_effect_from_annotations",
+    "BuiltInToolName",
+    "BUILT_IN_TOOL_NAMES",
+    "BUILT_IN_TOOL_POLICY",
+    "BUILT_IN_TOOL_DEFINITIONS",
+    # what the model sees for final tool calls
+    "is_final",
+    "model_visible_result",
+    "tool_call_status_text",
+    "turn_failure_note",
+    "USER_REJECTED_RESULT",
+    "OUTCOME_UNKNOWN_RESULT",
+    "NO_RESULT_TEXT",
+    "APPROVAL_DEADLINE_PASSED",
+    "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
+    # offline doubles
+    "FakeSession",
+    "RecordingEventWriter",
+    "NullEventWriter",
+    "no_heartbeat",
+    "no_checkpoint",
+    "run_sync",
+    "stored_message",
 ]
-
-Heartbeat: TypeAlias = Callable[[], Awaitable[None]]
-"""Tells Dex the Step attempt is alive; a tool Step awaits one before the tool runs."""
-
-BuiltInToolName = Literal["ask_user", "durable_wait", "write_todos"]
-BUILT_IN_TOOL_NAMES: tuple[BuiltInToolName, ...] = ("ask_user", "durable_wait", "write_todos")
-
-# --- effects and policies -------------------------------------------------------
-
-DEFAULT_REQUIRES_APPROVAL: Mapping[ToolEffect, bool] = {
-    ToolEffect.READ: False,
-    ToolEffect.IDEMPOTENT_WRITE: False,
-    ToolEffect.NON_IDEMPOTENT_WRITE: True,
-    ToolEffect.UNCLASSIFIED: True,
-}
-"""Whether a call needs the user's approval when its policy does not say."""
-
-
-def default_tool_effect() -> ToolEffect:
-    """The effect of a tool with no policy and no framework metadata."""
-    return ToolEffect.UNCLASSIFIED
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolPolicy:
-    """Per-tool override of the effect and approval defaults."""
-
-    effect: ToolEffect
-    """What the tool may do to the outside world; decides its Step and retries."""
-    requires_approval: bool | None = None
-    """None uses the effect's default (`DEFAULT_REQUIRES_APPROVAL`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResolvedToolPolicy:
-    """The effect and approval a tool call runs with."""
-
-    effect: ToolEffect
-    requires_approval: bool
-
-
-def resolve_tool_policy(
-    tool_name: str,
-    *,
-    tool_policies: Mapping[str, ToolPolicy],
-    framework_effect: ToolEffect | None = None,
-    default_effect: ToolEffect = ToolEffect.UNCLASSIFIED,
-) -> ResolvedToolPolicy:
-    """An explicit `ToolPolicy` wins, then framework metadata, then the session default."""
-    policy = tool_policies.get(tool_name)
-    if policy is not None:
-        effect = policy.effect
-        requires_approval = policy.requires_approval
-    else:
-        effect = framework_effect if framework_effect is not None else default_effect
-        requires_approval = None
-    if effect not in DEFAULT_REQUIRES_APPROVAL:
-        raise ValueError(f"tool {tool_name!r}: {effect!r} is not a tool effect")
-    if requires_approval is None:
-        requires_approval = DEFAULT_REQUIRES_APPROVAL[effect]
-    return ResolvedToolPolicy(effect=effect, requires_approval=requires_approval)
-
-
-# --- messages and metadata --------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class FrameworkMessage:
-    """A message a runner hands the session to store: the `AgentMessage` projection.
-
-    The session assigns sequence, turn and time; `framework_item` is the
-    framework's own JSON, replayed to it unchanged on later turns.
-    """
-
-    role: Literal["user", "assistant", "tool"]
-    framework_item: str
-    text: str | None = None
-    tool_call_id: str | None = None
-    tool_name: str | None = None
-    tool_arguments: str | None = None
-    tool_output: str | None = None
-
-    @property
-    def message_role(self) -> MessageRole:
-        return {
-            "user": MessageRole.USER,
-            "assistant": MessageRole.ASSISTANT,
-            "tool": MessageRole.TOOL,
-        }[self.role]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelCallMetadata:
-    """Names and annotates a model call's chat span; never stored."""
-
-    request_model: str | None = None
-    response_model: str | None = None
-    provider_name: str | None = None
-    response_id: str | None = None
-    finish_reasons: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
-class DeferredToolCall:
-    """A tool call the model asked for, which the session runs in its own Step."""
-
-    tool_call_id: str
-    """Non-empty, without `/`, unique within the turn."""
-    tool_name: str
-    arguments: str
-    """JSON text of the arguments."""
-    policy: ResolvedToolPolicy
-    tool_source_reference: str | None = None
-    """Opaque text a tool source needs to call the tool without a listing (MCP)."""
-
-    def pending_record(self, *, turn_id: str, deferral_order: int) -> AgentToolCall:
-        """The `AgentToolCalls` record RunModel stores for this call before it runs.
-
-        The session and every offline driver build records here, so their
-        fields (and the design's non-zero defaults) cannot drift apart.
-        """
-        return AgentToolCall(
-            tool_call_id=self.tool_call_id,
-            turn_id=turn_id,
-            tool_name=self.tool_name,
-            arguments=self.arguments,
-            effect=self.policy.effect,
-            requires_approval=self.policy.requires_approval,
-            status=(
-                ToolCallStatus.AWAITING_APPROVAL
-                if self.policy.requires_approval
-                else ToolCallStatus.APPROVED
-            ),
-            deferral_order=deferral_order,
-            tool_source_reference=self.tool_source_reference,
-            input_allows_free_text=True,
-        )
-
-
-# --- outcomes of one model Step ---------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class TurnCompleted:
-    """The model answered: the turn ends."""
-
-    new_messages: Sequence[FrameworkMessage]
-    """Turn items the session has not stored yet."""
-    usage: AgentUsage = field(default_factory=AgentUsage)
-    model_call_metadata: ModelCallMetadata | None = None
-    turn_error: str | None = None
-    """Ends the turn as failed, without a retry."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolCallsRequested:
-    """The model asked for tools: the session runs them, then resumes the turn."""
-
-    framework_run_state: str
-    """Opaque JSON the runner needs to continue the turn."""
-    tool_calls: Sequence[DeferredToolCall]
-    usage: AgentUsage = field(default_factory=AgentUsage)
-    new_messages: Sequence[FrameworkMessage] = ()
-    """Items stored now; a runner that sets them implements `UnfinishedTurnMessageBuilder`."""
-    model_call_metadata: ModelCallMetadata | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class TurnContinued:
-    """Make another model call in the same turn (for example after a continuation)."""
-
-    framework_run_state: str
-    new_messages: Sequence[FrameworkMessage] = ()
-    usage: AgentUsage = field(default_factory=AgentUsage)
-    model_call_metadata: ModelCallMetadata | None = None
-
-
-AgentTurnOutcome: TypeAlias = TurnCompleted | ToolCallsRequested | TurnContinued
-
-
-# --- the turn context -------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class AgentTurnContext:
-    """What `run_model_step` sees: the stored conversation and the turn's state."""
-
-    flow_id: str
-    turn_id: str
-    attempt: int
-    """One-based attempt of the RunModel Step."""
-    messages: Sequence[AgentMessage]
-    """Stored messages, oldest first (after the context summary, with compaction)."""
-    framework_run_state: str | None
-    """Set while the turn continues after tool calls or a continuation."""
-    tool_calls: Sequence[AgentToolCall]
-    """The turn's tool call records; all final when RunModel runs."""
-    tool_policies: Mapping[str, ToolPolicy]
-    default_tool_effect: ToolEffect
-    events: EventWriter
-    heartbeat: Heartbeat
-    enabled_built_in_tools: tuple[BuiltInToolName, ...] = ()
-    session_settings: Mapping[str, object] = field(default_factory=dict)
-    """The settings the turn started with (`{}` when none)."""
-    interaction_mode: InteractionMode = InteractionMode.CHAT
-    plan: AgentPlan | None = None
-    context_summary: ContextSummary | None = None
-
-    def resolve_tool_policy(
-        self, tool_name: str, framework_effect: ToolEffect | None = None
-    ) -> ResolvedToolPolicy:
-        return resolve_tool_policy(
-            tool_name,
-            tool_policies=self.tool_policies,
-            framework_effect=framework_effect,
-            default_effect=self.default_tool_effect,
-        )
-
-
-# --- tool execution ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class DeferredToolExecution:
-    """One attempt of a tool Step: run the real tool once."""
-
-    flow_id: str
-    turn_id: str
-    tool_call: AgentToolCall
-    idempotency_key: str
-    """`<flowId>/<turnId>/<toolCallId>`, the same on every attempt."""
-    attempt: int
-    events: EventWriter
-    heartbeat: Heartbeat
-    save_heartbeat_checkpoint: Callable[[str], Awaitable[None]]
-    """Saves a handle (e.g. a started task) that a retried attempt reads back."""
-    heartbeat_checkpoint: str | None = None
-    """The checkpoint an earlier attempt of this Step saved, if any."""
-    input_answers: Sequence[QuestionAnswer] = ()
-    supports_tool_tasks: bool = False
-    """Whether the runner polls tasks (`ToolTaskPoller`); without it, finish inside the call."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolExecutionResult:
-    """The tool's output, shown to the model as is."""
-
-    output: str
-
-
-class ToolExecutionError(Exception):
-    """A tool failure the model should see; recorded `failed`, never retried."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def __reduce__(self) -> tuple[type[ToolExecutionError], tuple[str]]:
-        return (type(self), (self.message,))
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolInputRequested:
-    """The tool needs the user's answer before it takes any effect."""
-
-    question: str
-    choices: Sequence[str] = ()
-    allows_free_text: bool = True
-    continuation: str | None = None
-    """Opaque text the next attempt needs to resume the question's request."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolTaskStarted:
-    """The tool started remote work that `PollToolTask` follows."""
-
-    task_id: str
-    poll_interval_seconds: float
-
-
-DeferredToolOutcome: TypeAlias = ToolExecutionResult | ToolInputRequested | ToolTaskStarted
-
-ToolOutcomeT_co = TypeVar("ToolOutcomeT_co", covariant=True, default=ToolExecutionResult)
-
-
-@runtime_checkable
-class AgentFrameworkRunner(Protocol, Generic[ToolOutcomeT_co]):
-    """A framework adapter: one model call per Step, tools deferred to their own Steps."""
-
-    def build_user_message(self, text: str) -> FrameworkMessage:
-        """The framework's user message for `text`."""
-        ...
-
-    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        """Make at most one model call; run no tool that can be deferred."""
-        ...
-
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolOutcomeT_co:
-        """Run the real tool once; raise ToolExecutionError for a failure the model sees."""
-        ...
-
-
-# --- optional capabilities --------------------------------------------------------
-
-
-@runtime_checkable
-class UnfinishedTurnMessageBuilder(Protocol):
-    """Stores a turn's unstored items when it ends without an answer."""
-
-    def build_unfinished_turn_messages(
-        self, turn: AgentTurnContext
-    ) -> Sequence[FrameworkMessage]: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolTaskPending:
-    """The task still runs; poll again after the interval."""
-
-    poll_interval_seconds: float
-    continuation: str | None = None
-
-
-ToolTaskPollOutcome: TypeAlias = ToolExecutionResult | ToolInputRequested | ToolTaskPending
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolTaskPoll:
-    """One poll of a started task."""
-
-    flow_id: str
-    tool_call: AgentToolCall
-    idempotency_key: str
-    attempt: int
-    input_answers: Sequence[QuestionAnswer]
-    events: EventWriter
-    heartbeat: Heartbeat
-    pending_answer: QuestionAnswer | None = None
-
-
-@runtime_checkable
-class ToolTaskPoller(Protocol):
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolTaskCancellation:
-    flow_id: str
-    tool_call: AgentToolCall
-    idempotency_key: str
-    attempt: int
-    heartbeat: Heartbeat
-
-
-@runtime_checkable
-class ToolTaskCanceller(Protocol):
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class ContextSummaryRequest:
-    flow_id: str
-    turn_id: str
-    attempt: int
-    previous_summary: ContextSummary | None
-    messages: Sequence[AgentMessage]
-    through_sequence: int
-    events: EventWriter
-    heartbeat: Heartbeat
-    input_token_budget: int
-    session_settings: Mapping[str, object] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ContextSummaryResult:
-    text: str
-    usage: AgentUsage = field(default_factory=AgentUsage)
-    model_call_metadata: ModelCallMetadata | None = None
-
-
-@runtime_checkable
-class ContextCompactionRunner(Protocol):
-    def estimate_input_tokens(self, turn: AgentTurnContext) -> int: ...
-
-    def select_compaction_cutoff(
-        self, turn: AgentTurnContext, retained_token_budget: int
-    ) -> int | None: ...
-
-    async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult: ...
-
-
-@runtime_checkable
-class PlanModeRunner(Protocol):
-    @property
-    def supports_plan_mode(self) -> bool: ...

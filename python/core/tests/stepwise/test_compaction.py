@@ -38,11 +38,11 @@ def conversation(
     )
     session = FakeSession(runner=StepwiseRunner(definition))
     session.start_turn("first question")
-    session.model_step()
-    session.execute("a")
-    session.model_step()
+    session.run_model()
+    session.execute_and_record("a")
+    session.run_model()
     session.start_turn("second question")
-    session.model_step()
+    session.run_model()
     return session
 
 
@@ -175,7 +175,7 @@ def test_status_of_records_does_not_matter_for_estimates() -> None:
     definition = AgentDefinition(tools=[lookup], model=model)
     session = FakeSession(runner=StepwiseRunner(definition))
     session.start_turn("q")
-    session.model_step()
+    session.run_model()
     waiting = session.runner.estimate_input_tokens(session.context())
     session.finish("a", ToolCallStatus.SUCCEEDED, output="x" * 400)
     assert session.runner.estimate_input_tokens(session.context()) > waiting + 50

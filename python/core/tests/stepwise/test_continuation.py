@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from dex_agents import ToolPolicy
 from dex_agents.models import (
     ModelUsage,
     ScriptedModelClient,
@@ -13,7 +14,7 @@ from dex_agents.models import (
     scripted_answer,
     scripted_tool_calls,
 )
-from dex_agents.runner import ToolCallsRequested, ToolPolicy, TurnCompleted, TurnContinued
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
 from dex_agents.stepwise import (
     MAX_CONSECUTIVE_CONTINUATIONS,
     AgentDefinition,
@@ -54,7 +55,7 @@ def test_a_continuation_after_an_answer_stores_it_and_calls_again() -> None:
 
     session, model = make(hook, scripted_answer("Draft."), scripted_answer("Checked."))
     session.start_turn("Write it.")
-    first = session.model_step()
+    first = session.run_model()
     assert isinstance(first, TurnContinued)
     assert [(m.role, m.text) for m in first.new_messages] == [
         ("assistant", "Draft."),
@@ -65,7 +66,7 @@ def test_a_continuation_after_an_answer_stores_it_and_calls_again() -> None:
         "items": [],
         "consecutive_continuations": 1,
     }
-    second = session.model_step()
+    second = session.run_model()
     assert isinstance(second, TurnCompleted)
     assert model.requests[1].messages[-1] == UserMessage(text="Check it.")
     assert [c.consecutive_continuations for c in seen] == [0, 1]
@@ -79,7 +80,7 @@ def test_more_than_eight_continuations_in_a_row_fail_the_turn() -> None:
     script = [scripted_answer(f"Answer {n}.") for n in range(MAX_CONSECUTIVE_CONTINUATIONS + 1)]
     session, _ = make(always_continue, *script)
     session.start_turn("Go")
-    outcomes = [session.model_step() for _ in range(MAX_CONSECUTIVE_CONTINUATIONS + 1)]
+    outcomes = [session.run_model() for _ in range(MAX_CONSECUTIVE_CONTINUATIONS + 1)]
     assert all(isinstance(o, TurnContinued) for o in outcomes[:-1])
     last = outcomes[-1]
     assert isinstance(last, TurnCompleted)
@@ -100,10 +101,10 @@ def test_end_after_tool_calls_completes_with_only_the_results() -> None:
         ),
     )
     session.start_turn("Go")
-    first = session.model_step()
+    first = session.run_model()
     assert isinstance(first, ToolCallsRequested)
-    session.execute("f1")
-    second = session.model_step()
+    session.execute_and_record("f1")
+    second = session.run_model()
     assert isinstance(second, TurnCompleted)
     assert second.usage == AgentUsage()
     assert [(m.role, m.tool_output) for m in second.new_messages] == [
@@ -123,9 +124,9 @@ def test_a_continuation_after_tool_calls_follows_the_results() -> None:
         scripted_answer("Summary."),
     )
     session.start_turn("Go")
-    session.model_step()
-    session.execute("f1")
-    outcome = session.model_step()
+    session.run_model()
+    session.execute_and_record("f1")
+    outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     assert model.requests[1].messages[-2:] == [
         ToolResultMessage(tool_call_id="f1", tool_name="finish", output="x"),
@@ -140,7 +141,7 @@ def test_a_continuation_after_tool_calls_follows_the_results() -> None:
 def test_end_after_an_answer_just_ends_the_turn() -> None:
     session, _ = make(lambda context: "end", scripted_answer("Done."))
     session.start_turn("Go")
-    outcome = session.model_step()
+    outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     assert outcome.turn_error is None
 
@@ -151,10 +152,10 @@ def test_a_ninth_continuation_after_tool_calls_fails_the_turn_with_the_results()
     session, model = make(always_continue, *script)
     session.start_turn("Go")
     for _ in range(MAX_CONSECUTIVE_CONTINUATIONS):
-        assert isinstance(session.model_step(), TurnContinued)
-    assert isinstance(session.model_step(), ToolCallsRequested)
-    session.execute("f1")
-    last = session.model_step()
+        assert isinstance(session.run_model(), TurnContinued)
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.execute_and_record("f1")
+    last = session.run_model()
     assert isinstance(last, TurnCompleted)
     assert last.turn_error is not None
     assert [m.role for m in last.new_messages] == ["assistant", "tool"]
@@ -176,9 +177,9 @@ def test_tool_calls_without_a_continuation_reset_the_count() -> None:
         scripted_answer("Final."),
     )
     session.start_turn("Go")
-    session.model_step()
-    session.model_step()
-    session.execute("f1")
-    session.model_step()
-    session.model_step()
+    session.run_model()
+    session.run_model()
+    session.execute_and_record("f1")
+    session.run_model()
+    session.run_model()
     assert seen == [0, 1, 0, 1]

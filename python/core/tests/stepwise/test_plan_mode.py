@@ -81,7 +81,7 @@ def test_a_planning_turn_offers_only_write_todos_with_the_note_first() -> None:
     model = ScriptedModelClient([scripted_answer("Which dates?")])
     session = planning_session(model)
     session.start_turn("Plan my trip")
-    session.model_step()
+    session.run_model()
     request = model.requests[0]
     assert [t.name for t in request.tools] == ["write_todos"]
     assert request.tool_choice == "auto"
@@ -96,10 +96,10 @@ def test_the_note_goes_before_the_turns_messages_only() -> None:
     session = planning_session(model, plan=active_plan())
     session.interaction_mode = InteractionMode.CHAT
     session.start_turn("Hello")
-    session.model_step()
+    session.run_model()
     session.interaction_mode = InteractionMode.EXECUTING
     session.start_turn("Continue")
-    session.model_step()
+    session.run_model()
     texts = [getattr(m, "text", None) for m in model.requests[1].messages]
     assert texts[:2] == ["Hello", "Hi"]
     assert texts[2] is not None
@@ -113,9 +113,9 @@ def test_required_forces_write_todos_on_the_first_call_without_a_draft() -> None
     )
     session = planning_session(model, choice="required")
     session.start_turn("Plan it")
-    assert isinstance(session.model_step(), ToolCallsRequested)
+    assert isinstance(session.run_model(), ToolCallsRequested)
     session.finish("t1", ToolCallStatus.SUCCEEDED, output='{"status":"cleared","revision":1}')
-    session.model_step()
+    session.run_model()
     assert model.requests[0].tool_choice == NamedToolChoice(name="write_todos")
     assert model.requests[1].tool_choice == "auto"
 
@@ -125,7 +125,7 @@ def test_required_is_not_forced_while_a_draft_exists() -> None:
     draft = AgentPlan(revision=1, status=PlanStatus.DRAFT)
     session = planning_session(model, choice="required", plan=draft)
     session.start_turn("Change the plan")
-    session.model_step()
+    session.run_model()
     assert model.requests[0].tool_choice == "auto"
 
 
@@ -133,7 +133,7 @@ def test_required_is_refused_for_a_client_without_forced_tool_choice() -> None:
     model = ScriptedModelClient([], forced_tool_choice=False)
     session = planning_session(model, choice="required")
     session.start_turn("Plan it")
-    outcome = session.model_step()
+    outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     assert outcome.turn_error is not None
     assert "supports_forced_tool_choice(settings) is true" in outcome.turn_error
@@ -147,7 +147,7 @@ def test_the_context_summary_starts_the_model_input() -> None:
         generation=1, first_sequence=1, last_sequence=10, text="We booked a flight."
     )
     session.start_turn("Did we?")
-    session.model_step()
+    session.run_model()
     assert model.requests[0].messages == [
         UserMessage(text="[Dex] Summary of the earlier conversation:\nWe booked a flight."),
         UserMessage(text="Did we?"),

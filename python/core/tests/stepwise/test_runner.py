@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from dex_agents import ToolPolicy
 from dex_agents.models import (
     AssistantMessage,
     ModelToolCall,
@@ -22,7 +23,6 @@ from dex_agents.runner import (
     PlanModeRunner,
     ResolvedToolPolicy,
     ToolCallsRequested,
-    ToolPolicy,
     TurnCompleted,
     UnfinishedTurnMessageBuilder,
 )
@@ -90,7 +90,7 @@ def test_read_tool_then_answer() -> None:
     )
     session.start_turn("Weather in Oslo?")
 
-    first = session.model_step()
+    first = session.run_model()
     assert isinstance(first, ToolCallsRequested)
     assert list(first.new_messages) == []
     [call] = first.tool_calls
@@ -101,10 +101,10 @@ def test_read_tool_then_answer() -> None:
     )
     assert call.policy == ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
-    session.execute("call-1")
+    session.execute_and_record("call-1")
     assert session.tool_calls[0].status == ToolCallStatus.SUCCEEDED
 
-    second = session.model_step()
+    second = session.run_model()
     assert isinstance(second, TurnCompleted)
     assert second.turn_error is None
     assert [(m.role, m.text, m.tool_call_id, m.tool_output) for m in second.new_messages] == [
@@ -143,13 +143,13 @@ def test_parallel_tool_calls_keep_call_order() -> None:
         scripted_answer("Done."),
     )
     session.start_turn("Weather and time?")
-    first = session.model_step()
+    first = session.run_model()
     assert isinstance(first, ToolCallsRequested)
     assert [c.tool_call_id for c in first.tool_calls] == ["a", "b"]
     # Results arrive in any order; the model sees them in call order.
-    session.execute("b")
-    session.execute("a")
-    session.model_step()
+    session.execute_and_record("b")
+    session.execute_and_record("a")
+    session.run_model()
     assert model.requests[1].messages[1:] == [
         AssistantMessage(
             text="Checking both.",
@@ -223,9 +223,9 @@ def test_resume_shows_the_model_visible_result(case: ResultCase) -> None:
         scripted_answer("Noted."),
     )
     session.start_turn("Weather?")
-    session.model_step()
+    session.run_model()
     session.finish("call-1", case.status, **case.fields)
-    outcome = session.model_step()
+    outcome = session.run_model()
     assert model.requests[1].messages[-1] == ToolResultMessage(
         tool_call_id="call-1", tool_name="get_weather", output=case.expected
     )
@@ -236,18 +236,18 @@ def test_resume_shows_the_model_visible_result(case: ResultCase) -> None:
 def test_resume_refuses_a_record_that_is_not_final() -> None:
     session, _ = make_session(scripted_tool_calls(("call-1", "get_weather", "{}")))
     session.start_turn("Weather?")
-    session.model_step()
+    session.run_model()
     with pytest.raises(RunStateError, match=r"'call-1'.*not final: its status is approved"):
-        session.model_step()
+        session.run_model()
 
 
 def test_resume_refuses_a_missing_record() -> None:
     session, _ = make_session(scripted_tool_calls(("call-1", "get_weather", "{}")))
     session.start_turn("Weather?")
-    session.model_step()
+    session.run_model()
     session.tool_calls.clear()
     with pytest.raises(RunStateError, match="no tool call record for 'call-1'"):
-        session.model_step()
+        session.run_model()
 
 
 def test_history_replays_unchanged_on_the_next_turn() -> None:
@@ -257,13 +257,13 @@ def test_history_replays_unchanged_on_the_next_turn() -> None:
         scripted_answer("You're welcome."),
     )
     session.start_turn("Weather in Oslo?")
-    session.model_step()
-    session.execute("call-1")
-    session.model_step()
+    session.run_model()
+    session.execute_and_record("call-1")
+    session.run_model()
     stored_items = [m.framework_item for m in session.messages]
 
     session.start_turn("Thanks!")
-    session.model_step()
+    session.run_model()
 
     assert [m.framework_item for m in session.messages[: len(stored_items)]] == stored_items
     assert json.loads(stored_items[-1]) == {
@@ -297,9 +297,9 @@ def test_usage_of_each_model_call() -> None:
         scripted_answer("Sunny.", usage=ModelUsage(input_tokens=200, output_tokens=5)),
     )
     session.start_turn("Weather?")
-    session.model_step()
-    session.execute("call-1")
-    session.model_step()
+    session.run_model()
+    session.execute_and_record("call-1")
+    session.run_model()
     assert session.usage == [
         AgentUsage(
             model_calls=1,
@@ -315,7 +315,7 @@ def test_usage_of_each_model_call() -> None:
 def test_model_call_metadata_is_passed_on() -> None:
     session, _ = make_session(scripted_answer("Hi."))
     session.start_turn("Hello")
-    outcome = session.model_step()
+    outcome = session.run_model()
     assert outcome.model_call_metadata is not None
     assert outcome.model_call_metadata.response_id == "scripted-1"
     assert outcome.model_call_metadata.finish_reasons == ("stop",)
@@ -328,7 +328,7 @@ def test_deltas_are_written_as_events() -> None:
         )
     )
     session.start_turn("Weather?")
-    session.model_step()
+    session.run_model()
     assert session.events.events == [
         ("ReasoningDeltaPayload", ReasoningDeltaPayload(text="Check the sky.")),
         ("TextDeltaPayload", TextDeltaPayload(text="It is ")),
@@ -350,7 +350,7 @@ def test_instructions_and_model_follow_the_session_settings() -> None:
     session = FakeSession(runner=StepwiseRunner(definition))
     session.session_settings = {"tier": "fast", "language": "Norwegian"}
     session.start_turn("Hi")
-    session.model_step()
+    session.run_model()
     assert fast.requests[0].instructions == "Answer in Norwegian."
     assert fast.requests[0].session_settings == {"tier": "fast", "language": "Norwegian"}
     assert slow.requests == []
@@ -385,7 +385,7 @@ def test_policies_session_wins_then_tool_then_default() -> None:
     session = FakeSession(runner=StepwiseRunner(definition))
     session.tool_policies = {"get_weather": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)}
     session.start_turn("Go")
-    outcome = session.model_step()
+    outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
     assert [c.policy for c in outcome.tool_calls] == [
         ResolvedToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),
@@ -400,7 +400,7 @@ def test_enabled_built_ins_are_offered_and_deferred_as_reads() -> None:
     )
     session.enabled_built_in_tools = ("ask_user", "durable_wait")
     session.start_turn("Weather?")
-    outcome = session.model_step()
+    outcome = session.run_model()
     assert [t.name for t in model.requests[0].tools] == [
         "get_weather",
         "get_time",
@@ -450,7 +450,7 @@ def test_bad_tool_calls_fail_the_model_step(case: BadCallCase) -> None:
     session, _ = make_session(scripted_tool_calls(*case.calls))
     session.start_turn("Go")
     with pytest.raises(InvalidModelResponseError, match=case.error):
-        session.model_step()
+        session.run_model()
 
 
 def test_a_tool_call_id_is_unique_across_the_turns_model_calls() -> None:
@@ -459,10 +459,10 @@ def test_a_tool_call_id_is_unique_across_the_turns_model_calls() -> None:
         scripted_tool_calls(("x", "get_time", "{}")),
     )
     session.start_turn("Go")
-    session.model_step()
-    session.execute("x")
+    session.run_model()
+    session.execute_and_record("x")
     with pytest.raises(InvalidModelResponseError, match="reuses a tool call ID") as raised:
-        session.model_step()
+        session.run_model()
     assert (raised.value.tool_call_id, raised.value.tool_name) == ("x", "get_time")
 
 
@@ -473,11 +473,11 @@ def test_tool_call_ids_may_repeat_across_turns() -> None:
         scripted_tool_calls(("x", "get_weather", "{}")),
     )
     session.start_turn("First")
-    session.model_step()
-    session.execute("x")
-    session.model_step()
+    session.run_model()
+    session.execute_and_record("x")
+    session.run_model()
     session.start_turn("Second")
-    assert isinstance(session.model_step(), ToolCallsRequested)
+    assert isinstance(session.run_model(), ToolCallsRequested)
 
 
 def test_unfinished_turn_messages_include_every_result() -> None:
@@ -485,7 +485,7 @@ def test_unfinished_turn_messages_include_every_result() -> None:
         scripted_tool_calls(("a", "get_weather", "{}"), ("b", "get_time", "{}"))
     )
     session.start_turn("Go")
-    session.model_step()
+    session.run_model()
     session.finish("a", ToolCallStatus.SUCCEEDED, output="sunny")
     session.finish(
         "b",
@@ -506,12 +506,12 @@ def test_a_bad_run_state_is_a_clear_error() -> None:
     session.start_turn("Go")
     session.run_state = '{"something":"else"}'
     with pytest.raises(RunStateError, match="not a version 1 Stepwise run state"):
-        session.model_step()
+        session.run_model()
 
 
 def test_messages_from_another_runner_replay_from_their_display_fields() -> None:
     session, model = make_session(scripted_answer("ok"))
     session.start_turn("Hello")
     session.messages[0].framework_item = '{"kind":"other-framework"}'
-    session.model_step()
+    session.run_model()
     assert model.requests[0].messages == [UserMessage(text="Hello")]

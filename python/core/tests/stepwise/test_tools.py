@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 
 import pydantic
 import pytest
+from dex_agents import ToolPolicy
 from dex_agents.models import ScriptedModelClient, scripted_tool_calls
-from dex_agents.runner import ToolExecutionError, ToolPolicy
+from dex_agents.runner import ToolExecutionError
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, Tool, ToolContext, tool
 from dex_agents_contracts import ToolCallStatus, ToolEffect
 from stepwise_support import FakeSession, run
@@ -49,7 +50,7 @@ def session_with(*tools: Tool, calls: tuple[tuple[str, str, str], ...]) -> FakeS
     )
     session = FakeSession(runner=StepwiseRunner(definition))
     session.start_turn("Go")
-    session.model_step()
+    session.run_model()
     return session
 
 
@@ -113,7 +114,7 @@ def test_execution_gets_the_idempotency_key() -> None:
         tool(send_email), calls=(("mail-1", "send_email", '{"to":"a@b.c","body":"Hi"}'),)
     )
     session.finish("mail-1", ToolCallStatus.APPROVED)
-    session.execute("mail-1", attempt=2)
+    session.execute_and_record("mail-1", attempt=2)
     assert SENT == [("a@b.c", "session-1/turn-1/mail-1", 2)]
     record = session.tool_calls[0]
     assert record.status == ToolCallStatus.SUCCEEDED
@@ -128,8 +129,8 @@ def test_async_tool_with_defaults_and_a_tool_execution_error() -> None:
             ("2", "lookup", '{"item":"missing","kind":"film"}'),
         ),
     )
-    session.execute("1")
-    session.execute("2")
+    session.execute_and_record("1")
+    session.execute_and_record("2")
     assert [(r.status, r.output, r.error) for r in session.tool_calls] == [
         (ToolCallStatus.SUCCEEDED, "book:Dune:3", None),
         (ToolCallStatus.FAILED, None, "no film called 'missing'"),
@@ -138,7 +139,7 @@ def test_async_tool_with_defaults_and_a_tool_execution_error() -> None:
 
 def test_sync_tools_run_in_a_worker_thread() -> None:
     session = session_with(tool(thread_name), calls=(("1", "thread_name", "{}"),))
-    session.execute("1")
+    session.execute_and_record("1")
     assert session.tool_calls[0].output != threading.main_thread().name
 
 
@@ -161,7 +162,7 @@ def test_sync_tools_run_in_a_worker_thread() -> None:
 )
 def test_invalid_arguments_fail_visibly(arguments: str, error: str) -> None:
     session = session_with(tool(lookup), calls=(("1", "lookup", arguments),))
-    session.execute("1")
+    session.execute_and_record("1")
     record = session.tool_calls[0]
     assert (record.status, record.error) == (ToolCallStatus.FAILED, error)
 
@@ -171,7 +172,7 @@ def test_an_unknown_tool_at_execution_fails_visibly() -> None:
     session.runner = StepwiseRunner(
         AgentDefinition(tools=[tool(send_email)], model=ScriptedModelClient([]))
     )
-    session.execute("1")
+    session.execute_and_record("1")
     assert (
         session.tool_calls[0].error == "unknown tool 'lookup'; this agent's tools are: send_email"
     )
@@ -183,7 +184,7 @@ def test_other_exceptions_fail_the_attempt() -> None:
 
     session = session_with(tool(broken), calls=(("1", "broken", "{}"),))
     with pytest.raises(ConnectionError):
-        session.execute("1")
+        session.execute_and_record("1")
 
 
 def test_definition_refuses_duplicate_names_and_missing_models() -> None:

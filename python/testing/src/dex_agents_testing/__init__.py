@@ -41,18 +41,18 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     # in-process helpers for examples and benchmarks
     "dexlite_or",
     "worker_in_thread",
-    # scripted sessions
-    "FactoryScenario",
+    # scripted sessions: the runners, their scripts, the scenario a Worker loads
+    "ScriptedRunner",
+    "TaskScriptedRunner",
     "ModelReply",
+    "ScriptedToolCall",
+    "ScriptedTool",
+    "ScriptedQuestion",
+    "ScriptedTask",
+    "ScriptedPoll",
     "RunLog",
     "Scenario",
-    "ScriptedPoll",
-    "ScriptedQuestion",
-    "ScriptedRunner",
-    "ScriptedTask",
-    "ScriptedTool",
-    "ScriptedToolCall",
-    "TaskScriptedRunner",
+    "FactoryScenario",
     "load_flow",
     # history and events
     "assert_step_shape",

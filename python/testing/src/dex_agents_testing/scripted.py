@@ -14,28 +14,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dex_agents import (
+from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
-    TurnCompleted,
-    model_visible_result,
-)
-from dex_agents.runner import (
-    DeferredToolOutcome,
     ToolInputRequested,
     ToolTaskCancellation,
     ToolTaskPending,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     ToolTaskStarted,
+    TurnCompleted,
+    model_visible_result,
 )
-from dex_agents_contracts import AgentUsage, QuestionAnswer, ToolEffect
+from dex_agents_contracts import AgentToolCall, AgentUsage, QuestionAnswer, ToolEffect
 
 from dex_agents_testing.runlog import RunLog
 
@@ -227,17 +225,7 @@ class ScriptedRunner:
         state = json.loads(turn.framework_run_state or '{"calls":0,"items":[]}')
         call = int(state["calls"])
         items: list[dict[str, Any]] = list(state["items"])
-        recorded = {item["tool_call_id"] for item in items if item["role"] == "tool"}
-        for record in turn.tool_calls:
-            if record.tool_call_id not in recorded:
-                items.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": record.tool_call_id,
-                        "tool_name": record.tool_name,
-                        "output": model_visible_result(record),
-                    }
-                )
+        _add_tool_results(items, turn.tool_calls)
         turn_number = int(turn.turn_id.rsplit("-", 1)[-1])
         self.log.append(
             "model",
@@ -305,17 +293,7 @@ class ScriptedRunner:
         if turn.framework_run_state is None:
             return []
         items: list[dict[str, Any]] = json.loads(turn.framework_run_state)["items"]
-        recorded = {item["tool_call_id"] for item in items if item["role"] == "tool"}
-        for record in turn.tool_calls:
-            if record.tool_call_id not in recorded:
-                items.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": record.tool_call_id,
-                        "tool_name": record.tool_name,
-                        "output": model_visible_result(record),
-                    }
-                )
+        _add_tool_results(items, turn.tool_calls)
         return [_message(item) for item in items]
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
@@ -530,3 +508,18 @@ def _reply_from_json(data: Mapping[str, Any]) -> ModelReply:
         fail_attempts=data["fail_attempts"],
         gate=data["gate"],
     )
+
+
+def _add_tool_results(items: list[dict[str, Any]], records: Sequence[AgentToolCall]) -> None:
+    """Appends a tool item for each record the items do not answer yet."""
+    recorded = {item["tool_call_id"] for item in items if item["role"] == "tool"}
+    for record in records:
+        if record.tool_call_id not in recorded:
+            items.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": record.tool_call_id,
+                    "tool_name": record.tool_name,
+                    "output": model_visible_result(record),
+                }
+            )

@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dex_agents import BuiltInToolName, UserError
-from dex_agents.stepwise import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents import UserError
+from dex_agents.runner import BUILT_IN_TOOL_DEFINITIONS, BuiltInToolName
 from pydantic_ai import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ExternalToolset
 

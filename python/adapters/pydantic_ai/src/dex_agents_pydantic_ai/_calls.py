@@ -14,7 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from dex_agents import AgentTurnContext, Heartbeat
+from dex_agents.runner import AgentTurnContext, Heartbeat
 from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 from pydantic_ai import ModelRequestNode
 from pydantic_ai.messages import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dex_agents import ToolExecutionError
+from dex_agents.runner import ToolExecutionError
 from pydantic_ai import CallDeferred, RunContext, ToolDefinition
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.toolsets import (

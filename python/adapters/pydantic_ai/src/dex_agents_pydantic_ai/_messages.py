@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dex_agents import FrameworkMessage
+from dex_agents.runner import FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (

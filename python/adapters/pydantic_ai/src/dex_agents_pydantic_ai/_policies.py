@@ -13,21 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dex_agents import AgentTurnContext, ResolvedToolPolicy, ToolPolicy, resolve_tool_policy
-from dex_agents_contracts import ToolEffect
+from dex_agents import ToolEffect, ToolPolicy
+from dex_agents.runner import (
+    AgentTurnContext,
+    ResolvedToolPolicy,
+    resolve_tool_policy,
+    tool_effect_from_annotations,
+    tool_effect_named,
+)
 from pydantic_ai import ToolDefinition
 
 __all__ = ["DEX_EFFECT_METADATA_KEY", "framework_effect", "policy_for"]
 
 DEX_EFFECT_METADATA_KEY = "dex_effect"
 """`ToolDefinition.metadata` key naming a tool's effect (`read`, `idempotent_write`, ...)."""
-
-_EFFECTS_BY_NAME: Mapping[str, ToolEffect] = {
-    "read": ToolEffect.READ,
-    "idempotent_write": ToolEffect.IDEMPOTENT_WRITE,
-    "non_idempotent_write": ToolEffect.NON_IDEMPOTENT_WRITE,
-    "unclassified": ToolEffect.UNCLASSIFIED,
-}
 
 
 def framework_effect(tool_def: ToolDefinition | None) -> ToolEffect | None:
@@ -39,18 +38,10 @@ def framework_effect(tool_def: ToolDefinition | None) -> ToolEffect | None:
     if isinstance(declared, ToolEffect):
         return declared
     if isinstance(declared, str):
-        if declared not in _EFFECTS_BY_NAME:
-            raise ValueError(
-                f"tool {tool_def.name!r} declares {DEX_EFFECT_METADATA_KEY}={declared!r}; "
-                f"expected one of {', '.join(_EFFECTS_BY_NAME)}"
-            )
-        return _EFFECTS_BY_NAME[declared]
+        return tool_effect_named(declared, tool_name=tool_def.name, source=DEX_EFFECT_METADATA_KEY)
     annotations = metadata.get("annotations")
     if isinstance(annotations, Mapping):
-        if annotations.get("readOnlyHint") is True:
-            return ToolEffect.READ
-        if annotations.get("idempotentHint") is True:
-            return ToolEffect.IDEMPOTENT_WRITE
+        return tool_effect_from_annotations(annotations)
     return None
 
 
@@ -64,13 +55,11 @@ def policy_for(
     framework_requires_approval: bool,
 ) -> ResolvedToolPolicy:
     """A ToolPolicy (the runner's, then the session's) wins, then metadata, then the default."""
-    policies = {**turn.tool_policies, **runner_policies}
-    resolved = resolve_tool_policy(
+    return resolve_tool_policy(
         tool_name,
-        tool_policies=policies,
+        tool_policies={**turn.tool_policies, **runner_policies},
         framework_effect=framework_effect(tool_def),
         default_effect=runner_default if runner_default is not None else turn.default_tool_effect,
+        # Pydantic AI's approval flag can only add an approval the effect would not ask for.
+        framework_requires_approval=True if framework_requires_approval else None,
     )
-    if tool_name in policies or not framework_requires_approval:
-        return resolved
-    return ResolvedToolPolicy(effect=resolved.effect, requires_approval=True)

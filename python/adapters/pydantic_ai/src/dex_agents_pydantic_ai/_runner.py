@@ -14,40 +14,41 @@ model call is the next Step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic
 
-from dex_agents import (
+from dex_agents import ToolPolicy, UserError
+from dex_agents.runner import (
+    BUILT_IN_TOOL_POLICY,
+    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
+    Heartbeat,
     ModelCallMetadata,
-    ResolvedToolPolicy,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
-    ToolPolicy,
     TurnCompleted,
     TurnContinued,
-    UserError,
     is_final,
+    model_tool_call_id_problem,
     model_visible_result,
 )
-from dex_agents_contracts import (
-    AgentToolCall,
-    AgentUsage,
-    ToolEffect,
-)
+from dex_agents_contracts import AgentToolCall, AgentUsage, ToolEffect
 from pydantic_ai import (
     Agent,
+    AgentRun,
     CallToolsNode,
     DeferredToolRequests,
     DeferredToolResults,
     ModelRequestNode,
     ToolApproved,
 )
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -75,14 +76,9 @@ from dex_agents_pydantic_ai._messages import (
 from dex_agents_pydantic_ai._policies import policy_for
 from dex_agents_pydantic_ai._state import PendingCall, RunState, RunStateError
 
-__all__ = ["NO_RESULT_TEXT", "PydanticAiRunner"]
+__all__ = ["PydanticAiRunner"]
 
 DepsT = TypeVar("DepsT", default=None)
-
-NO_RESULT_TEXT = "The tool call has no result: the turn ended before it finished."
-"""What an unfinished turn's transcript shows for a call that never got a final record."""
-
-_BUILT_IN_POLICY = ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
 
 class PydanticAiRunner(Generic[DepsT]):
@@ -155,17 +151,9 @@ class PydanticAiRunner(Generic[DepsT]):
         responses: list[ModelResponse] = []
         retry_request: ModelRequest | None = None
         output: object = None
-        async with (
-            heartbeats(turn.heartbeat, self.heartbeat_interval_seconds),
-            self.agent.iter(
-                message_history=history,
-                deferred_tool_results=results,
-                # The Flow ID, as the design's spans carry it (gen_ai.conversation.id).
-                conversation_id=turn.flow_id,
-                deps=deps,
-                capabilities=[deferral],
-            ) as run,
-        ):
+        async with self._iter(
+            turn.flow_id, turn.heartbeat, history, results=results, deps=deps, capability=deferral
+        ) as run:
             node = run.next_node
             model_calls = 0
             while not isinstance(node, End):
@@ -236,16 +224,14 @@ class PydanticAiRunner(Generic[DepsT]):
             metadata={record.tool_call_id: {DEX_METADATA_KEY: info.to_metadata()}},
         )
         result: ToolReturnPart | None = None
-        async with (
-            heartbeats(call.heartbeat, self.heartbeat_interval_seconds),
-            self.agent.iter(
-                message_history=history,
-                deferred_tool_results=approvals,
-                conversation_id=call.flow_id,
-                deps=self._deps(info),
-                capabilities=[ApproveEveryTool()],
-            ) as run,
-        ):
+        async with self._iter(
+            call.flow_id,
+            call.heartbeat,
+            history,
+            results=approvals,
+            deps=self._deps(info),
+            capability=ApproveEveryTool(),
+        ) as run:
             node = run.next_node
             while not isinstance(node, End):
                 if isinstance(node, ModelRequestNode):
@@ -292,6 +278,31 @@ class PydanticAiRunner(Generic[DepsT]):
         return to_framework_messages(messages)
 
     # --- helpers ---------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _iter(
+        self,
+        flow_id: str,
+        heartbeat: Heartbeat,
+        history: list[ModelMessage],
+        *,
+        results: DeferredToolResults | None,
+        deps: DepsT,
+        capability: AbstractCapability[Any],
+    ) -> AsyncIterator[AgentRun[DepsT, Any]]:
+        """The agent's run over `history`, heartbeating the Step while it lasts."""
+        async with (
+            heartbeats(heartbeat, self.heartbeat_interval_seconds),
+            self.agent.iter(
+                message_history=history,
+                deferred_tool_results=results,
+                # The Flow ID, as the design's spans carry it (gen_ai.conversation.id).
+                conversation_id=flow_id,
+                deps=deps,
+                capabilities=[capability],
+            ) as run,
+        ):
+            yield run
 
     def _deps(self, info: DexRunInfo) -> DepsT:
         if self.deps_factory is None:
@@ -354,12 +365,13 @@ class PydanticAiRunner(Generic[DepsT]):
         pending: list[PendingCall] = []
         calls: list[DeferredToolCall] = []
         for part in ordered:
-            _check_tool_call_id(part, used)
+            problem = model_tool_call_id_problem(part.tool_name, part.tool_call_id, used)
+            if problem is not None:
+                raise ValueError(problem)
             used.add(part.tool_call_id)
             tool_def = deferral.seen.get(part.tool_name)
             if part.tool_name in turn.enabled_built_in_tools:
-                # The session runs built-ins itself, as reads that need no approval.
-                policy = _BUILT_IN_POLICY
+                policy = BUILT_IN_TOOL_POLICY
             else:
                 policy = policy_for(
                     part.tool_name,
@@ -409,19 +421,6 @@ def _deferred_results(
             )
         calls[call.tool_call_id] = model_visible_result(record)
     return DeferredToolResults(calls=calls)
-
-
-def _check_tool_call_id(part: ToolCallPart, used: set[str]) -> None:
-    call_id = part.tool_call_id
-    problem = None
-    if not call_id:
-        problem = "has an empty tool call ID"
-    elif "/" in call_id:
-        problem = "has a tool call ID that contains '/'"
-    elif call_id in used:
-        problem = "reuses a tool call ID of this turn; IDs must be unique within a turn"
-    if problem is not None:
-        raise ValueError(f"the model's call of {part.tool_name!r} (ID {call_id!r}) {problem}")
 
 
 def _tool_return(request: ModelRequest, tool_call_id: str) -> ToolReturnPart | None:

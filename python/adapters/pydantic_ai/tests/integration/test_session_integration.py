@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 from dex import FlowConfig, StartFlowOptions, StepDurability
-from dex_agents import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
+from dex_agents.runner import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
 from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, wait_until
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from dex_agents._runner.protocol import ModelCallMetadata
 from dex_agents.models._types import (
     AssistantMessage,
     ModelDelta,
@@ -21,7 +22,6 @@ from dex_agents.models._types import (
     ToolResultMessage,
     UserMessage,
 )
-from dex_agents.runner import ModelCallMetadata
 
 __all__ = ["StreamAccumulator", "build_completion_kwargs", "read_response", "read_usage"]
 

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from dex_agents._runner.protocol import ModelCallMetadata
 from dex_agents.models._types import (
     ModelDelta,
     ModelRequest,
@@ -15,7 +16,6 @@ from dex_agents.models._types import (
     ModelToolCall,
     ModelUsage,
 )
-from dex_agents.runner import ModelCallMetadata
 
 __all__ = [
     "ScriptEntry",

@@ -6,26 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
-from dex_agents.runner import ModelCallMetadata
-
-__all__ = [
-    "AssistantMessage",
-    "DeltaCallback",
-    "ModelClient",
-    "ModelDelta",
-    "ModelMessage",
-    "ModelRequest",
-    "ModelResponse",
-    "ModelSettings",
-    "ModelToolCall",
-    "ModelToolChoice",
-    "ModelUsage",
-    "NamedToolChoice",
-    "ToolDefinition",
-    "ToolResultMessage",
-    "UserMessage",
-]
-
+from dex_agents._runner.protocol import ModelCallMetadata
 
 # --- messages -----------------------------------------------------------------------
 

@@ -29,7 +29,6 @@ unstored items travel in the run state, and stored messages replay from their
 
 from __future__ import annotations
 
-from dex_agents.stepwise._built_ins import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents.stepwise._continuation import (
     MAX_CONSECUTIVE_CONTINUATIONS,
     TurnContinuation,
@@ -49,7 +48,6 @@ from dex_agents.stepwise._runner import SUMMARY_PREFIX, StepwiseRunner
 from dex_agents.stepwise._tools import Tool, ToolContext, tool
 
 __all__ = [
-    "BUILT_IN_TOOL_DEFINITIONS",
     "MAX_CONSECUTIVE_CONTINUATIONS",
     "SUMMARY_PREFIX",
     "AgentDefinition",

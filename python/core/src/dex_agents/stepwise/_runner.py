@@ -13,7 +13,6 @@ from dex_agents_contracts import (
     PlanStatus,
     ReasoningDeltaPayload,
     TextDeltaPayload,
-    ToolEffect,
 )
 
 from dex_agents.models import (
@@ -26,8 +25,10 @@ from dex_agents.models import (
     NamedToolChoice,
     ToolDefinition,
 )
-from dex_agents.results import is_final, model_visible_result, tool_call_status_text
 from dex_agents.runner import (
+    BUILT_IN_TOOL_DEFINITIONS,
+    BUILT_IN_TOOL_POLICY,
+    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     ContextSummaryRequest,
@@ -41,8 +42,11 @@ from dex_agents.runner import (
     ToolExecutionResult,
     TurnCompleted,
     TurnContinued,
+    is_final,
+    model_tool_call_id_problem,
+    model_visible_result,
+    tool_call_status_text,
 )
-from dex_agents.stepwise._built_ins import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents.stepwise._compaction import build_summary_messages, estimate_items, select_cutoff
 from dex_agents.stepwise._continuation import (
     MAX_CONSECUTIVE_CONTINUATIONS,
@@ -70,7 +74,6 @@ __all__ = ["SUMMARY_PREFIX", "StepwiseRunner"]
 
 SUMMARY_PREFIX = "[Dex] Summary of the earlier conversation:"
 _WRITE_TODOS = "write_todos"
-_NO_RESULT = "The tool call has no result: the turn ended before it finished."
 
 
 class StepwiseRunner:
@@ -320,19 +323,17 @@ class StepwiseRunner:
 
     def _known_tool(self, turn: AgentTurnContext, name: str) -> Tool | ResolvedToolPolicy | None:
         if name in turn.enabled_built_in_tools:
-            # The session runs built-ins itself, with the read effect and no approval.
-            return ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
+            return BUILT_IN_TOOL_POLICY
         return self.definition.tool_named(name)
 
     def _policy(self, turn: AgentTurnContext, tool: Tool) -> ResolvedToolPolicy:
         """The session's `tool_policies` win, then the tool's own policy, then the default."""
-        if tool.policy is None or tool.name in turn.tool_policies:
+        if tool.policy is None:
             return turn.resolve_tool_policy(tool.name)
-        resolved = turn.resolve_tool_policy(tool.name, framework_effect=tool.policy.effect)
-        if tool.policy.requires_approval is None:
-            return resolved
-        return ResolvedToolPolicy(
-            effect=resolved.effect, requires_approval=tool.policy.requires_approval
+        return turn.resolve_tool_policy(
+            tool.name,
+            framework_effect=tool.policy.effect,
+            framework_requires_approval=tool.policy.requires_approval,
         )
 
     def _deferred_calls(
@@ -342,19 +343,9 @@ class StepwiseRunner:
         calls: list[DeferredToolCall] = []
         for call in response.tool_calls:
             call_id, name = call.tool_call_id, call.tool_name
-            problem = None
-            if not call_id:
-                problem = "has an empty tool call ID"
-            elif "/" in call_id:
-                problem = "has a tool call ID that contains '/'"
-            elif call_id in used:
-                problem = "reuses a tool call ID of this turn; IDs must be unique within a turn"
+            problem = model_tool_call_id_problem(name, call_id, used)
             if problem is not None:
-                raise InvalidModelResponseError(
-                    f"the model's call of {name!r} (ID {call_id!r}) {problem}",
-                    tool_call_id=call_id,
-                    tool_name=name,
-                )
+                raise InvalidModelResponseError(problem, tool_call_id=call_id, tool_name=name)
             used.add(call_id)
             known = self._known_tool(turn, name)
             if known is None:
@@ -429,7 +420,7 @@ def _results_for(
                 f"its status is {tool_call_status_text(record.status)}"
             )
         else:
-            output = _NO_RESULT
+            output = NO_RESULT_TEXT
         results.append(
             ToolResultItem(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=output)
         )

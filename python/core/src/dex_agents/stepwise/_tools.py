@@ -17,11 +17,9 @@ from typing import Any, overload
 import pydantic
 import pydantic_core
 
+from dex_agents import ToolPolicy
 from dex_agents.models import ToolDefinition
-from dex_agents.runner import Heartbeat, ToolExecutionError, ToolPolicy
-
-if typing.TYPE_CHECKING:
-    from dex_agents.events import EventWriter
+from dex_agents.runner import EventWriter, Heartbeat, ToolExecutionError
 
 __all__ = ["Tool", "ToolContext", "parse_arguments_object", "tool"]
 

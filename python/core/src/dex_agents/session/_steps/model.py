@@ -34,11 +34,11 @@ from dex_agents_contracts import (
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import is_final
 from dex_agents.runner import (
-    DeferredToolCall,
     ToolCallsRequested,
     TurnCompleted,
     TurnContinued,
     UnfinishedTurnMessageBuilder,
+    invalid_tool_call_ids,
 )
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._movements import (
@@ -77,29 +77,12 @@ __all__ = [
     "RecordTurnFailure",
     "ResumeTurn",
     "RunModel",
-    "invalid_tool_call_ids",
 ]
 
 INCREMENTAL_MESSAGES_NEED_BUILDER = (
     "a runner that sets ToolCallsRequested.new_messages must implement "
     "build_unfinished_turn_messages"
 )
-
-
-def invalid_tool_call_ids(
-    calls: Sequence[DeferredToolCall], earlier: Sequence[AgentToolCall]
-) -> str | None:
-    """Why the calls' IDs break the rule (non-empty, no `/`, unique in the turn), or None."""
-    seen = {record.tool_call_id for record in earlier}
-    for call in calls:
-        if not isinstance(call.tool_call_id, str) or not call.tool_call_id:
-            return "dex-agents: a tool call ID must not be empty"
-        if "/" in call.tool_call_id:
-            return f"dex-agents: tool call ID {call.tool_call_id!r} must not contain '/'"
-        if call.tool_call_id in seen:
-            return f"dex-agents: tool call ID {call.tool_call_id!r} is used twice in one turn"
-        seen.add(call.tool_call_id)
-    return None
 
 
 class AwaitUserMessage(WaitingSessionStep[None]):

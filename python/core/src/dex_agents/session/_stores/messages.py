@@ -30,7 +30,6 @@ from dex_agents_contracts import (
 )
 
 from dex_agents.errors import ValueTooLarge
-from dex_agents.offline import stored_message
 from dex_agents.options import (
     MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT,
     MESSAGE_ROLLOVER_MAX_CHUNKS_PER_COMMIT,
@@ -163,10 +162,9 @@ class MessageStore:
         if not messages:
             return []
         stored = [
-            stored_message(
-                framework_message,
-                state.next_message_sequence + offset,
-                turn_id,
+            framework_message.stored(
+                sequence=state.next_message_sequence + offset,
+                turn_id=turn_id,
                 created_at=utc_now(),
             )
             for offset, framework_message in enumerate(messages)

@@ -1,17 +1,16 @@
 """The model-facing definitions of the session's built-in tools.
 
 The session validates and runs these calls itself (RunModel routes them to their
-own Steps); a runner only offers the enabled ones to its model like any tool.
+own Steps); a runner only offers the enabled ones to its model like any tool,
+translated to its framework's tool definition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from dex_agents._runner.policies import BuiltInToolName
 from dex_agents.models import ToolDefinition
-from dex_agents.runner import BuiltInToolName
-
-__all__ = ["BUILT_IN_TOOL_DEFINITIONS"]
 
 BUILT_IN_TOOL_DEFINITIONS: Mapping[BuiltInToolName, ToolDefinition] = {
     "ask_user": ToolDefinition(

@@ -1,0 +1,1 @@
+"""What `dex_agents.runner` re-exports, one module per concern; import from there."""

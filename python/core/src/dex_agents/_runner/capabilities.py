@@ -1,0 +1,121 @@
+"""The optional runner capabilities, each a protocol the session checks with `isinstance`.
+
+A runner implements only the ones its framework supports: storing an
+unfinished turn's items, polling and cancelling long tool tasks, summarizing
+older context, planning turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeAlias, runtime_checkable
+
+from dex_agents_contracts import (
+    AgentMessage,
+    AgentToolCall,
+    AgentUsage,
+    ContextSummary,
+    QuestionAnswer,
+)
+
+from dex_agents._runner.protocol import (
+    AgentTurnContext,
+    FrameworkMessage,
+    Heartbeat,
+    ModelCallMetadata,
+    ToolExecutionResult,
+    ToolInputRequested,
+)
+from dex_agents.events import EventWriter
+
+
+@runtime_checkable
+class UnfinishedTurnMessageBuilder(Protocol):
+    """Stores a turn's unstored items when it ends without an answer."""
+
+    def build_unfinished_turn_messages(
+        self, turn: AgentTurnContext
+    ) -> Sequence[FrameworkMessage]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolTaskPending:
+    """The task still runs; poll again after the interval."""
+
+    poll_interval_seconds: float
+    continuation: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolTaskPoll:
+    """One poll of a started task."""
+
+    flow_id: str
+    tool_call: AgentToolCall
+    idempotency_key: str
+    attempt: int
+    input_answers: Sequence[QuestionAnswer]
+    events: EventWriter
+    heartbeat: Heartbeat
+    pending_answer: QuestionAnswer | None = None
+
+
+ToolTaskPollOutcome: TypeAlias = ToolExecutionResult | ToolInputRequested | ToolTaskPending
+
+
+@runtime_checkable
+class ToolTaskPoller(Protocol):
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolTaskCancellation:
+    flow_id: str
+    tool_call: AgentToolCall
+    idempotency_key: str
+    attempt: int
+    heartbeat: Heartbeat
+
+
+@runtime_checkable
+class ToolTaskCanceller(Protocol):
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextSummaryRequest:
+    flow_id: str
+    turn_id: str
+    attempt: int
+    previous_summary: ContextSummary | None
+    messages: Sequence[AgentMessage]
+    through_sequence: int
+    events: EventWriter
+    heartbeat: Heartbeat
+    input_token_budget: int
+    session_settings: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextSummaryResult:
+    text: str
+    usage: AgentUsage = field(default_factory=AgentUsage)
+    model_call_metadata: ModelCallMetadata | None = None
+
+
+@runtime_checkable
+class ContextCompactionRunner(Protocol):
+    def estimate_input_tokens(self, turn: AgentTurnContext) -> int: ...
+
+    def select_compaction_cutoff(
+        self, turn: AgentTurnContext, retained_token_budget: int
+    ) -> int | None: ...
+
+    async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult: ...
+
+
+@runtime_checkable
+class PlanModeRunner(Protocol):
+    @property
+    def supports_plan_mode(self) -> bool: ...
