@@ -1,4 +1,4 @@
-"""The enum strings of the tree are exactly the design document's strings."""
+"""The enum strings of the tree are exactly the strings the wire format promises."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from dex_agents_contracts import (
     TurnControlKind,
 )
 
-# Copied from the value types of design/agent-framework-adapters.md.
-DESIGN_STRINGS: dict[type[object], list[str]] = {
+# Written out by hand, not derived from the protos: stored sessions, Dex Web and the
+# TypeScript package read these strings, so renaming an enum value in proto/ must
+# fail here. docs/wire-format.md gives the rule that turns value names into them.
+WIRE_STRINGS: dict[type[object], list[str]] = {
     AgentStatus: [
         "waiting_for_user_message",
         "running_model",
@@ -50,11 +52,11 @@ DESIGN_STRINGS: dict[type[object], list[str]] = {
 
 
 def test_every_enum_of_the_tree_is_checked() -> None:
-    assert set(ENUM_WIRE_STRINGS) == set(DESIGN_STRINGS)
+    assert set(ENUM_WIRE_STRINGS) == set(WIRE_STRINGS)
 
 
-def test_enum_strings_match_the_design_document() -> None:
-    for enum, strings in DESIGN_STRINGS.items():
+def test_enum_strings_match_the_wire_format() -> None:
+    for enum, strings in WIRE_STRINGS.items():
         assert list(ENUM_WIRE_STRINGS[enum].values()) == strings, enum.__name__
 
 

@@ -1,1 +1,1 @@
-"""protoc plugin that writes the snake_case JSON wire codecs of docs/wire-format.md."""
+"""protoc plugin that writes the snake_case JSON wire codecs (docs/wire-format.md)."""

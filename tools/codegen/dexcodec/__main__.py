@@ -1,7 +1,8 @@
 """protoc entry point: `--dexcodec_out=lang=python:DIR` or `lang=typescript`.
 
-Writes `_codec.py` (Python) or `codec.ts` (TypeScript) for every file of the
-request at once, because a codec module covers the whole package.
+Writes `codec.py` (Python, for `dex_agents_contracts/_gen/`) or `codec.ts`
+(TypeScript, for `src/gen/`) for every file of the request at once, because a
+codec module covers the whole package.
 """
 
 from __future__ import annotations

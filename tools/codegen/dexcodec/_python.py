@@ -1,4 +1,4 @@
-"""Python emitter: `_codec.py` and the package `__init__.py` of dex_agents_contracts.
+"""Python emitter: `_gen/codec.py` of dex_agents_contracts.
 
 The codec is straight-line code per message (no reflection at run time): it
 checks each field inline, builds a dict in field-number order and lets the C
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 
 from dexcodec._model import Enum, Field, Message, Model
 
@@ -21,7 +22,7 @@ _SCALAR_JSON = {"string": "string", "bool": "boolean"}
 
 
 def emit_python(model: Model) -> dict[str, str]:
-    return {"_codec.py": _codec(model), "__init__.py": _package_init(model)}
+    return {"codec.py": _codec(model)}
 
 
 def snake(name: str) -> str:
@@ -318,14 +319,15 @@ def decode_{name}(text: str | bytes | bytearray) -> {m.name}:
 
 def _codec(model: Model) -> str:
     type_names = sorted({m.name for m in model.messages} | {e.name for e in model.enums})
-    imports = "".join(f"    {n},\n" for n in type_names)
+    imports = _packed(type_names)
     parts = [
         HEADER,
         "from __future__ import annotations\n\n",
         "from typing import Any, Final\n\n",
-        "from . import _wire as _w\n",
-        f"from ._gen.dex.agents.v1 import (\n{imports})\n",
-        "from ._gen.google.protobuf import Struct\n\n",
+        "from .. import _wire as _w\n",
+        f"from .dex.agents.v1 import (\n{imports})\n",
+        "from .google.protobuf import Struct\n\n",
+        _all(model),
         "_MISSING: Final = object()\n",
         "_EMPTY: Final[list[object]] = []\n\n",
     ]
@@ -352,45 +354,14 @@ def _codec(model: Model) -> str:
     return "".join(parts)
 
 
-def _package_init(model: Model) -> str:
-    messages = [m.name for m in model.messages]
-    enums = [e.name for e in model.enums]
-    codec_fns = [f"{verb}_{snake(m)}" for m in messages for verb in ("encode", "decode")]
-    runtime = [
-        "WireFormatError",
-        "struct_from_json",
-        "struct_to_json",
-        "encode",
-        "decode",
-        "encode_list",
-        "decode_list",
-    ]
-    tables = ["CODECS", "ENUM_WIRE_STRINGS", "EVENT_PAYLOAD_TYPES"]
-    lines = [
-        HEADER.replace(
-            '"""Generated',
-            '"""Wire contracts of dex-agents: types and JSON codecs.\n\nGenerated',
-            1,
-        ),
-        "from __future__ import annotations\n\n",
-        "from ._codec import (\n"
-        + "".join(f"    {n},\n" for n in sorted(tables + codec_fns))
-        + ")\n",
-        "from ._gen.dex.agents.v1 import (\n"
-        + "".join(f"    {n},\n" for n in sorted(messages + enums))
-        + ")\n",
-        "from ._gen.google.protobuf import ListValue, NullValue, Struct, Value\n",
-        "from ._generic import decode, decode_list, encode, encode_list\n",
-        "from ._wire import WireFormatError, struct_from_json, struct_to_json\n\n",
-        "__all__ = [\n",
-        "    # enums\n",
-        *[f"    {n!r},\n" for n in enums],
-        "    # messages\n",
-        *[f"    {n!r},\n" for n in messages],
-        "    # JSON objects\n",
-        "    'ListValue',\n    'NullValue',\n    'Struct',\n    'Value',\n",
-        "    # codecs\n",
-        *[f"    {n!r},\n" for n in sorted(runtime + tables + codec_fns)],
-        "]\n",
-    ]
-    return "".join(lines)
+def _all(model: Model) -> str:
+    """`__all__`: what the hand-written package `__init__.py` must re-export."""
+    names = ["CODECS", "ENUM_WIRE_STRINGS", "EVENT_PAYLOAD_TYPES"]
+    names += [f"{verb}_{snake(m.name)}" for m in model.messages for verb in ("encode", "decode")]
+    return f"__all__ = [\n{_packed([repr(n) for n in names])}]\n\n"
+
+
+def _packed(items: list[str]) -> str:
+    """Items of a bracketed list, as many to a line as fit in 100 columns."""
+    lines = textwrap.wrap(", ".join(items) + ",", 96, break_on_hyphens=False)
+    return "".join(f"    {line}\n" for line in lines)

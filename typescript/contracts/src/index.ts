@@ -10,7 +10,7 @@
  *
  * Use these codecs, not protobuf-es `toJson`/`fromJson`, for anything that
  * crosses a process: their enum, int64, time and default-field forms differ
- * from the wire format (shared/docs/wire-format.md).
+ * from the wire format (docs/wire-format.md).
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * Runtime of the generated codecs in `gen/codec.ts`: the error type and the
  * per-kind read and write helpers of the wire format
- * (shared/docs/wire-format.md, proto/README.md).
+ * (docs/wire-format.md, proto/README.md).
  *
  * Writing: a generated writer checks every field and builds a plain object in
  * wire shape (snake_case keys in field-number order, enum strings, time

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ._codec import CODECS
+from ._gen.codec import CODECS
 from ._wire import MessageCodec, WireFormatError
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""Runtime of the generated wire codecs (`_codec.py`).
+"""Runtime of the generated wire codecs (`_gen/codec.py`).
 
 The generated code inlines the common checks; what is here is either shared by
 many fields (times, Structs, error texts) or only runs on the error path. The
@@ -159,10 +159,17 @@ def _find_surrogate(obj: object, path: str) -> str | None:
     return None
 
 
-def _refuse_lone_surrogate(text: str, path: str, key: str) -> None:
-    """A malformed string is reported as such before any other problem with it."""
+def _read_string(value: object, path: str, key: str) -> str:
+    if type(value) is not str:
+        expected(path, key, "string", value)
+    return value
+
+
+def _refuse_string(text: str, path: str, key: str, reason: str) -> NoReturn:
+    """A malformed string is reported as such before what its content gets wrong."""
     if not _is_well_formed(text):
         bad_value(path, key, "lone surrogate in string")
+    bad_value(path, key, f"{reason} {quote(text)}")
 
 
 def _is_well_formed(text: str) -> bool:
@@ -217,12 +224,10 @@ def write_time(value: object, path: str, key: str) -> str:
 
 def read_time(value: object, path: str, key: str) -> datetime:
     """Accept `Z` and `+00:00` forms; keep millisecond precision, as writers do."""
-    if type(value) is not str:
-        expected(path, key, "string", value)
-    match = _TIME.fullmatch(value)
+    text = _read_string(value, path, key)
+    match = _TIME.fullmatch(text)
     if match is None:
-        _refuse_lone_surrogate(value, path, key)
-        bad_value(path, key, f"invalid time {quote(value)}")
+        _refuse_string(text, path, key, "invalid time")
     year, month, day, hour, minute, second, fraction = match.groups()
     millis = int((fraction or "0").ljust(3, "0")[:3])
     try:
@@ -230,7 +235,7 @@ def read_time(value: object, path: str, key: str) -> datetime:
             int(year), int(month), int(day), int(hour), int(minute), int(second), millis * 1000, UTC
         )
     except ValueError:
-        bad_value(path, key, f"invalid time {quote(value)}")
+        _refuse_string(text, path, key, "invalid time")
 
 
 # --- JSON objects (google.protobuf.Struct) ------------------------------------
@@ -330,12 +335,10 @@ def struct_to_json(value: Struct) -> dict[str, object]:
 
 
 def read_enum(value: object, table: Mapping[str, E], path: str, key: str) -> E:
-    if type(value) is not str:
-        expected(path, key, "string", value)
-    found = table.get(value)
+    text = _read_string(value, path, key)
+    found = table.get(text)
     if found is None:
-        _refuse_lone_surrogate(value, path, key)
-        bad_value(path, key, f"unknown value {quote(value)}")
+        _refuse_string(text, path, key, "unknown value")
     return found
 
 
