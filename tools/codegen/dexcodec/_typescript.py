@@ -19,33 +19,18 @@ paths are assembled only while a failure unwinds.
 from __future__ import annotations
 
 import json
-import re
 
 from dexcodec._model import PACKAGE, Enum, Field, Message, Model, ModelError
+from dexcodec._typescript_names import (
+    PROTOTYPE_KEYS,
+    object_key,
+    pb_module,
+    property_name,
+    ts_str,
+)
 
 WIRE_MODULE = "../wire.js"
 """The hand-written runtime, relative to `src/gen/codec.ts`."""
-
-_RESERVED_PROPERTIES = frozenset({"constructor", "toString", "toJSON", "valueOf"})
-"""Names protoc-gen-es suffixes with `$` (its `safeObjectProperty`)."""
-
-_PROTOTYPE_KEYS = frozenset(
-    {
-        "__proto__",
-        "__defineGetter__",
-        "__defineSetter__",
-        "__lookupGetter__",
-        "__lookupSetter__",
-        "constructor",
-        "hasOwnProperty",
-        "isPrototypeOf",
-        "propertyIsEnumerable",
-        "toLocaleString",
-        "toString",
-        "valueOf",
-    }
-)
-"""JSON keys that a plain property read would find on `Object.prototype`."""
 
 _SCALAR_HELPER = {
     "string": "String",
@@ -93,52 +78,6 @@ def emit_typescript(model: Model) -> dict[str, str]:
     return {"codec.ts": _Emitter(model).emit()}
 
 
-def _ts(text: str) -> str:
-    """A TypeScript string literal.
-
-    Text holding `"` (wire JSON fragments) is single-quoted to stay readable;
-    anything else uses JSON string syntax, which is valid TypeScript.
-    """
-    plain = all(" " <= c <= "~" for c in text)
-    if plain and '"' in text and "'" not in text and "\\" not in text:
-        return f"'{text}'"
-    return json.dumps(text)
-
-
-def _key(name: str) -> str:
-    """An object literal key that defines own property `name`."""
-    if name == "__proto__":
-        return '["__proto__"]'
-    return name if re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", name) else json.dumps(name)
-
-
-def _property(field: Field) -> str:
-    """The protoc-gen-es property of a field: `protoCamelCase` of the proto name.
-
-    `Field.json_name` is protoc's JSON name, which a `json_name` option could
-    change; protoc-gen-es ignores that option for property names.
-    """
-    parts: list[str] = []
-    upper_next = False
-    for char in field.name:
-        if char == "_":
-            upper_next = True
-        elif char.isdigit():
-            parts.append(char)
-            upper_next = False
-        else:
-            parts.append(char.upper() if upper_next else char)
-            upper_next = False
-    name = "".join(parts)
-    return f"{name}$" if name in _RESERVED_PROPERTIES else name
-
-
-def _pb_module(proto_file: str) -> str:
-    """`dex/agents/v1/tool.proto` -> `./dex/agents/v1/tool_pb.js`."""
-    stem = proto_file.removesuffix(".proto")
-    return f"./{stem}_pb.js"
-
-
 class _Emitter:
     def __init__(self, model: Model) -> None:
         self.model = model
@@ -168,7 +107,7 @@ class _Emitter:
 
     def _use_type(self, name: str) -> str:
         proto_file = (self.messages.get(name) or self.enums[name]).proto_file
-        self.types.setdefault(_pb_module(proto_file), set()).add(name)
+        self.types.setdefault(pb_module(proto_file), set()).add(name)
         return name
 
     def _use_enum(self, name: str) -> None:
@@ -218,16 +157,16 @@ class _Emitter:
             types = sorted(self.types.get(module, set()) - self.values.get(module, set()))
             values = sorted(self.values.get(module, set()))
             if types:
-                lines.append(f"import type {{ {', '.join(types)} }} from {_ts(module)};")
+                lines.append(f"import type {{ {', '.join(types)} }} from {ts_str(module)};")
             if values:
-                lines.append(f"import {{ {', '.join(values)} }} from {_ts(module)};")
+                lines.append(f"import {{ {', '.join(values)} }} from {ts_str(module)};")
         wire = sorted(self.wire, key=lambda n: (n.lower(), n))
         # `noUnusedLocals` refuses unused imports: WireValue types list writers only.
         wire_types = "WireObject, WireValue" if self.lists_used else "WireObject"
-        lines.append(f"import type {{ {wire_types} }} from {_ts(WIRE_MODULE)};")
+        lines.append(f"import type {{ {wire_types} }} from {ts_str(WIRE_MODULE)};")
         lines.append("import {")
         lines.extend(f"  {name}," for name in wire)
-        lines.append(f"}} from {_ts(WIRE_MODULE)};")
+        lines.append(f"}} from {ts_str(WIRE_MODULE)};")
         lines.append("")
         return lines
 
@@ -241,7 +180,7 @@ class _Emitter:
             "  switch (value) {",
         ]
         for value in enum.values:
-            lines.append(f"    case {_ts(value.wire)}:")
+            lines.append(f"    case {ts_str(value.wire)}:")
             lines.append(f"      return {value.number};")
         lines += [
             "    case undefined:",
@@ -256,7 +195,7 @@ class _Emitter:
         ]
         for value in enum.values:
             lines.append(f"    case {value.number}:")
-            lines.append(f"      return {_ts(value.wire)};")
+            lines.append(f"      return {ts_str(value.wire)};")
         lines += [
             "  }",
             f"  throw {self._use_wire('badEnumNumber')}(value, segment);",
@@ -277,7 +216,7 @@ class _Emitter:
         if not message.fields:
             return [*lines, "  return {};", "}", ""]
         lines += ["  try {", "    return {"]
-        lines.extend(f"      {_key(f.name)}: {self._write_expr(f)}," for f in message.fields)
+        lines.extend(f"      {object_key(f.name)}: {self._write_expr(f)}," for f in message.fields)
         lines += [
             "    };",
             "  } catch (error) {",
@@ -289,8 +228,8 @@ class _Emitter:
         return lines
 
     def _write_expr(self, field: Field) -> str:
-        access = f"value.{_property(field)}"
-        segment = _ts(f".{field.name}")
+        access = f"value.{property_name(field)}"
+        segment = ts_str(f".{field.name}")
         kind = field.kind
         if field.repeated:
             if kind in _LIST_KINDS:
@@ -318,7 +257,7 @@ class _Emitter:
 
     def _reader(self, message: Message) -> list[str]:
         name = message.name
-        type_name = _ts(f"{PACKAGE}.{name}")
+        type_name = ts_str(f"{PACKAGE}.{name}")
         if not message.fields:
             return [
                 f"function r_{name}(value: unknown, segment: string): {name} {{",
@@ -335,7 +274,7 @@ class _Emitter:
             f"      $typeName: {type_name},",
         ]
         for field in message.fields:
-            lines.append(f"      {_property(field)}: {self._read_expr(message, field)},")
+            lines.append(f"      {property_name(field)}: {self._read_expr(message, field)},")
         lines += [
             "    };",
             "  } catch (error) {",
@@ -348,11 +287,11 @@ class _Emitter:
 
     def _read_expr(self, message: Message, field: Field) -> str:
         key = field.name
-        if key in _PROTOTYPE_KEYS:
-            access = f"(Object.hasOwn(json, {_ts(key)}) ? json[{_ts(key)}] : undefined)"
+        if key in PROTOTYPE_KEYS:
+            access = f"(Object.hasOwn(json, {ts_str(key)}) ? json[{ts_str(key)}] : undefined)"
         else:
-            access = f"json[{_ts(key)}]"
-        segment = _ts(f".{key}")
+            access = f"json[{ts_str(key)}]"
+        segment = ts_str(f".{key}")
         kind = field.kind
         if field.repeated:
             if kind in _LIST_KINDS:
@@ -387,7 +326,7 @@ class _Emitter:
         if kind == "string":
             if not isinstance(value, str):
                 raise bad
-            return _ts(value)
+            return ts_str(value)
         if kind == "bool":
             if not isinstance(value, bool):
                 raise bad
@@ -419,7 +358,7 @@ class _Emitter:
             read = f"r_{self._type_name(field)}"
         else:
             read = self._use_wire(f"read{_SCALAR_HELPER[kind]}")
-        return f"{read}(JSON.parse({_ts(compact)}), {segment})"
+        return f"{read}(JSON.parse({ts_str(compact)}), {segment})"
 
     def _type_name(self, field: Field) -> str:
         if field.type_name is None:  # pragma: no cover - the model sets it
@@ -477,7 +416,7 @@ class _Emitter:
             "  try {",
             f'    return {self._use_wire("wireText")}(w_{name}(value, ""));',
             "  } catch (error) {",
-            f"    throw {self._use_wire('encodeFailure')}({_ts(name)}, error);",
+            f"    throw {self._use_wire('encodeFailure')}({ts_str(name)}, error);",
             "  }",
             "}",
             "",
@@ -488,11 +427,11 @@ class _Emitter:
             f" *   `{name}`.",
             " */",
             f"export function decode{name}(text: string | Uint8Array): {name} {{",
-            f"  const json = {self._use_wire('parseJson')}({_ts(name)}, text);",
+            f"  const json = {self._use_wire('parseJson')}({ts_str(name)}, text);",
             "  try {",
             f'    return r_{name}(json, "");',
             "  } catch (error) {",
-            f"    throw {self._use_wire('decodeFailure')}({_ts(name)}, error);",
+            f"    throw {self._use_wire('decodeFailure')}({ts_str(name)}, error);",
             "  }",
             "}",
             "",
@@ -523,11 +462,11 @@ class _Emitter:
         for message in self.model.messages:
             name = message.name
             schema = f"{name}Schema"
-            self.values.setdefault(_pb_module(message.proto_file), set()).add(schema)
+            self.values.setdefault(pb_module(message.proto_file), set()).add(schema)
             lines += [
                 f"  {name}: Object.freeze({{",
-                f"    name: {_ts(name)},",
-                f"    typeName: {_ts(f'{PACKAGE}.{name}')},",
+                f"    name: {ts_str(name)},",
+                f"    typeName: {ts_str(f'{PACKAGE}.{name}')},",
                 f"    schema: {schema},",
                 f"    encode: encode{name},",
                 f"    decode: decode{name},",
@@ -565,7 +504,7 @@ class _Emitter:
             "export type AgentEventPayload =",
         ]
         lines.extend(
-            f"  | {{ readonly type: {_ts(event)}; readonly payload: {name} }}"
+            f"  | {{ readonly type: {ts_str(event)}; readonly payload: {name} }}"
             for event, name in payloads
         )
         lines += [
@@ -586,12 +525,12 @@ class _Emitter:
         ]
         for event, name in payloads:
             lines += [
-                f"    case {_ts(event)}:",
-                f"      return {{ type: {_ts(event)}, payload: decode{name}(event.payload) }};",
+                f"    case {ts_str(event)}:",
+                f"      return {{ type: {ts_str(event)}, payload: decode{name}(event.payload) }};",
             ]
         lines += [
             "    default:",
-            f"      return {{ type: {_ts(_UNKNOWN_EVENT)}, eventType: event.type, "
+            f"      return {{ type: {ts_str(_UNKNOWN_EVENT)}, eventType: event.type, "
             "text: event.payload };",
             "  }",
             "}",
@@ -610,11 +549,11 @@ class _Emitter:
         ]
         for event, name in payloads:
             lines += [
-                f"    case {_ts(event)}:",
-                f"      return {{ type: {_ts(event)}, payload: encode{name}(event.payload) }};",
+                f"    case {ts_str(event)}:",
+                f"      return {{ type: {ts_str(event)}, payload: encode{name}(event.payload) }};",
             ]
         lines += [
-            f"    case {_ts(_UNKNOWN_EVENT)}:",
+            f"    case {ts_str(_UNKNOWN_EVENT)}:",
             "      return { type: event.eventType, payload: event.text };",
             "  }",
             "}",
