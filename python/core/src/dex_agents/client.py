@@ -6,7 +6,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
-from types import TracebackType
 from typing import TypeVar
 
 import dex_agents_contracts as contracts
@@ -37,6 +36,7 @@ from dex_agents_contracts import (
     struct_from_json,
 )
 
+from dex_agents._closing import Closing
 from dex_agents._session_settings import INVALID_START_SETTINGS, client_settings_problem
 from dex_agents.errors import (
     AgentSessionRunError,
@@ -56,7 +56,7 @@ RequestT = TypeVar("RequestT")
 _LOCK_RETRY_SECONDS = 10.0
 
 
-class AgentSessionClient:
+class AgentSessionClient(Closing):
     """Starts sessions of one Flow type and calls their RPCs and AgentEvents.
 
     RPCs that lock PendingInterrupts are retried while a Step holds the lock,
@@ -85,17 +85,6 @@ class AgentSessionClient:
                 worker_target=worker_target or WorkerTarget(pull=True),
             ),
         )
-
-    def __enter__(self) -> AgentSessionClient:
-        return self
-
-    def __exit__(
-        self,
-        exception_type: type[BaseException] | None,
-        exception: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         self.client.close()
