@@ -134,11 +134,11 @@ class _EarlierWorkerRuntime(SessionRuntime):
         return started
 
 
+class _EarlierWorkerFlow(AgentSessionFlow):
+    runtime_type = _EarlierWorkerRuntime
+
+
 def earlier_worker_flow(config: Mapping[str, Any]) -> AgentSessionFlow:
     """A session whose turns a pre-steering Worker started (a mixed rollout)."""
-    flow = continuing_flow(config)
-    runtime = flow._runtime  # the test stands in for an older Worker
-    flow._runtime = _EarlierWorkerRuntime(
-        runner=runtime.runner, options=runtime.options, schema=runtime.schema
-    )
-    return flow
+    runner = ContinuingRunner(config["gate"], RunLog(config["log_path"]))
+    return _EarlierWorkerFlow(runner, flow_type=config["flow_type"])

@@ -6,13 +6,14 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
-from types import TracebackType
 from typing import TypeVar
 
+import dex_agents_contracts as contracts
 from dex import (
     BlobCacheConfig,
     Client,
     ClientOptions,
+    Context,
     FlowAlreadyStartedError,
     FlowNotActiveOrNotFoundError,
     FlowNotFoundError,
@@ -20,6 +21,7 @@ from dex import (
     LongPollTimeoutError,
     Registry,
     RpcLockConflictError,
+    RPCResult,
     StartFlowOptions,
     StreamMessage,
     WorkerTarget,
@@ -30,20 +32,11 @@ from dex_agents_contracts import (
     AgentInterrupt,
     AgentMessage,
     AgentMessagesPage,
-    AgentSessionStartInput,
     AgentSnapshot,
-    AgentUserMessage,
-    AnswerQuestionRequest,
-    CancelTurnRequest,
-    DeleteQueuedMessageRequest,
-    ExecutePlanRequest,
-    ListAgentMessagesRequest,
-    ResolveInterruptRequest,
-    SteerUserMessageRequest,
-    UpdateSessionSettingsRequest,
     struct_from_json,
 )
 
+from dex_agents._closing import Closing
 from dex_agents._session_settings import INVALID_START_SETTINGS, client_settings_problem
 from dex_agents.errors import (
     AgentSessionRunError,
@@ -58,11 +51,12 @@ from dex_agents.worker import agent_registry
 __all__ = ["AgentSessionClient"]
 
 T = TypeVar("T")
+RequestT = TypeVar("RequestT")
 
 _LOCK_RETRY_SECONDS = 10.0
 
 
-class AgentSessionClient:
+class AgentSessionClient(Closing):
     """Starts sessions of one Flow type and calls their RPCs and AgentEvents.
 
     RPCs that lock PendingInterrupts are retried while a Step holds the lock,
@@ -92,17 +86,6 @@ class AgentSessionClient:
             ),
         )
 
-    def __enter__(self) -> AgentSessionClient:
-        return self
-
-    def __exit__(
-        self,
-        exception_type: type[BaseException] | None,
-        exception: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         self.client.close()
         self._cache.close()
@@ -130,7 +113,9 @@ class AgentSessionClient:
             problem = None  # not JSON: sent as before, and StartAgentSession refuses it
         if problem is not None:
             raise UserError(f"{INVALID_START_SETTINGS}: {problem}")
-        start = AgentSessionStartInput(initial_message=initial_message, session_settings=struct)
+        start = contracts.AgentSessionStartInput(
+            initial_message=initial_message, session_settings=struct
+        )
         try:
             return self.client.start_flow(
                 self.flow, session_id, start, options or StartFlowOptions()
@@ -151,19 +136,13 @@ class AgentSessionClient:
 
         With `plan_mode`, the turn it starts only plans (write_todos).
         """
-        message = AgentUserMessage(text=text, plan_mode=plan_mode)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.send_user_message, session_id, message),
-        )
+        message = contracts.AgentUserMessage(text=text, plan_mode=plan_mode)
+        return self._invoke(session_id, self.flow.send_user_message, message)
 
     def execute_plan(self, session_id: str, revision: int) -> bool:
         """Approves plan `revision`; false unless the idle session can execute it now."""
-        request = ExecutePlanRequest(revision=revision)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.execute_plan, session_id, request),
-        )
+        request = contracts.ExecutePlanRequest(revision=revision)
+        return self._invoke(session_id, self.flow.execute_plan, request)
 
     def resolve_interrupt(
         self,
@@ -174,21 +153,15 @@ class AgentSessionClient:
         rejection_message: str | None = None,
     ) -> bool:
         """Approves or rejects a pending interrupt; false when it is not pending."""
-        request = ResolveInterruptRequest(
+        request = contracts.ResolveInterruptRequest(
             interrupt_id=interrupt_id, approved=approved, rejection_message=rejection_message
         )
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.resolve_interrupt, session_id, request),
-        )
+        return self._invoke(session_id, self.flow.resolve_interrupt, request)
 
     def answer_question(self, session_id: str, interrupt_id: str, answer: str) -> bool:
         """Answers a pending question; false when it is not pending or the answer is refused."""
-        request = AnswerQuestionRequest(interrupt_id=interrupt_id, answer=answer)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.answer_question, session_id, request),
-        )
+        request = contracts.AnswerQuestionRequest(interrupt_id=interrupt_id, answer=answer)
+        return self._invoke(session_id, self.flow.answer_question, request)
 
     def get_snapshot(self, session_id: str) -> AgentSnapshot:
         return self._call(
@@ -204,7 +177,7 @@ class AgentSessionClient:
         exceeds MAX_SESSION_SETTINGS_BYTES (checked here, before sending), and when the
         session refuses them.
         """
-        request = UpdateSessionSettingsRequest(session_settings=None)
+        request = contracts.UpdateSessionSettingsRequest(session_settings=None)
         given: object = settings  # callers without type checks may pass anything
         if given is not None:
             if not isinstance(given, Mapping):
@@ -216,11 +189,8 @@ class AgentSessionClient:
                 return False
             if problem is not None:
                 return False
-            request = UpdateSessionSettingsRequest(session_settings=struct)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.update_session_settings, session_id, request),
-        )
+            request = contracts.UpdateSessionSettingsRequest(session_settings=struct)
+        return self._invoke(session_id, self.flow.update_session_settings, request)
 
     def list_messages(
         self,
@@ -229,11 +199,8 @@ class AgentSessionClient:
         before_sequence: int | None = None,
         limit: int = DEFAULT_MESSAGE_PAGE_LIMIT,
     ) -> AgentMessagesPage:
-        request = ListAgentMessagesRequest(before_sequence=before_sequence, limit=limit)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.list_agent_messages, session_id, request),
-        )
+        request = contracts.ListAgentMessagesRequest(before_sequence=before_sequence, limit=limit)
+        return self._invoke(session_id, self.flow.list_agent_messages, request)
 
     def all_messages(self, session_id: str) -> list[AgentMessage]:
         """Every stored message, oldest first, read page by page."""
@@ -256,27 +223,18 @@ class AgentSessionClient:
 
         While no turn runs the text is queued, and a queued message stays queued.
         """
-        request = SteerUserMessageRequest(text=text, message_id=message_id)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.steer_user_message, session_id, request),
-        )
+        request = contracts.SteerUserMessageRequest(text=text, message_id=message_id)
+        return self._invoke(session_id, self.flow.steer_user_message, request)
 
     def delete_queued_message(self, session_id: str, message_id: str) -> bool:
         """Deletes a queued message no turn has taken; false when it is not pending."""
-        request = DeleteQueuedMessageRequest(message_id=message_id)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.delete_queued_message, session_id, request),
-        )
+        request = contracts.DeleteQueuedMessageRequest(message_id=message_id)
+        return self._invoke(session_id, self.flow.delete_queued_message, request)
 
     def cancel_turn(self, session_id: str, turn_id: str | None = None) -> bool:
         """Stops the active turn (or only `turn_id`); true once the request is recorded."""
-        request = CancelTurnRequest(turn_id=turn_id)
-        return self._call(
-            session_id,
-            lambda: self.client.invoke_rpc(self.flow.cancel_turn, session_id, request),
-        )
+        request = contracts.CancelTurnRequest(turn_id=turn_id)
+        return self._invoke(session_id, self.flow.cancel_turn, request)
 
     # --- events ---------------------------------------------------------------------
 
@@ -385,6 +343,15 @@ class AgentSessionClient:
             delay = min(delay * 2, 0.2)
 
     # --- plumbing -------------------------------------------------------------------
+
+    def _invoke(
+        self,
+        session_id: str,
+        method: Callable[[Context, RequestT], RPCResult[T]],
+        request: RequestT,
+    ) -> T:
+        """One RPC of the session, through `_call`'s lock retry and error mapping."""
+        return self._call(session_id, lambda: self.client.invoke_rpc(method, session_id, request))
 
     def _call(self, session_id: str, call: Callable[[], T]) -> T:
         deadline = time.monotonic() + _LOCK_RETRY_SECONDS

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,35 +50,51 @@ __all__ = [
 T = TypeVar("T")
 
 
-def _require_json(value: Value, type_name: str) -> str:
-    if value.kind is not WireKind.JSON or not isinstance(value.data, str):
-        raise TypeError(f"{type_name} requires a JSON value")
-    return value.data
-
-
-@dataclass(frozen=True)
-class ContractCodec(Generic[T]):
-    """One contract message type as its wire JSON (WireKind.JSON)."""
-
-    message_type: type[T]
+class _JsonCodec(ABC):
+    """What every codec here shares: values are JSON text, any other kind is refused."""
 
     @property
-    def type_name(self) -> str:
-        return self.message_type.__name__
+    @abstractmethod
+    def type_name(self) -> str: ...
 
     @property
     def wire_kind(self) -> WireKind:
         return WireKind.JSON
 
-    def encode(self, value: T) -> Value:
+    def _json_text(self, value: Value) -> str:
+        if value.kind is not WireKind.JSON or not isinstance(value.data, str):
+            raise TypeError(f"{self.type_name} requires a JSON value")
+        return value.data
+
+
+@dataclass(frozen=True)
+class _MessageTypeCodec(_JsonCodec, Generic[T]):
+    """A codec of values built from one contract message type."""
+
+    message_type: type[T]
+
+    def _encoded(self, value: T) -> Value:
+        """One message of exactly `message_type` (not a subclass) as its wire JSON."""
         if type(value) is not self.message_type:
             raise TypeError(
                 f"{self.type_name} requires {self.type_name}, got {type(value).__name__}"
             )
         return Value(WireKind.JSON, encode(value))
 
+
+@dataclass(frozen=True)
+class ContractCodec(_MessageTypeCodec[T]):
+    """One contract message type as its wire JSON (WireKind.JSON)."""
+
+    @property
+    def type_name(self) -> str:
+        return self.message_type.__name__
+
+    def encode(self, value: T) -> Value:
+        return self._encoded(value)
+
     def decode(self, value: Value) -> T:
-        return decode(self.message_type, _require_json(value, self.type_name))
+        return decode(self.message_type, self._json_text(value))
 
 
 class SettingsTolerantCodec(ContractCodec[T]):
@@ -86,7 +103,7 @@ class SettingsTolerantCodec(ContractCodec[T]):
     failing (StartAgentSession force-fails, update_session_settings returns false)."""
 
     def decode(self, value: Value) -> T:
-        return decode_settings_leniently(self.message_type, _require_json(value, self.type_name))
+        return decode_settings_leniently(self.message_type, self._json_text(value))
 
 
 SESSION_SETTINGS_CODECS: dict[object, Codec[Any]] = {
@@ -156,7 +173,7 @@ class CachedMessageCodec(ContractCodec[T]):
     )
 
     def decode(self, value: Value) -> T:
-        text = _require_json(value, self.type_name)
+        text = self._json_text(value)
         cached = self.cache.get(text)
         if cached is None:
             cached = decode(self.message_type, text)
@@ -171,48 +188,32 @@ class CachedMessageCodec(ContractCodec[T]):
 
 
 @dataclass(frozen=True)
-class OptionalContractCodec(Generic[T]):
+class OptionalContractCodec(_MessageTypeCodec[T]):
     """`T | None` as wire JSON or JSON null (failure routes share their Step's input)."""
-
-    message_type: type[T]
 
     @property
     def type_name(self) -> str:
         return f"{self.message_type.__name__} | None"
 
-    @property
-    def wire_kind(self) -> WireKind:
-        return WireKind.JSON
-
     def encode(self, value: T | None) -> Value:
         if value is None:
             return Value(WireKind.JSON, "null")
-        if type(value) is not self.message_type:
-            raise TypeError(
-                f"{self.type_name} requires {self.type_name}, got {type(value).__name__}"
-            )
-        return Value(WireKind.JSON, encode(value))
+        return self._encoded(value)
 
     def decode(self, value: Value) -> T | None:
-        text = _require_json(value, self.type_name)
+        text = self._json_text(value)
         if text.strip() == "null":
             return None
         return decode(self.message_type, text)
 
 
 @dataclass(frozen=True)
-class ContractListCodec(Generic[T]):
+class ContractListCodec(_MessageTypeCodec[T]):
     """`list[T]` as a JSON array of wire JSON values (PendingInterrupts)."""
-
-    message_type: type[T]
 
     @property
     def type_name(self) -> str:
         return f"list[{self.message_type.__name__}]"
-
-    @property
-    def wire_kind(self) -> WireKind:
-        return WireKind.JSON
 
     def encode(self, value: list[T]) -> Value:
         if not isinstance(value, list) or any(type(v) is not self.message_type for v in value):
@@ -220,20 +221,16 @@ class ContractListCodec(Generic[T]):
         return Value(WireKind.JSON, encode_list(self.message_type, value))
 
     def decode(self, value: Value) -> list[T]:
-        return decode_list(self.message_type, _require_json(value, self.type_name))
+        return decode_list(self.message_type, self._json_text(value))
 
 
 @dataclass(frozen=True)
-class StructCodec:
+class StructCodec(_JsonCodec):
     """A JSON object (`google.protobuf.Struct`), such as SessionSettings, as compact JSON."""
 
     @property
     def type_name(self) -> str:
         return "Struct"
-
-    @property
-    def wire_kind(self) -> WireKind:
-        return WireKind.JSON
 
     def encode(self, value: Struct) -> Value:
         if not isinstance(value, Struct):
@@ -244,7 +241,7 @@ class StructCodec:
         return Value(WireKind.JSON, text)
 
     def decode(self, value: Value) -> Struct:
-        data = json.loads(_require_json(value, self.type_name))
+        data = json.loads(self._json_text(value))
         if not isinstance(data, dict):
             raise TypeError("Struct requires a JSON object")
         return struct_from_json(data)

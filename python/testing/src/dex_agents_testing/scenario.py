@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
-from dex_agents.options import MAX_FRAMEWORK_RUN_STATE_BYTES
 from dex_agents.runner import BuiltInToolName
 from dex_agents_contracts import ToolEffect
 
@@ -38,10 +37,11 @@ class Scenario:
     log_path: str
     tool_policies: Mapping[str, ToolPolicy] = field(default_factory=dict)
     interrupt_deadline_seconds: float | None = None
-    message_window_size: int = 64
-    message_chunk_size: int = 32
-    message_chunk_max_bytes: int = 1024 * 1024
-    max_framework_run_state_bytes: int = MAX_FRAMEWORK_RUN_STATE_BYTES
+    # The session's own defaults, so a scenario that sets none runs as a session would.
+    message_window_size: int = _DEFAULT_OPTIONS.message_window_size
+    message_chunk_size: int = _DEFAULT_OPTIONS.message_chunk_size
+    message_chunk_max_bytes: int = _DEFAULT_OPTIONS.message_chunk_max_bytes
+    max_framework_run_state_bytes: int = _DEFAULT_OPTIONS.max_framework_run_state_bytes
     task_runner: bool = False
     """Use TaskScriptedRunner, which polls and cancels tool tasks."""
     built_in_tools: Sequence[BuiltInToolName] = ()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,14 +75,9 @@ class ModelReply:
     """A file whose existence lets the call answer; the call waits for it."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ScriptedQuestion:
-    """A question a tool, or a task's poll, asks the user (ToolInputRequested)."""
-
-    question: str
-    choices: Sequence[str] = ()
-    allows_free_text: bool = True
-    continuation: str | None = None
+ScriptedQuestion = ToolInputRequested
+"""A question a tool, or a task's poll, asks the user: the very ToolInputRequested the
+scripted tool returns (a task's poll replaces `continuation` with its own place)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,15 +149,6 @@ def _answer_json(answer: QuestionAnswer | None) -> dict[str, Any] | None:
         "answer": answer.answer,
         "resolution": int(answer.resolution),
     }
-
-
-def _asked(question: ScriptedQuestion, continuation: str | None) -> ToolInputRequested:
-    return ToolInputRequested(
-        question=question.question,
-        choices=tuple(question.choices),
-        allows_free_text=question.allows_free_text,
-        continuation=continuation,
-    )
 
 
 async def _wait_gate(gate: str | None) -> None:
@@ -320,7 +306,7 @@ class ScriptedRunner:
         asked = len(call.input_answers)
         if asked < len(tool.questions):
             question = tool.questions[asked]
-            return _asked(question, question.continuation)
+            return question
         if tool.task is not None:
             return await self._start_task(call, tool.task)
         if tool.questions:
@@ -405,7 +391,7 @@ class TaskScriptedRunner(ScriptedRunner):
         if step.kind == "question":
             if step.question is None:
                 raise ValueError("a question poll needs a question")
-            return _asked(step.question, following)
+            return replace(step.question, continuation=following)
         if step.kind == "fail":
             raise ToolExecutionError(step.error or "the task failed")
         return ToolExecutionResult(output=answers_output(step.output, poll.input_answers))

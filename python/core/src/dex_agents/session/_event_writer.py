@@ -10,10 +10,11 @@ import asyncio
 import json
 import logging
 import threading
-from types import TracebackType
 
 from dex import AsyncContext, Stream
 from dex_agents_contracts import EVENT_PAYLOAD_TYPES, AgentEvent, encode
+
+from dex_agents._closing import Closing
 
 __all__ = ["StepEventWriter", "event_type_of"]
 
@@ -35,7 +36,7 @@ def event_type_of(payload: object) -> str:
         ) from None
 
 
-class StepEventWriter:
+class StepEventWriter(Closing):
     """Writes AgentEvents for one Step attempt, tagged with its turn, execution and attempt.
 
     Stream writes belong to the Step's event loop; a call from another thread
@@ -59,17 +60,6 @@ class StepEventWriter:
         self._thread_id = threading.get_ident()
         self._closed = False
         self._lock = threading.Lock()
-
-    def __enter__(self) -> StepEventWriter:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def write(self, payload: object, *, event_type: str | None = None) -> None:
         """Append a contract payload message (or an adapter event with `event_type`)."""

@@ -8,10 +8,19 @@ in `_steps/` and the RPCs' rules in `_rpcs/`.
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
-from dex import Context, Flow, PersistenceSchema, RPCResult, StepList, StepMovement, Stream, rpc
+from dex import (
+    Context,
+    Flow,
+    PersistenceSchema,
+    RPCResult,
+    Step,
+    StepList,
+    StepMovement,
+    Stream,
+    rpc,
+)
 from dex_agents_contracts import (
     AgentEvent,
     AgentMessagesPage,
@@ -78,6 +87,8 @@ __all__ = [
     "AgentSessionFlow",
 ]
 
+InputT = TypeVar("InputT")
+
 STEPS = SessionSteps(
     start=StartAgentSession,
     await_user_message=AwaitUserMessage,
@@ -99,24 +110,12 @@ STEPS = SessionSteps(
 )
 """The movement table every session Flow type shares: its Steps, and no others."""
 
-_OTHER_STEPS: tuple[type[SessionStep[Any]], ...] = (
-    AwaitUserMessage,
-    RunModel,
-    CompactContext,
-    ResumeTurn,
-    RecordTurnFailure,
-    AwaitToolApproval,
-    CallTool,
-    CallSingleAttemptTool,
-    RecordToolFailure,
-    RecordToolOutcomeUnknown,
-    ApplyTurnControl,
-    FinishTurnCancellation,
-    AwaitQuestionAnswer,
-    AwaitTimer,
-    PollToolTask,
-    CancelToolTask,
-)
+
+def _built(step: type[Step[InputT]], runtime: SessionRuntime) -> Step[InputT]:
+    """One Step of the table, sharing `runtime`; a table holds session Steps only."""
+    if not issubclass(step, SessionStep):
+        raise UserError(f"`step_table` holds {step.__qualname__!r}, which is not a SessionStep")
+    return step(runtime)
 
 
 class AgentSessionFlow(Flow[AgentSessionStartInput]):
@@ -126,6 +125,14 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
     agent_codec_registry(), allow_async_handlers=True)`): SDK 1.23.0 takes the
     wire codecs only through the Registry.
     """
+
+    step_table: ClassVar[SessionSteps] = STEPS
+    """The Step classes this Flow type registers and its Steps move between; a
+    subclass may name its own (tests stand in for Steps this way)."""
+
+    runtime_type: ClassVar[type[SessionRuntime]] = SessionRuntime
+    """What the Steps share; a subclass may change a turn rule (tests stand in for
+    an older Worker this way)."""
 
     def __init__(
         self,
@@ -155,8 +162,8 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         self.options = options
         self.schema = SessionSchema.create(self.options.event_stream_capacity_bytes)
         self._flow_type = flow_type
-        self._runtime = SessionRuntime(
-            runner=runner, options=self.options, schema=self.schema, step_table=STEPS
+        self._runtime = self.runtime_type(
+            runner=runner, options=self.options, schema=self.schema, steps=self.step_table
         )
 
     @property
@@ -168,12 +175,9 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         return self._flow_type
 
     def get_steps(self) -> StepList[AgentSessionStartInput]:
-        runtime = self._runtime
-        if runtime.step_table is not STEPS:
-            # A runtime swapped in after construction (tests stand in for other Workers).
-            runtime = dataclasses.replace(runtime, step_table=STEPS)
-        return StepList.start_step(StartAgentSession(runtime)).other_steps(
-            *(step(runtime) for step in _OTHER_STEPS)
+        table, runtime = self.step_table, self._runtime
+        return StepList.start_step(_built(table.start, runtime)).other_steps(
+            *(_built(step, runtime) for step in table.others())
         )
 
     def get_persistence_schema(self) -> PersistenceSchema:
@@ -235,9 +239,10 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         decision = control.accept_turn_cancellation(self.schema, context, request)
         if decision.turn_id is None:
             return RPCResult(decision.accepted)  # refused, or already cancelled
+        steps = self.step_table
         return RPCResult(
-            True, next_steps=(StepMovement.of(STEPS.finish_turn_cancellation, decision.turn_id),)
-        ).with_canceling_steps(*STEPS.cancelled_by_cancel_turn())
+            True, next_steps=(StepMovement.of(steps.finish_turn_cancellation, decision.turn_id),)
+        ).with_canceling_steps(*steps.cancelled_by_cancel_turn())
 
     # --- RPCs: session settings ---
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from dex import AsyncContext
 
+from dex_agents._closing import Closing
 from dex_agents._sdk_compat import step_output_queue
 
 __all__ = ["OutputDrainWatch"]
@@ -32,7 +32,7 @@ __all__ = ["OutputDrainWatch"]
 _WRAPPED = ("put_nowait", "get_nowait", "get")
 
 
-class OutputDrainWatch:
+class OutputDrainWatch(Closing):
     """Use as `with OutputDrainWatch(context) as watch:` before queuing the outputs,
     then `await watch.written()`. On a context without the SDK's output queue
     (not an SDK async Step context) `written()` returns at once.
@@ -46,7 +46,7 @@ class OutputDrainWatch:
         self._target = 0
         self._waiter: asyncio.Future[None] | None = None
 
-    def __enter__(self) -> OutputDrainWatch:
+    def __enter__(self) -> Self:
         queue = self._queue
         if queue is None:
             return self
@@ -76,12 +76,8 @@ class OutputDrainWatch:
             setattr(queue, name, replacement)  # shadows the class method on this instance
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
+        """Stops watching: the queue gets its own methods back."""
         queue = self._queue
         if queue is None:
             return

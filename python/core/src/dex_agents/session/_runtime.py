@@ -77,15 +77,8 @@ class SessionRuntime:
     runner: AgentFrameworkRunner[Any]
     options: AgentSessionOptions
     schema: SessionSchema
-    step_table: SessionSteps | None = None
-    """Set by AgentSessionFlow before it builds its Steps."""
-
-    @property
-    def steps(self) -> SessionSteps:
-        """The Step table: where a Step finds the Steps of other families."""
-        if self.step_table is None:
-            raise RuntimeError("the session Flow binds its Step table before it builds Steps")
-        return self.step_table
+    steps: SessionSteps
+    """The Step table: where a Step finds the Steps of other families."""
 
     @property
     def store(self) -> MessageStore:

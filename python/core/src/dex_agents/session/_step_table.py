@@ -9,7 +9,7 @@ moves to another family reads the target from `runtime.steps`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from dex import Step
@@ -44,6 +44,10 @@ class SessionSteps:
     await_timer: type[Step[str]]
     poll_tool_task: type[Step[str]]
     cancel_tool_task: type[Step[str]]
+
+    def others(self) -> tuple[type[Step[Any]], ...]:
+        """Every Step class but the start Step, in registration order."""
+        return tuple(getattr(self, field.name) for field in fields(self) if field.name != "start")
 
     def tool_step_for(self, effect: ToolEffect) -> type[Step[str]]:
         """CallTool for read and idempotent_write, CallSingleAttemptTool otherwise."""

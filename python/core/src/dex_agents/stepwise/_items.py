@@ -57,11 +57,8 @@ class AssistantItem:
     reasoning: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolCallItem:
-    tool_call_id: str
-    tool_name: str
-    arguments: str
+ToolCallItem = ModelToolCall
+"""A tool call the model asked for, stored as the model client gave it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,13 +235,7 @@ def items_to_model_messages(items: Iterable[Item]) -> list[ModelMessage]:
             open_text, open_reasoning = item.text, item.reasoning
         elif isinstance(item, ToolCallItem):
             is_open = True
-            open_calls.append(
-                ModelToolCall(
-                    tool_call_id=item.tool_call_id,
-                    tool_name=item.tool_name,
-                    arguments=item.arguments,
-                )
-            )
+            open_calls.append(item)
         elif isinstance(item, UserItem):
             close()
             out.append(UserMessage(text=item.text))
