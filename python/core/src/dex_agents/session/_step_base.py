@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, ClassVar, TypeVar, get_type_hints
 
-from dex import AsyncContext, Step, StepDecision, StepOptions, Wait
+from dex import AsyncContext, Step, StepDecision, StepOptions, Wait, dead_end
+from dex_agents_contracts import AgentToolCall, ToolCallStatus
 
+from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._runtime import SessionRuntime
 
-__all__ = ["SessionStep", "WaitingSessionStep"]
+__all__ = ["RecordStep", "SessionStep", "WaitingRecordStep", "WaitingSessionStep"]
 
 InputT = TypeVar("InputT")
 
@@ -84,3 +86,32 @@ def _annotated(handler: _Handler, input_type: object, returns: type[object]) -> 
     annotated.__qualname__ = handler.__qualname__
     annotated.__annotations__ = {"context": AsyncContext, "input": input_type, "return": returns}
     return annotated
+
+
+# Defined after `_annotated`, which their class creation (`__init_subclass__`) calls.
+class RecordStep(SessionStep[str]):
+    """A Step about one tool call: its input is the call ID, its work `decide`.
+
+    It acts only while the record still has `record_status`, the status that sent
+    the call here; any other status means another Step settled the call (a retry
+    after the commit, a cancelled turn), so it ends without writing anything.
+    """
+
+    record_status: ClassVar[ToolCallStatus]
+
+    @abstractmethod
+    async def decide(
+        self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
+    ) -> StepDecision:
+        """The Step's Execute for a record in `record_status`, with the turn's events open."""
+
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
+        record = self._runtime.record_in(context, input, self.record_status)
+        if record is None:
+            return dead_end()
+        with self._runtime.writer(context, record.turn_id) as events:
+            return await self.decide(context, record, events)
+
+
+class WaitingRecordStep(RecordStep, WaitingSessionStep[str]):
+    """A RecordStep with a WaitFor."""

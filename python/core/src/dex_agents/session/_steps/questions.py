@@ -40,7 +40,7 @@ from dex_agents.session._rules.turn_control import (
     turn_control_reason,
 )
 from dex_agents.session._runtime import SessionRuntime
-from dex_agents.session._step_base import WaitingSessionStep
+from dex_agents.session._step_base import WaitingRecordStep
 from dex_agents.session._step_options import LOAD_TOOL_CALLS, LOCK_INTERRUPTS, sync_options
 from dex_agents.session._stores.interrupts import interrupt_raised, interrupt_resolved
 from dex_agents.session._time import ceil_seconds, utc_from, utc_now
@@ -59,8 +59,10 @@ def _await_options() -> StepOptions:
     )
 
 
-class AwaitQuestionAnswer(WaitingSessionStep[str]):
+class AwaitQuestionAnswer(WaitingRecordStep):
     """Waits for the answer to one call's question, its decline, or its deadline."""
+
+    record_status = ToolCallStatus.AWAITING_ANSWER
 
     def get_step_options(self) -> StepOptions:
         return _await_options()
@@ -90,15 +92,7 @@ class AwaitQuestionAnswer(WaitingSessionStep[str]):
             conditions.append(Timer.by_duration(timedelta(0)))
         return Wait.any_of(*conditions)
 
-    async def run(self, context: AsyncContext, input: str) -> StepDecision:
-        runtime = self._runtime
-        record = runtime.record_in(context, input, ToolCallStatus.AWAITING_ANSWER)
-        if record is None:
-            return dead_end()
-        with runtime.writer(context, record.turn_id) as events:
-            return self._decide(context, record, events)
-
-    def _decide(
+    async def decide(
         self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
     ) -> StepDecision:
         runtime = self._runtime

@@ -13,13 +13,14 @@ from dex import AsyncContext, StepDecision, StepOptions, Timer, Wait, dead_end, 
 from dex_agents_contracts import AgentToolCall, ToolCallStatus
 
 from dex_agents.results import compact_json
+from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._rules.built_in_calls import parse_durable_wait
 from dex_agents.session._rules.turn_control import (
     abandon_waiting_record,
     cancellation_wake,
     turn_control_reason,
 )
-from dex_agents.session._step_base import WaitingSessionStep
+from dex_agents.session._step_base import WaitingRecordStep
 from dex_agents.session._step_options import LOAD_TOOL_CALLS, sync_options
 from dex_agents.session._time import ceil_seconds, utc_from, utc_now
 
@@ -38,8 +39,10 @@ def durable_wait_result(record: AgentToolCall) -> str:
     )
 
 
-class AwaitTimer(WaitingSessionStep[str]):
+class AwaitTimer(WaitingRecordStep):
     """Waits until wait_until, or until steering or cancel_turn wakes it."""
+
+    record_status = ToolCallStatus.WAITING_FOR_TIMER
 
     def get_step_options(self) -> StepOptions:
         # WaitFor reads the record for wait_until.
@@ -57,20 +60,18 @@ class AwaitTimer(WaitingSessionStep[str]):
         # as a steer arrives completes normally.
         return Wait.any_of(Timer.by_duration(remaining), cancellation_wake(schema, input))
 
-    async def run(self, context: AsyncContext, input: str) -> StepDecision:
+    async def decide(
+        self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
+    ) -> StepDecision:
         runtime = self._runtime
-        record = runtime.record_in(context, input, ToolCallStatus.WAITING_FOR_TIMER)
-        if record is None:
+        if context.has_timer_fired():
+            record.status = ToolCallStatus.SUCCEEDED
+            record.output = durable_wait_result(record)
+            runtime.finalize_record(context, record, events)
             return dead_end()
-        with runtime.writer(context, record.turn_id) as events:
-            if context.has_timer_fired():
-                record.status = ToolCallStatus.SUCCEEDED
-                record.output = durable_wait_result(record)
-                runtime.finalize_record(context, record, events)
-                return dead_end()
-            reason = turn_control_reason(runtime.schema, context, runtime.state(context))
-            if reason is None:
-                # A wake-up left from an earlier turn changes nothing.
-                return go_to(runtime.steps.await_timer, input)
-            abandon_waiting_record(runtime, context, record, reason, events, remove_interrupt=False)
-            return dead_end()
+        reason = turn_control_reason(runtime.schema, context, runtime.state(context))
+        if reason is None:
+            # A wake-up left from an earlier turn changes nothing.
+            return go_to(runtime.steps.await_timer, record.tool_call_id)
+        abandon_waiting_record(runtime, context, record, reason, events, remove_interrupt=False)
+        return dead_end()

@@ -46,7 +46,7 @@ from dex_agents.session._rules.turn_control import (
     turn_control_reason,
 )
 from dex_agents.session._runtime import SessionRuntime, is_value_too_large_run_state
-from dex_agents.session._step_base import SessionStep, WaitingSessionStep
+from dex_agents.session._step_base import RecordStep, SessionStep, WaitingSessionStep
 from dex_agents.session._step_options import (
     LOAD_TOOL_CALLS,
     LOCK_INTERRUPTS,
@@ -166,8 +166,10 @@ class AwaitToolApproval(WaitingSessionStep[str]):
 # --- running a tool -----------------------------------------------------------------
 
 
-class _ToolStep(SessionStep[str]):
+class _ToolStep(RecordStep):
     """Runs one approved call once: tool_call_started, a heartbeat, then the tool."""
+
+    record_status = ToolCallStatus.APPROVED
 
     _retried: ClassVar[bool]
     """Whether the call's effect allows more than one attempt (see `SessionSteps`)."""
@@ -183,77 +185,71 @@ class _ToolStep(SessionStep[str]):
             execute_load=LOAD_TOOL_CALLS, execute_retry=retry
         ).on_execute_failure_proceed_to(route, tool_record_options())
 
-    async def run(self, context: AsyncContext, input: str) -> StepDecision:
+    async def decide(
+        self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
+    ) -> StepDecision:
         runtime = self._runtime
-        # A final record ends the Step without running or publishing.
-        record = runtime.record_in(context, input, ToolCallStatus.APPROVED)
-        if record is None:
-            return dead_end()
-        with runtime.writer(context, record.turn_id) as events:
-            saved: list[str | None] = [
-                context.get_last_heartbeat_value(str)
-                if context.has_last_heartbeat_value()
-                else None
-            ]
-            checkpoint = saved[0]
+        input = record.tool_call_id
+        saved: list[str | None] = [
+            context.get_last_heartbeat_value(str) if context.has_last_heartbeat_value() else None
+        ]
+        checkpoint = saved[0]
 
-            async def heartbeat() -> None:
-                # Every heartbeat repeats the saved checkpoint, so a retry can read it back.
-                if saved[0] is None:
-                    await context.heartbeat()
-                else:
-                    await context.heartbeat(saved[0])
-
-            async def save_checkpoint(value: str) -> None:
-                saved[0] = value
-                await context.heartbeat(value)
-
-            # The last point where steering or cancel_turn can stop the call: it has
-            # not started, so it is recorded cancelled (retries reuse this load).
-            reason = turn_control_reason(runtime.schema, context, runtime.state(context))
-            if reason is not None:
-                abandon_waiting_record(
-                    runtime, context, record, reason, events, remove_interrupt=False
-                )
-                return dead_end()
-            with OutputDrainWatch(context) as drain:
-                events.write(ToolCallStartedPayload(tool_call_id=input, tool_name=record.tool_name))
-                # Once this output reaches Dex, it never hands the attempt out again as
-                # "not started", so the tool cannot run twice under one attempt number.
-                await heartbeat()
-                await drain.written()
-            execution = DeferredToolExecution(
-                flow_id=context.flow_id,
-                turn_id=record.turn_id,
-                tool_call=record,
-                idempotency_key=idempotency_key(context.flow_id, record.turn_id, input),
-                attempt=context.attempt,
-                events=events,
-                heartbeat=heartbeat,
-                save_heartbeat_checkpoint=save_checkpoint,
-                heartbeat_checkpoint=checkpoint,
-                input_answers=tuple(record.input_answers),
-                supports_tool_tasks=isinstance(runtime.runner, ToolTaskPoller),
-            )
-            try:
-                outcome = await runtime.runner.execute_deferred_tool_call(execution)
-            except ToolExecutionError as error:
-                record.status = ToolCallStatus.FAILED
-                record.error = error.message
+        async def heartbeat() -> None:
+            # Every heartbeat repeats the saved checkpoint, so a retry can read it back.
+            if saved[0] is None:
+                await context.heartbeat()
             else:
-                if isinstance(outcome, ToolInputRequested):
-                    return self._await_answer(context, record, outcome)
-                if isinstance(outcome, ToolTaskStarted):
-                    return self._follow_task(context, record, outcome, events)
-                if not isinstance(outcome, ToolExecutionResult):
-                    raise TypeError(
-                        f"execute_deferred_tool_call returned {type(outcome).__name__}, "
-                        "not a tool outcome"
-                    )
-                record.status = ToolCallStatus.SUCCEEDED
-                record.output = outcome.output
-            runtime.finalize_record(context, record, events)
+                await context.heartbeat(saved[0])
+
+        async def save_checkpoint(value: str) -> None:
+            saved[0] = value
+            await context.heartbeat(value)
+
+        # The last point where steering or cancel_turn can stop the call: it has
+        # not started, so it is recorded cancelled (retries reuse this load).
+        reason = turn_control_reason(runtime.schema, context, runtime.state(context))
+        if reason is not None:
+            abandon_waiting_record(runtime, context, record, reason, events, remove_interrupt=False)
             return dead_end()
+        with OutputDrainWatch(context) as drain:
+            events.write(ToolCallStartedPayload(tool_call_id=input, tool_name=record.tool_name))
+            # Once this output reaches Dex, it never hands the attempt out again as
+            # "not started", so the tool cannot run twice under one attempt number.
+            await heartbeat()
+            await drain.written()
+        execution = DeferredToolExecution(
+            flow_id=context.flow_id,
+            turn_id=record.turn_id,
+            tool_call=record,
+            idempotency_key=idempotency_key(context.flow_id, record.turn_id, input),
+            attempt=context.attempt,
+            events=events,
+            heartbeat=heartbeat,
+            save_heartbeat_checkpoint=save_checkpoint,
+            heartbeat_checkpoint=checkpoint,
+            input_answers=tuple(record.input_answers),
+            supports_tool_tasks=isinstance(runtime.runner, ToolTaskPoller),
+        )
+        try:
+            outcome = await runtime.runner.execute_deferred_tool_call(execution)
+        except ToolExecutionError as error:
+            record.status = ToolCallStatus.FAILED
+            record.error = error.message
+        else:
+            if isinstance(outcome, ToolInputRequested):
+                return self._await_answer(context, record, outcome)
+            if isinstance(outcome, ToolTaskStarted):
+                return self._follow_task(context, record, outcome, events)
+            if not isinstance(outcome, ToolExecutionResult):
+                raise TypeError(
+                    f"execute_deferred_tool_call returned {type(outcome).__name__}, "
+                    "not a tool outcome"
+                )
+            record.status = ToolCallStatus.SUCCEEDED
+            record.output = outcome.output
+        runtime.finalize_record(context, record, events)
+        return dead_end()
 
     def _await_answer(
         self, context: AsyncContext, record: AgentToolCall, question: ToolInputRequested
