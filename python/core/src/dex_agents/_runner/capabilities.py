@@ -48,16 +48,22 @@ class ToolTaskPending:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolTaskPoll:
-    """One poll of a started task."""
+class _TaskAttempt:
+    """What names one Step attempt on a started task: the call, its key, the attempt."""
 
     flow_id: str
     tool_call: AgentToolCall
     idempotency_key: str
     attempt: int
+    heartbeat: Heartbeat
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolTaskPoll(_TaskAttempt):
+    """One poll of a started task."""
+
     input_answers: Sequence[QuestionAnswer]
     events: EventWriter
-    heartbeat: Heartbeat
     pending_answer: QuestionAnswer | None = None
 
 
@@ -70,12 +76,8 @@ class ToolTaskPoller(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolTaskCancellation:
-    flow_id: str
-    tool_call: AgentToolCall
-    idempotency_key: str
-    attempt: int
-    heartbeat: Heartbeat
+class ToolTaskCancellation(_TaskAttempt):
+    """A best-effort cancel of a task that cancel_turn abandoned; idempotent by task_id."""
 
 
 @runtime_checkable
