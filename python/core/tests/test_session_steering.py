@@ -44,9 +44,19 @@ def _pending_texts(pending: Sequence[PendingUserMessage]) -> list[str]:
 
 
 def _collapsed(types: list[str]) -> list[str]:
-    """Step types with repeats of ResumeTurn folded: a control wake that lands
-    before the last result makes ResumeTurn wait once more, which is allowed."""
-    return [t for i, t in enumerate(types) if not (t == "ResumeTurn" and types[i - 1] == t)]
+    """Step types with ResumeTurn's extra waits folded into its last one.
+
+    A control wake that lands before the last tool result makes ResumeTurn wait
+    once more, which is allowed; that wait can commit before or after the tool
+    Step's own commit, so only the ResumeTurn that hands over is kept.
+    """
+    handovers = ("ResumeTurn", "ApplyTurnControl", "RunModel")
+
+    def waits_again(index: int) -> bool:
+        later = (t for t in types[index + 1 :] if t in handovers)
+        return next(later, None) == "ResumeTurn"
+
+    return [t for i, t in enumerate(types) if not (t == "ResumeTurn" and waits_again(i))]
 
 
 def _interrupt_pending(h: Harness, session: str, interrupt_id: str) -> AgentSnapshot:
