@@ -55,6 +55,30 @@ def test_struct_helpers_round_trip_plain_json() -> None:
 
 
 @pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"at": datetime(2026, 1, 2, tzinfo=UTC)}, "Struct: expected a JSON value, got datetime"),
+        ({"l": [1, (2, 3)]}, "Struct: expected a JSON value, got tuple"),
+        ({"o": {1: "one"}}, "Struct: expected a string key, got int"),
+    ],
+)
+def test_struct_from_json_names_what_is_not_json(data: dict[str, object], message: str) -> None:
+    with pytest.raises(c.WireFormatError, match=f"^{message}$"):
+        c.struct_from_json(data)
+
+
+def test_a_struct_built_with_wrong_types_is_refused_on_write() -> None:
+    number = c.struct_from_json({"n": 1}).fields["n"]
+    bad_value = c.AgentSessionStartInput(session_settings=c.Struct(fields={"n": 1}))  # type: ignore[dict-item]
+    bad_key = c.AgentSessionStartInput(session_settings=c.Struct(fields={2: number}))  # type: ignore[dict-item]
+    path = "AgentSessionStartInput.session_settings"
+    with pytest.raises(c.WireFormatError, match=f"^{path}: expected Value, got int$"):
+        c.encode(bad_value)
+    with pytest.raises(c.WireFormatError, match=f"^{path}: expected a string key, got int$"):
+        c.encode(bad_key)
+
+
+@pytest.mark.parametrize(
     ("value", "message"),
     [
         (c.AgentUsage(model_calls=2**53), "AgentUsage.model_calls: integer out of range"),

@@ -88,7 +88,14 @@ def bad_value(path: str, key: str, reason: str) -> NoReturn:
 
 def wrong_type(path: str, key: str, kind: str, value: object) -> NoReturn:
     """Writing: a Python value of the wrong type."""
-    raise WireFormatError(f"{path}.{key}", f"expected {kind}, got {type(value).__name__}")
+    raise WireFormatError(
+        f"{path}.{key}" if key else path, f"expected {kind}, got {type(value).__name__}"
+    )
+
+
+def wrong_key(path: str, key: object) -> NoReturn:
+    """A JSON object key that is not a string (reading Python data, or writing a Struct)."""
+    raise WireFormatError(path, f"expected a string key, got {type(key).__name__}")
 
 
 def quote(text: str) -> str:
@@ -258,6 +265,9 @@ def write_struct(value: Struct | None, path: str, key: str) -> dict[str, object]
 def _struct_fields(struct: Struct, path: str) -> dict[str, object]:
     fields = struct.fields
     keys = list(fields)
+    for name in keys:
+        if not isinstance(name, str):
+            wrong_key(path, name)
     index_keys = sorted((k for k in keys if _ARRAY_INDEX_KEY.fullmatch(k)), key=int)
     if index_keys:
         keys = index_keys + [k for k in keys if not _ARRAY_INDEX_KEY.fullmatch(k)]
@@ -270,18 +280,24 @@ def _struct_fields(struct: Struct, path: str) -> dict[str, object]:
 
 
 def _struct_value(value: Value, path: str) -> object:
+    if not isinstance(value, Value):
+        wrong_type(path, "", "Value", value)
     kind, content = betterproto2.which_one_of(value, "kind")
     if kind in {"null_value", ""}:
         return None
     if kind == "bool_value":
-        return bool(content)
+        if not isinstance(content, bool):
+            wrong_type(path, "", "bool", content)
+        return content
     if kind == "string_value":
-        assert isinstance(content, str)
+        if not isinstance(content, str):
+            wrong_type(path, "", "str", content)
         if not _is_well_formed(content):
             bad_value(path, "", "lone surrogate in string")
         return content
     if kind == "number_value":
-        assert isinstance(content, int | float)
+        if isinstance(content, bool) or not isinstance(content, int | float):
+            wrong_type(path, "", "int or float", content)
         if isinstance(content, float):
             if not math.isfinite(content):
                 bad_value(path, "", "number out of range")
@@ -289,9 +305,11 @@ def _struct_value(value: Value, path: str) -> object:
                 return int(content)
         return content
     if kind == "struct_value":
-        assert isinstance(content, Struct)
+        if not isinstance(content, Struct):
+            wrong_type(path, "", "Struct", content)
         return _struct_fields(content, path)
-    assert isinstance(content, ListValue)
+    if not isinstance(content, ListValue):
+        wrong_type(path, "", "ListValue", content)
     return [_struct_value(item, path) for item in content.values]
 
 
@@ -299,7 +317,16 @@ def read_struct(value: object, path: str, key: str) -> Struct:
     if type(value) is not dict:
         expected(path, key, "object", value)
     where = f"{path}.{key}" if key else path
-    return Struct(fields={k: _to_value(v, where) for k, v in value.items()})
+    return _fields_to_struct(value, where)
+
+
+def _fields_to_struct(value: dict[object, object], path: str) -> Struct:
+    fields: dict[str, Value] = {}
+    for name, item in value.items():
+        if not isinstance(name, str):
+            wrong_key(path, name)
+        fields[name] = _to_value(item, path)
+    return Struct(fields=fields)
 
 
 def _to_value(value: object, path: str) -> Value:
@@ -317,8 +344,9 @@ def _to_value(value: object, path: str) -> Value:
         return Value(string_value=value)
     if isinstance(value, list):
         return Value(list_value=ListValue(values=[_to_value(v, path) for v in value]))
-    assert isinstance(value, dict)
-    return Value(struct_value=Struct(fields={k: _to_value(v, path) for k, v in value.items()}))
+    if not isinstance(value, dict):
+        raise WireFormatError(path, f"expected a JSON value, got {type(value).__name__}")
+    return Value(struct_value=_fields_to_struct(value, path))
 
 
 def struct_from_json(data: dict[str, object]) -> Struct:

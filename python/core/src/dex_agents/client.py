@@ -33,6 +33,7 @@ from dex_agents_contracts import (
     AgentMessage,
     AgentMessagesPage,
     AgentSnapshot,
+    WireFormatError,
     struct_from_json,
 )
 
@@ -103,10 +104,15 @@ class AgentSessionClient(Closing):
     ) -> str:
         """Starts a session (Flow ID = session ID) and returns its run ID.
 
-        Raises UserError, before sending, for settings whose compact JSON exceeds
-        MAX_SESSION_SETTINGS_BYTES: the check update_session_settings makes.
+        Raises UserError, before sending, for settings that are not JSON (naming the
+        first value that is not) or whose compact JSON exceeds
+        MAX_SESSION_SETTINGS_BYTES: the checks update_session_settings makes.
         """
-        struct = struct_from_json(dict(session_settings)) if session_settings else None
+        try:
+            struct = struct_from_json(dict(session_settings)) if session_settings else None
+        except WireFormatError as error:
+            problem = f"they are not JSON ({error.reason})"
+            raise UserError(f"{INVALID_START_SETTINGS}: {problem}") from error
         try:
             problem = client_settings_problem(struct) if struct is not None else None
         except (TypeError, ValueError):
