@@ -23,7 +23,7 @@ def _error(call: object, request: object) -> tuple[grpc.StatusCode, str]:
     with pytest.raises(grpc.RpcError) as info:
         call(request)  # type: ignore[operator]
     error = info.value
-    return error.code(), error.details()  # type: ignore[attr-defined]
+    return error.code(), error.details()
 
 
 def test_reset_and_continue_as_new_are_unimplemented(
