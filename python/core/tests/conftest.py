@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import tempfile
 import uuid
@@ -16,6 +17,10 @@ from dex_agents_testing import DexliteProcess
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from helpers import Harness, HarnessFactory
+
+# Extra `dexlite serve` flags for every server these tests start, so one Bazel target
+# can rerun the same files under another server mode (e.g. --cancel-only-heartbeating).
+_DEXLITE_ARGS = tuple(shlex.split(os.environ.get("DEX_AGENTS_DEXLITE_ARGS", "")))
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +36,7 @@ def tmp_root() -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_root / "shared.sqlite", "--sync", "normal").start()
+    server = DexliteProcess(tmp_root / "shared.sqlite", "--sync", "normal", *_DEXLITE_ARGS).start()
     yield server
     server.stop()
 
@@ -39,7 +44,9 @@ def dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
 @pytest.fixture
 def private_dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
     """A dexlite of the test's own, for tests that kill processes."""
-    server = DexliteProcess(tmp_root / f"private-{uuid.uuid4().hex[:8]}.sqlite").start()
+    server = DexliteProcess(
+        tmp_root / f"private-{uuid.uuid4().hex[:8]}.sqlite", *_DEXLITE_ARGS
+    ).start()
     yield server
     server.stop()
 

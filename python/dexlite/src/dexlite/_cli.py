@@ -38,6 +38,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     serve.add_argument(
         "--default-heartbeat-timeout", type=int, default=defaults.default_heartbeat_timeout_seconds
     )
+    serve.add_argument(
+        "--cancel-only-heartbeating",
+        action="store_true",
+        help="cancel a running Step's call only when it has a heartbeat timeout (Dex Server)",
+    )
     serve.add_argument("--worker-slots", type=int, default=defaults.worker_slots)
     serve.add_argument("--max-value-bytes", type=int, default=defaults.max_value_bytes)
     serve.add_argument("--log-level", default="INFO")
@@ -59,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rpc_max_seconds=args.rpc_max_seconds,
         default_method_timeout_seconds=args.default_method_timeout,
         default_heartbeat_timeout_seconds=args.default_heartbeat_timeout,
+        cancel_only_heartbeating=args.cancel_only_heartbeating,
         worker_slots=args.worker_slots,
         max_value_bytes=args.max_value_bytes,
     )

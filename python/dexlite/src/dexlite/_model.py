@@ -5,11 +5,14 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dex.dexpb import dex_pb2 as pb
 
 from . import _errors
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message  # type: ignore[import-untyped,unused-ignore]
 
 Method = Literal["wait_for", "execute"]
 
@@ -43,15 +46,27 @@ def step_type_problem(step_type: str) -> str | None:
     return None
 
 
-def _retry_problem(policy: pb.RetryPolicy, where: str) -> str | None:
-    for name in (
-        "initial_interval_seconds",
-        "maximum_interval_seconds",
-        "maximum_attempts",
-        "total_duration_seconds",
-    ):
-        if getattr(policy, name) < 0:
+def _negative_field(message: Message, names: tuple[str, ...], where: str) -> str | None:
+    """The first of the numeric ``names`` below zero, as a problem text naming it."""
+    for name in names:
+        if getattr(message, name) < 0:
             return f"{where}.{name} must not be negative"
+    return None
+
+
+def _retry_problem(policy: pb.RetryPolicy, where: str) -> str | None:
+    problem = _negative_field(
+        policy,
+        (
+            "initial_interval_seconds",
+            "maximum_interval_seconds",
+            "maximum_attempts",
+            "total_duration_seconds",
+        ),
+        where,
+    )
+    if problem:
+        return problem
     if policy.backoff_coefficient < 0 or policy.backoff_coefficient != policy.backoff_coefficient:
         return f"{where}.backoff_coefficient must be a non-negative number"
     return None
@@ -59,13 +74,13 @@ def _retry_problem(policy: pb.RetryPolicy, where: str) -> str | None:
 
 def step_options_problem(options: pb.StepOptions, where: str) -> str | None:
     """Why client- or worker-supplied StepOptions are unusable, or None."""
-    for name in (
-        "wait_for_timeout_seconds",
-        "execute_timeout_seconds",
-        "heartbeat_timeout_seconds",
-    ):
-        if getattr(options, name) < 0:
-            return f"{where}.{name} must not be negative"
+    problem = _negative_field(
+        options,
+        ("wait_for_timeout_seconds", "execute_timeout_seconds", "heartbeat_timeout_seconds"),
+        where,
+    )
+    if problem:
+        return problem
     for name in ("wait_for_retry_policy", "execute_retry_policy"):
         problem = _retry_problem(getattr(options, name), f"{where}.{name}")
         if problem:

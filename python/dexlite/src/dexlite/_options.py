@@ -32,6 +32,10 @@ class ServerOptions:
     """Method timeout when StepOptions leaves it at 0."""
     default_heartbeat_timeout_seconds: int = 0
     """Heartbeat timeout when StepOptions leaves it at 0; 0 disables it."""
+    cancel_only_heartbeating: bool = False
+    """Dex Server fidelity: cancelling a running Step aborts its Worker call only when
+    the method has a heartbeat timeout; otherwise the call runs to its end and its
+    result is discarded. Off by default, so a cancelled call stops at once."""
     worker_slots: int = 2
     """In-flight WorkerService calls per listening worker address."""
     max_value_bytes: int = 2 * 1024 * 1024

@@ -166,8 +166,8 @@ class PullHub:
 
     def _on_frame(self, stream: _Stream, frame: pb.PollWorkerTaskFrame) -> None:
         with self._cond:
-            task = stream.task
-            if task is None or task.task_id != frame.task_id:
+            task = _current(stream, frame.task_id)
+            if task is None:
                 return
             task.seen_frames = True
             kind = frame.WhichOneof("output")
@@ -184,8 +184,8 @@ class PullHub:
 
     def _on_reject(self, stream: _Stream, reject: pb.PollWorkerTaskReject) -> None:
         with self._cond:
-            task = stream.task
-            if task is None or task.task_id != reject.task_id:
+            task = _current(stream, reject.task_id)
+            if task is None:
                 return
             stream.task = None
             if reject.reason == pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY:
@@ -347,3 +347,11 @@ class PullHub:
         if spec.on_frame is not None:
             spec.on_frame(output)
         return None
+
+
+def _current(stream: _Stream, task_id: str) -> _Task | None:
+    """The stream's task if ``task_id`` names it; a stale or stray ID gets None."""
+    task = stream.task
+    if task is None or task.task_id != task_id:
+        return None
+    return task

@@ -47,6 +47,28 @@ def _mapped(
     return wrapper
 
 
+def _empty(_: object) -> empty_pb2.Empty:
+    return empty_pb2.Empty()
+
+
+def _delegate(
+    name: str, op: str, respond: Callable[[Any], Any] | None = None
+) -> Callable[[Any, Any, grpc.ServicerContext], Any]:
+    """A servicer method that hands its request to ``FlowOps.<op>`` and wraps the answer.
+
+    Most FlowService methods are exactly that; building them from one place keeps
+    their error mapping (:func:`_mapped`) identical. ``respond`` turns the op's return
+    value into the response message; without it the op already returns one.
+    """
+
+    def method(self: FlowService, request: Any, context: grpc.ServicerContext) -> Any:
+        result = getattr(self._ops, op)(request)
+        return result if respond is None else respond(result)
+
+    method.__name__ = method.__qualname__ = name
+    return _mapped(method)
+
+
 class FlowService(dex_pb2_grpc.FlowServiceServicer):
     """FlowService; methods not overridden answer UNIMPLEMENTED through the base class."""
 
@@ -80,126 +102,41 @@ class FlowService(dex_pb2_grpc.FlowServiceServicer):
                 )
         return pb.SyncAttributeIndexResponse()
 
-    @_mapped
-    def LoadBlobs(
-        self, request: pb.LoadBlobsRequest, context: grpc.ServicerContext
-    ) -> pb.LoadBlobsResponse:
-        return self._ops.load_blobs(request)
-
-    @_mapped
-    def StartFlow(
-        self, request: pb.StartFlowRequest, context: grpc.ServicerContext
-    ) -> pb.StartFlowResponse:
-        return pb.StartFlowResponse(run_id=self._ops.start_flow(request))
-
-    @_mapped
-    def StopFlow(
-        self, request: pb.StopFlowRequest, context: grpc.ServicerContext
-    ) -> empty_pb2.Empty:
-        self._ops.stop_flow(request)
-        return empty_pb2.Empty()
-
-    @_mapped
-    def WaitForFlow(
-        self, request: pb.WaitForFlowRequest, context: grpc.ServicerContext
-    ) -> pb.FlowResult:
-        return self._ops.wait_for_flow(request)
-
-    @_mapped
-    def GetFlowSummary(
-        self, request: pb.GetFlowSummaryRequest, context: grpc.ServicerContext
-    ) -> pb.GetFlowSummaryResponse:
-        return self._ops.describe(request)
-
-    @_mapped
-    def SearchFlows(
-        self, request: pb.SearchFlowsRequest, context: grpc.ServicerContext
-    ) -> pb.SearchFlowsResponse:
-        return self._ops.search(request)
-
-    @_mapped
-    def UpdateFlowConfig(
-        self, request: pb.UpdateFlowConfigRequest, context: grpc.ServicerContext
-    ) -> empty_pb2.Empty:
-        self._ops.update_config(request)
-        return empty_pb2.Empty()
-
-    @_mapped
-    def InvokeRPC(
-        self, request: pb.InvokeRPCRequest, context: grpc.ServicerContext
-    ) -> pb.InvokeRPCResponse:
-        return pb.InvokeRPCResponse(output=self._ops.invoke_rpc(request))
-
-    @_mapped
-    def SkipTimer(
-        self, request: pb.SkipTimerRequest, context: grpc.ServicerContext
-    ) -> empty_pb2.Empty:
-        self._ops.skip_timer(request)
-        return empty_pb2.Empty()
-
-    @_mapped
-    def WaitForStepCompletion(
-        self, request: pb.WaitForStepCompletionRequest, context: grpc.ServicerContext
-    ) -> pb.WaitForStepCompletionResponse:
-        self._ops.wait_for_step(request)
-        return pb.WaitForStepCompletionResponse()
-
-    @_mapped
-    def WaitForAttribute(
-        self, request: pb.WaitForAttributeRequest, context: grpc.ServicerContext
-    ) -> pb.WaitForAttributeResponse:
-        return pb.WaitForAttributeResponse(matched_value=self._ops.wait_for_attribute(request))
-
-    @_mapped
-    def PublishToChannel(
-        self, request: pb.PublishToChannelRequest, context: grpc.ServicerContext
-    ) -> empty_pb2.Empty:
-        self._ops.publish(request)
-        return empty_pb2.Empty()
-
-    @_mapped
-    def GetChannelMessages(
-        self, request: pb.GetChannelMessagesRequest, context: grpc.ServicerContext
-    ) -> pb.GetChannelMessagesResponse:
-        return pb.GetChannelMessagesResponse(messages=self._ops.channel_messages(request))
-
-    @_mapped
-    def DeleteChannelMessage(
-        self, request: pb.DeleteChannelMessageRequest, context: grpc.ServicerContext
-    ) -> empty_pb2.Empty:
-        self._ops.delete_message(request)
-        return empty_pb2.Empty()
-
-    @_mapped
-    def GetAttributes(
-        self, request: pb.GetAttributesRequest, context: grpc.ServicerContext
-    ) -> pb.GetAttributesResponse:
-        return pb.GetAttributesResponse(attributes=self._ops.get_attributes(request))
-
-    @_mapped
-    def SetAttributes(
-        self, request: pb.SetAttributesRequest, context: grpc.ServicerContext
-    ) -> empty_pb2.Empty:
-        self._ops.set_attributes(request)
-        return empty_pb2.Empty()
-
-    @_mapped
-    def GetHistoryEvents(
-        self, request: pb.GetHistoryEventsRequest, context: grpc.ServicerContext
-    ) -> pb.GetHistoryEventsResponse:
-        return self._ops.history(request)
-
-    @_mapped
-    def WaitForHistoryEvent(
-        self, request: pb.WaitForHistoryEventRequest, context: grpc.ServicerContext
-    ) -> pb.WaitForHistoryEventResponse:
-        return self._ops.wait_for_history(request)
-
-    @_mapped
-    def GetFlowState(
-        self, request: pb.GetFlowStateRequest, context: grpc.ServicerContext
-    ) -> pb.GetFlowStateResponse:
-        return self._ops.flow_state(request)
+    LoadBlobs = _delegate("LoadBlobs", "load_blobs")
+    StartFlow = _delegate(
+        "StartFlow", "start_flow", lambda run_id: pb.StartFlowResponse(run_id=run_id)
+    )
+    StopFlow = _delegate("StopFlow", "stop_flow", _empty)
+    WaitForFlow = _delegate("WaitForFlow", "wait_for_flow")
+    GetFlowSummary = _delegate("GetFlowSummary", "describe")
+    SearchFlows = _delegate("SearchFlows", "search")
+    UpdateFlowConfig = _delegate("UpdateFlowConfig", "update_config", _empty)
+    InvokeRPC = _delegate(
+        "InvokeRPC", "invoke_rpc", lambda output: pb.InvokeRPCResponse(output=output)
+    )
+    SkipTimer = _delegate("SkipTimer", "skip_timer", _empty)
+    WaitForStepCompletion = _delegate(
+        "WaitForStepCompletion", "wait_for_step", lambda _: pb.WaitForStepCompletionResponse()
+    )
+    WaitForAttribute = _delegate(
+        "WaitForAttribute",
+        "wait_for_attribute",
+        lambda value: pb.WaitForAttributeResponse(matched_value=value),
+    )
+    PublishToChannel = _delegate("PublishToChannel", "publish", _empty)
+    GetChannelMessages = _delegate(
+        "GetChannelMessages",
+        "channel_messages",
+        lambda found: pb.GetChannelMessagesResponse(messages=found),
+    )
+    DeleteChannelMessage = _delegate("DeleteChannelMessage", "delete_message", _empty)
+    GetAttributes = _delegate(
+        "GetAttributes", "get_attributes", lambda found: pb.GetAttributesResponse(attributes=found)
+    )
+    SetAttributes = _delegate("SetAttributes", "set_attributes", _empty)
+    GetHistoryEvents = _delegate("GetHistoryEvents", "history")
+    WaitForHistoryEvent = _delegate("WaitForHistoryEvent", "wait_for_history")
+    GetFlowState = _delegate("GetFlowState", "flow_state")
 
     @_mapped
     def WriteStream(

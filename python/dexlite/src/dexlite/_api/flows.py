@@ -179,24 +179,27 @@ class FlowCalls(OpsBase):
         check_identifier(request.flow_id, "flow_id")
         with self.state.tx() as conn:
             run = rows.running_run(self.state, request.flow_id, request.run_id)
-            if request.stop_type == pb.STOP_TYPE_TERMINATE:
-                status, error, message = (
-                    pb.FLOW_STATUS_TERMINATED,
-                    pb.FLOW_ERROR_TYPE_UNSPECIFIED,
-                    "",
-                )
-            elif request.stop_type == pb.STOP_TYPE_FAIL:
+            # Only FAIL reports an error; TERMINATE and CANCEL keep the reason in
+            # history alone, as the Dex Server does.
+            if request.stop_type == pb.STOP_TYPE_FAIL:
                 status, error = pb.FLOW_STATUS_FAILED, pb.FLOW_ERROR_TYPE_CLIENT_API_FAILING_FLOW
                 message = request.reason or "fail by client"
             else:
-                status, error, message = pb.FLOW_STATUS_CANCELED, pb.FLOW_ERROR_TYPE_UNSPECIFIED, ""
+                status, error, message = (
+                    pb.FLOW_STATUS_TERMINATED
+                    if request.stop_type == pb.STOP_TYPE_TERMINATE
+                    else pb.FLOW_STATUS_CANCELED,
+                    pb.FLOW_ERROR_TYPE_UNSPECIFIED,
+                    "",
+                )
             cancellation.close_run(
                 self.state,
                 conn,
                 run["run_id"],
                 status,
                 error_type=error,
-                message=message or request.reason,
+                message=message,
+                history_message=request.reason or message,
             )
 
     def wait_for_flow(self, request: pb.WaitForFlowRequest) -> pb.FlowResult:

@@ -19,12 +19,22 @@ if TYPE_CHECKING:
 
 
 def cancel_step(state: EngineState, conn: sqlite3.Connection, run_id: str, exec_id: str) -> None:
-    """Cancels one non-completed execution; a running call is cancelled once committed."""
+    """Cancels one non-completed execution; a running call is cancelled once committed.
+
+    Under ``cancel_only_heartbeating`` a call without a heartbeat timeout is left to
+    run, as on the Dex Server: it moves to ``state.dropped``, and whatever it returns
+    finds the execution COMPLETED and is discarded.
+    """
     complete_step(state, conn, run_id, exec_id, "cancelled")
-    inflight = state.inflight.pop((run_id, exec_id), None)
-    if inflight is not None:
-        handle = inflight.handle
-        state.post_commit.append(lambda: handle.cancel("cancelled"))
+    key = (run_id, exec_id)
+    inflight = state.inflight.pop(key, None)
+    if inflight is None:
+        return
+    handle = inflight.handle
+    if state.options.cancel_only_heartbeating and handle.heartbeat_timeout <= 0:
+        state.dropped[key] = inflight
+        return
+    state.post_commit.append(lambda: handle.cancel("cancelled"))
 
 
 def cancel_types(
@@ -58,7 +68,14 @@ def close_run(
     *,
     error_type: int = pb.FLOW_ERROR_TYPE_UNSPECIFIED,
     message: str = "",
+    history_message: str | None = None,
 ) -> None:
+    """Closes a run: cancels what is active, stores the result, records ``flow_closed``.
+
+    ``message`` is what WaitForFlow reports; ``history_message`` (default: the same)
+    is what the history event keeps. They differ for StopFlow TERMINATE and CANCEL,
+    whose reason the Dex Server records but does not return as an error.
+    """
     for (exec_id,) in conn.execute(
         "SELECT exec_id FROM steps WHERE run_id=? AND state<>?", (run_id, COMPLETED)
     ).fetchall():
@@ -78,6 +95,6 @@ def close_run(
             flow_status=status,  # type: ignore[arg-type]
             results=result.results,
             error_type=error_type,  # type: ignore[arg-type]
-            error_message=message,
+            error_message=message if history_message is None else history_message,
         ),
     )

@@ -132,6 +132,8 @@ def _call(state: EngineState, key: StepKey, inflight: Inflight, spec: CallSpec) 
         with state.db.lock:
             if state.inflight.get(key) is inflight:
                 del state.inflight[key]
+            if state.dropped.get(key) is inflight:
+                del state.dropped[key]
 
 
 def _invoke(state: EngineState, spec: CallSpec, inflight: Inflight) -> Outcome:
@@ -181,6 +183,9 @@ def _finish_call(
     """Commits the call's result, or its failure; a call the engine gave up on counts not."""
     if state.inflight.get(key) is inflight:
         del state.inflight[key]
+    if state.dropped.get(key) is inflight:
+        del state.dropped[key]
+        return  # its execution was cancelled while it ran: the result is discarded
     if inflight.handle.reason in ("cancelled", "shutdown"):
         return
     if inflight.handle.reason is not None:  # timed out: a late result does not count
@@ -215,7 +220,7 @@ def check_liveness(state: EngineState) -> None:
     """Cancels calls past their start-to-close deadline or silent past their heartbeat."""
     now = time.monotonic()
     with state.db.lock:
-        inflight = list(state.inflight.values())
+        inflight = [*state.inflight.values(), *state.dropped.values()]
     for call in inflight:
         handle = call.handle
         if now >= handle.deadline:

@@ -62,7 +62,7 @@ class Engine:
         state = self.state
         state.stopping.set()
         with state.db.lock:
-            handles = [i.handle for i in state.inflight.values()]
+            handles = [i.handle for i in (*state.inflight.values(), *state.dropped.values())]
         for handle in handles:
             handle.cancel("shutdown")
         if self._maintenance.is_alive():

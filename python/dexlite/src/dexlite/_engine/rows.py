@@ -79,14 +79,20 @@ def movement(step: sqlite3.Row) -> pb.StepMovement:
 
 
 def flow_result(conn: sqlite3.Connection, run_id: str) -> pb.FlowResult:
+    """What WaitForFlow answers for a closed run.
+
+    Like the Dex Server, a CANCELED or TERMINATED run reports neither results nor
+    an error message (a StopFlow reason is history only); this also holds for rows
+    an older dexlite wrote with the reason as the message.
+    """
     run = conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
+    if run["status"] in (pb.FLOW_STATUS_CANCELED, pb.FLOW_STATUS_TERMINATED):
+        return pb.FlowResult(flow_status=run["status"], error_type=run["error_type"])
     result = pb.FlowResult(
         flow_status=run["status"],
         error_type=run["error_type"],
         error_message=run["error_message"],
     )
-    if run["status"] in (pb.FLOW_STATUS_CANCELED, pb.FLOW_STATUS_TERMINATED):
-        return result
     for step_type, exec_id, blob in conn.execute(
         "SELECT step_type, exec_id, value FROM outputs WHERE run_id=? ORDER BY seq", (run_id,)
     ):

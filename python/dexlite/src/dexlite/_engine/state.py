@@ -61,6 +61,9 @@ class EngineState:
     listening: Transport
     pull: Transport
     inflight: dict[StepKey, Inflight] = field(default_factory=dict)
+    dropped: dict[StepKey, Inflight] = field(default_factory=dict)
+    """Calls of cancelled executions left running (``cancel_only_heartbeating``); their
+    results are discarded, and shutdown and the method timeout still end them."""
     locks: dict[str, dict[str, str]] = field(default_factory=dict)
     """run_id -> attribute key -> holder (``step:<exec_id>`` or ``rpc:<id>``)."""
     hb_dirty: dict[StepKey, bytes | None] = field(default_factory=dict)

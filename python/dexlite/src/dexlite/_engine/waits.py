@@ -128,6 +128,7 @@ def fire_due(state: EngineState) -> None:
 
 
 def flow_timeout(state: EngineState, conn: sqlite3.Connection, run: sqlite3.Row) -> None:
+    """Applies the run's timeout policy once its deadline has passed."""
     run_id = run["run_id"]
     conn.execute("UPDATE runs SET timeout_at=NULL WHERE run_id=?", (run_id,))
     policy = run["timeout_policy"]
@@ -148,8 +149,18 @@ def flow_timeout(state: EngineState, conn: sqlite3.Connection, run: sqlite3.Row)
             run_id,
             pb.FLOW_STATUS_FAILED,
             error_type=pb.FLOW_ERROR_TYPE_FLOW_TIMEOUT,
-            message="flow timeout",
+            message=timeout_message(run),
         )
+
+
+def timeout_message(run: sqlite3.Row) -> str:
+    """The Dex Server's text for a FAIL-policy timeout, naming the configured seconds.
+
+    The run keeps only its start and deadline; the request's whole-second timeout is
+    their difference, rounded back from floating point.
+    """
+    seconds = round(run["timeout_at"] - run["start_ts"])
+    return f"Flow timed out after {seconds} seconds"
 
 
 def settle(state: EngineState, conn: sqlite3.Connection, run_id: str) -> None:
