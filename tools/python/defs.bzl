@@ -1,4 +1,4 @@
-"""Python test macro: pytest inside a py_test, on the repository's .venv."""
+"""Python macros: the shape of a package, and pytest inside a py_test on the .venv."""
 
 def pytest_test(name, srcs, deps = [], data = [], args = [], **kwargs):
     """A py_test that runs pytest over `srcs` (files named test_*.py are collected).
@@ -21,4 +21,39 @@ def pytest_test(name, srcs, deps = [], data = [], args = [], **kwargs):
         deps = deps,
         python_version = "PY3",
         **kwargs
+    )
+
+def python_package(name, package, deps = [], exclude = [], visibility = ["//visibility:public"]):
+    """The three targets every Python package of the repository declares.
+
+    `<name>`: the py_library of `src/<package>/` (with its py.typed), imported as
+    `<package>`; `lint_sources`: its sources, tests and benchmarks for
+    //tools/lint; `package_files`: what `pip install` of the directory reads
+    (//tools/python:install_alone_test). A new package (an adapter, a tool
+    source) starts from one call, so every package has the same shape.
+
+    Args:
+      name: the library's target name.
+      package: the top-level Python package under src/.
+      deps: py_library targets the package imports.
+      exclude: files under src/<package>/ that belong to another library.
+      visibility: of all three targets.
+    """
+    native.py_library(
+        name = name,
+        srcs = native.glob(["src/%s/**/*.py" % package], exclude = exclude),
+        data = native.glob(["src/%s/**/py.typed" % package]),
+        imports = ["src"],
+        deps = deps,
+        visibility = visibility,
+    )
+    native.filegroup(
+        name = "lint_sources",
+        srcs = native.glob(["src/**/*.py", "tests/**/*.py", "bench/**/*.py"]),
+        visibility = visibility,
+    )
+    native.filegroup(
+        name = "package_files",
+        srcs = native.glob(["src/**"]) + ["README.md", "pyproject.toml"],
+        visibility = visibility,
     )

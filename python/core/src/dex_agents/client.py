@@ -111,8 +111,8 @@ class AgentSessionClient(Closing):
         try:
             struct = struct_from_json(dict(session_settings)) if session_settings else None
         except WireFormatError as error:
-            problem = f"they are not JSON ({error.reason})"
-            raise UserError(f"{INVALID_START_SETTINGS}: {problem}") from error
+            not_json = f"they are not JSON ({error.reason})"
+            raise UserError(f"{INVALID_START_SETTINGS}: {not_json}") from error
         try:
             problem = client_settings_problem(struct) if struct is not None else None
         except (TypeError, ValueError):
