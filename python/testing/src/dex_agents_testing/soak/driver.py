@@ -1,0 +1,278 @@
+"""Drives one session through its turns as a user would, across dexlite restarts.
+
+The driver sends each plan's message, answers the approval or question the plan
+asks for, steers or cancels, and waits for the turn to end, each wait on the
+session's committed state with a deadline. An RPC that fails (dexlite may be
+down) is sent again only when the state shows it did not take effect, so a lost
+reply never doubles a message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from dex_agents import AgentSessionClient
+from dex_agents_contracts import AgentSnapshot, AgentStatus, ToolCallStatus
+
+from dex_agents_testing.soak.plans import TurnPlan
+
+__all__ = ["DriverFailure", "SessionDriver", "SessionResult", "TurnRecord"]
+
+T = TypeVar("T")
+
+_POLL_FIRST = 0.05
+_POLL_MAX = 0.5
+
+
+class DriverFailure(Exception):
+    """The session did not reach a state it had to reach in time."""
+
+
+@dataclass
+class TurnRecord:
+    """One plan the driver ran: the turn it started and what the driver did in it."""
+
+    plan: TurnPlan
+    turn_id: str = ""
+    steer: TurnPlan | None = None
+    resolution: str = ""
+    """approved, rejected, answered, steered, cancelled, or "" (nothing to resolve)."""
+    latency: float = 0.0
+
+
+@dataclass
+class SessionResult:
+    session_id: str
+    turns: list[TurnRecord] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)
+    """Every user message text the session accepted, in order (plans and steers)."""
+    expected_turns: int = 0
+    failure: str | None = None
+    rpc_retries: int = 0
+
+
+class SessionDriver:
+    def __init__(
+        self,
+        client: AgentSessionClient,
+        session_id: str,
+        plans: list[TurnPlan],
+        *,
+        steer_plans: dict[str, TurnPlan],
+        deadline_seconds: float,
+    ) -> None:
+        self.client = client
+        self.plans = plans
+        self.steer_plans = steer_plans
+        self.deadline_seconds = deadline_seconds
+        self.result = SessionResult(session_id)
+
+    @property
+    def session_id(self) -> str:
+        return self.result.session_id
+
+    def run(self) -> SessionResult:
+        try:
+            self._start()
+            for plan in self.plans:
+                self._turn(plan)
+        except DriverFailure as failure:
+            self.result.failure = str(failure)
+        return self.result
+
+    # --- one turn -------------------------------------------------------------------
+
+    def _start(self) -> None:
+        def started() -> bool:
+            try:
+                self.client.client.describe_flow(self.session_id)
+            except Exception:  # not found, or dexlite is down: not known to be started
+                return False
+            return True
+
+        self._rpc("start the session", lambda: self.client.start_session(self.session_id), started)
+        self._wait("the session's state", lambda s: s.state is not None)
+
+    def _turn(self, plan: TurnPlan) -> None:
+        record = TurnRecord(plan)
+        self.result.turns.append(record)
+        began = time.monotonic()
+        text = plan.message()
+        self._rpc(
+            f"send {plan.tag}",
+            lambda: self.client.send_user_message(self.session_id, text),
+            lambda: self._has_message(text),
+        )
+        self.result.sent.append(text)
+        self.result.expected_turns += 1
+        expected = self.result.expected_turns
+        self._wait(
+            f"turn of {plan.tag} to start",
+            lambda s: s.state is not None
+            and (s.state.turn_count >= expected or s.state.active_turn_id is not None)
+            and not s.queued_messages,
+        )
+        record.turn_id = f"turn-{expected}"
+        kind = plan.kind
+        if kind in ("approve", "reject"):
+            self._resolve(record, "a1", approve=kind == "approve")
+        elif kind == "ask":
+            self._answer(record, "q1")
+        elif kind == "toolq":
+            self._answer(record, "s1-input-")
+        elif kind == "steer":
+            self._steer(record)
+        elif kind == "cancel":
+            self._cancel(record)
+        final = self.result.expected_turns
+        self._wait(
+            f"turn {final} ({plan.tag}) to end",
+            lambda s: s.state is not None
+            and s.state.turn_count >= final
+            and s.state.active_turn_id is None
+            and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE,
+        )
+        record.latency = time.monotonic() - began
+
+    def _pending(self, record: TurnRecord, prefix: str) -> str:
+        """The ID of the turn's pending interrupt whose ID starts with `prefix`."""
+        snapshot = self._wait(
+            f"interrupt {prefix} of {record.plan.tag}",
+            lambda s: any(i.interrupt_id.startswith(prefix) for i in s.pending_interrupts),
+        )
+        return next(
+            i.interrupt_id for i in snapshot.pending_interrupts if i.interrupt_id.startswith(prefix)
+        )
+
+    def _resolve(self, record: TurnRecord, interrupt_id: str, *, approve: bool) -> None:
+        self._pending(record, interrupt_id)
+        self._rpc(
+            f"resolve {interrupt_id} of {record.plan.tag}",
+            lambda: self.client.resolve_interrupt(
+                self.session_id, interrupt_id, approved=approve
+            ),
+            lambda: not self._is_pending(interrupt_id),
+        )
+        record.resolution = "approved" if approve else "rejected"
+
+    def _answer(self, record: TurnRecord, prefix: str) -> None:
+        interrupt_id = self._pending(record, prefix)
+        answer = record.plan.answer()
+        self._rpc(
+            f"answer {interrupt_id} of {record.plan.tag}",
+            lambda: self.client.answer_question(self.session_id, interrupt_id, answer),
+            lambda: not self._is_pending(interrupt_id),
+        )
+        record.resolution = "answered"
+
+    def _steer(self, record: TurnRecord) -> None:
+        self._pending(record, "a1")
+        steer = self.steer_plans[record.plan.tag]
+        text = steer.message()
+        self._rpc(
+            f"steer {record.plan.tag}",
+            lambda: self.client.steer_user_message(self.session_id, text=text),
+            lambda: self._has_message(text),
+        )
+        record.steer = steer
+        record.resolution = "steered"
+        self.result.sent.append(text)
+        self.result.expected_turns += 1
+
+    def _cancel(self, record: TurnRecord) -> None:
+        self._wait(
+            f"the durable wait of {record.plan.tag}",
+            lambda s: any(
+                t.tool_call_id == "d1" and t.status is ToolCallStatus.WAITING_FOR_TIMER
+                for t in s.tool_calls
+            ),
+        )
+        turn_id = record.turn_id
+        # cancel_turn is idempotent (true again while the turn is cancelled), so a
+        # lost reply is simply sent again until the turn is no longer active.
+        self._rpc(
+            f"cancel {record.plan.tag}",
+            lambda: self.client.cancel_turn(self.session_id, turn_id),
+            lambda: self._turn_inactive(turn_id),
+        )
+        record.resolution = "cancelled"
+
+    # --- state reads ----------------------------------------------------------------
+
+    def _snapshot(self) -> AgentSnapshot | None:
+        try:
+            return self.client.get_snapshot(self.session_id)
+        except Exception:  # dexlite is down or restarting: no state to read yet
+            self.result.rpc_retries += 1
+            return None
+
+    def _wait(self, what: str, check: Callable[[AgentSnapshot], bool]) -> AgentSnapshot:
+        deadline = time.monotonic() + self.deadline_seconds
+        delay = _POLL_FIRST
+        while True:
+            snapshot = self._snapshot()
+            if snapshot is not None and check(snapshot):
+                return snapshot
+            if time.monotonic() > deadline:
+                raise DriverFailure(
+                    f"session {self.session_id}: gave up after {self.deadline_seconds} s "
+                    f"waiting for {what}"
+                )
+            time.sleep(delay)  # polling interval of a condition wait
+            delay = min(delay * 1.5, _POLL_MAX)
+
+    def _has_message(self, text: str) -> bool:
+        snapshot = self._snapshot()
+        if snapshot is None:
+            return False
+        pending = [m.text for m in (*snapshot.queued_messages, *snapshot.steered_messages)]
+        if text in pending or any(m.text == text for m in snapshot.messages):
+            return True
+        try:
+            return any(m.text == text for m in self.client.all_messages(self.session_id))
+        except Exception:  # unreadable now; the caller asks again
+            return False
+
+    def _is_pending(self, interrupt_id: str) -> bool:
+        snapshot = self._snapshot()
+        return snapshot is None or any(
+            i.interrupt_id == interrupt_id for i in snapshot.pending_interrupts
+        )
+
+    def _turn_inactive(self, turn_id: str) -> bool:
+        snapshot = self._snapshot()
+        return (
+            snapshot is not None
+            and snapshot.state is not None
+            and snapshot.state.active_turn_id != turn_id
+        )
+
+    def _rpc(self, what: str, call: Callable[[], object], took_effect: Callable[[], bool]) -> None:
+        """Calls until a reply comes, or until the state shows an unanswered call took effect.
+
+        A false reply fails the session: every call here is made only when the
+        state says it must succeed, so false means an interrupt or message was lost.
+        """
+        deadline = time.monotonic() + self.deadline_seconds
+        delay = _POLL_FIRST
+        while True:
+            try:
+                reply = call()
+            except Exception as error:
+                self.result.rpc_retries += 1
+                last = error
+            else:
+                if reply is False:
+                    raise DriverFailure(f"session {self.session_id}: {what} was refused (false)")
+                return
+            # Wait for a readable state before deciding whether to send again.
+            while self._snapshot() is None and time.monotonic() < deadline:
+                time.sleep(delay)  # polling interval while dexlite restarts
+                delay = min(delay * 1.5, _POLL_MAX)
+            if took_effect():
+                return
+            if time.monotonic() > deadline:
+                raise DriverFailure(f"session {self.session_id}: could not {what}: {last!r}")
