@@ -1,4 +1,4 @@
-"""`python -m dex_agents_testing.soak`: the kill-and-load soak (see run.py); exit 1 on a violation."""
+"""`python -m dex_agents_testing.soak`: the kill-and-load soak (run.py); exit 1 on a violation."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, help="default: a random seed, printed")
-    parser.add_argument("--min-delay", type=float, default=0.5, help="seconds between kills")
-    parser.add_argument("--max-delay", type=float, default=2.5)
+    parser.add_argument("--min-delay", type=float, default=0.2, help="seconds between kills")
+    parser.add_argument("--max-delay", type=float, default=1.2)
     parser.add_argument("--dexlite-share", type=float, default=0.2)
     parser.add_argument("--coverage", type=int, help="kills wanted per Step type (--long: 20)")
     parser.add_argument("--root", help="keep the databases, logs and effect files here")
@@ -35,8 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         coverage_target=args.coverage if args.coverage is not None else (20 if args.long else 0),
         root=args.root,
     )
-    print(f"soak: seed {seed}, {settings.sessions} sessions x {settings.turns} turns, "
-          f"{settings.workers} Workers", flush=True)
+    print(
+        f"soak: seed {seed}, {settings.sessions} sessions x {settings.turns} turns, "
+        f"{settings.workers} Workers",
+        flush=True,
+    )
     figures = run_soak(settings)
     for line in figures.lines():
         print(line, flush=True)

@@ -20,6 +20,7 @@ from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
+    BuiltInToolName,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
@@ -61,7 +62,7 @@ _POLICIES = {
     "charge": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
     "transfer": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),
 }
-_BUILT_INS = ("ask_user", "durable_wait")
+_BUILT_INS: tuple[BuiltInToolName, ...] = ("ask_user", "durable_wait")
 _OUTPUTS = {"lookup": "found", "upsert": "upserted", "charge": "charged", "transfer": "sent"}
 
 

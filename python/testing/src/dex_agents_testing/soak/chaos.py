@@ -14,6 +14,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dex_agents_testing.soak.cluster import Cluster
@@ -111,8 +112,7 @@ class Chaos(threading.Thread):
         types = tuple(sorted({r.step_type for r in running}))
         self.log.kills.append(Kill(kind, types, time.monotonic()))
 
-    def _restart(self, what: str, restart: object) -> None:
-        assert callable(restart)
+    def _restart(self, what: str, restart: Callable[[], object]) -> None:
         for attempt in range(3):
             try:
                 restart()

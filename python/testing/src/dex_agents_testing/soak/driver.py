@@ -81,6 +81,8 @@ class SessionDriver:
                 self._turn(plan)
         except DriverFailure as failure:
             self.result.failure = str(failure)
+        except Exception as error:  # a driver bug must fail the session, not vanish with its thread
+            self.result.failure = f"session {self.session_id}: the driver raised {error!r}"
         return self.result
 
     # --- one turn -------------------------------------------------------------------
@@ -111,9 +113,11 @@ class SessionDriver:
         expected = self.result.expected_turns
         self._wait(
             f"turn of {plan.tag} to start",
-            lambda s: s.state is not None
-            and (s.state.turn_count >= expected or s.state.active_turn_id is not None)
-            and not s.queued_messages,
+            lambda s: (
+                s.state is not None
+                and (s.state.turn_count >= expected or s.state.active_turn_id is not None)
+                and not s.queued_messages
+            ),
         )
         record.turn_id = f"turn-{expected}"
         kind = plan.kind
@@ -130,10 +134,12 @@ class SessionDriver:
         final = self.result.expected_turns
         self._wait(
             f"turn {final} ({plan.tag}) to end",
-            lambda s: s.state is not None
-            and s.state.turn_count >= final
-            and s.state.active_turn_id is None
-            and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE,
+            lambda s: (
+                s.state is not None
+                and s.state.turn_count >= final
+                and s.state.active_turn_id is None
+                and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+            ),
         )
         record.latency = time.monotonic() - began
 
@@ -151,9 +157,7 @@ class SessionDriver:
         self._pending(record, interrupt_id)
         self._rpc(
             f"resolve {interrupt_id} of {record.plan.tag}",
-            lambda: self.client.resolve_interrupt(
-                self.session_id, interrupt_id, approved=approve
-            ),
+            lambda: self.client.resolve_interrupt(self.session_id, interrupt_id, approved=approve),
             lambda: not self._is_pending(interrupt_id),
         )
         record.resolution = "approved" if approve else "rejected"
@@ -228,7 +232,10 @@ class SessionDriver:
         snapshot = self._snapshot()
         if snapshot is None:
             return False
-        pending = [m.text for m in (*snapshot.queued_messages, *snapshot.steered_messages)]
+        pending = [
+            m.message.text if m.message is not None else None
+            for m in (*snapshot.queued_messages, *snapshot.steered_messages)
+        ]
         if text in pending or any(m.text == text for m in snapshot.messages):
             return True
         try:

@@ -13,12 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dex_agents.runner import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
-from dex_agents_contracts import AgentMessage, AgentSnapshot, AgentStatus, MessageRole
+from dex_agents_contracts import (
+    AgentMessage,
+    AgentSnapshot,
+    AgentStatus,
+    MessageRole,
+    ToolEffect,
+)
 
 from dex_agents_testing.soak.agent import INPUT_TOKENS, OUTPUT_TOKENS, TOOL_EFFECTS, effect_path
 from dex_agents_testing.soak.driver import SessionResult, TurnRecord
 from dex_agents_testing.soak.plans import PREFIX, calls_for
-from dex_agents_contracts import ToolEffect
 
 __all__ = ["Violation", "check_session", "stray_effects"]
 
@@ -42,9 +47,7 @@ def _allowed_results(record: TurnRecord, tool_call_id: str) -> set[str] | None:
     """The results the call may end with; None accepts any (checked elsewhere)."""
     plan = record.plan
     kind = plan.kind
-    answered = json.dumps(
-        {"status": "answered", "answer": plan.answer()}, separators=(",", ":")
-    )
+    answered = json.dumps({"status": "answered", "answer": plan.answer()}, separators=(",", ":"))
     waited = json.dumps(
         {"status": "completed", "waited_seconds": 1, "reason": plan.tag}, separators=(",", ":")
     )
@@ -167,12 +170,21 @@ def _tool_calls(
                         f"ended with {output!r}, expected one of {sorted(allowed)}",
                     )
                 )
-            found.extend(_effects(sid, turn, call_id, tool, output, effects_dir))
+            found.extend(
+                _effects(
+                    sid=sid,
+                    turn=turn,
+                    call_id=call_id,
+                    tool=tool,
+                    output=output,
+                    effects_dir=effects_dir,
+                )
+            )
     return found
 
 
 def _effects(
-    sid: str, turn: str, call_id: str, tool: str, output: str, effects_dir: Path
+    *, sid: str, turn: str, call_id: str, tool: str, output: str, effects_dir: Path
 ) -> list[Violation]:
     effect = TOOL_EFFECTS.get(tool)
     if effect is None or effect is ToolEffect.READ:

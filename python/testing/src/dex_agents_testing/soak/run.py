@@ -49,8 +49,8 @@ class SoakSettings:
     turns: int = 5
     workers: int = 2
     seed: int = 1
-    min_delay: float = 0.5
-    max_delay: float = 2.5
+    min_delay: float = 0.2
+    max_delay: float = 1.2
     dexlite_share: float = 0.2
     model_seconds: float = 0.15
     tool_seconds: float = 0.1
@@ -74,7 +74,9 @@ def _root(path: str | None) -> Iterator[Path]:
 
 def _plans(settings: SoakSettings, rng: random.Random) -> dict[str, list[TurnPlan]]:
     return {
-        f"soak-{s:03d}": [choose_plan(rng, f"soak-{s:03d}.{t}") for t in range(1, settings.turns + 1)]
+        f"soak-{s:03d}": [
+            choose_plan(rng, f"soak-{s:03d}.{t}") for t in range(1, settings.turns + 1)
+        ]
         for s in range(settings.sessions)
     }
 
@@ -118,7 +120,9 @@ def _run(
     starts = {sid: rng.uniform(0, settings.stagger_seconds) for sid in plans}
     flow = build_soak_flow(config)
     clients = {
-        sid: AgentSessionClient(flow, server_address=cluster.address, worker_target=WorkerTarget(pull=True))
+        sid: AgentSessionClient(
+            flow, server_address=cluster.address, worker_target=WorkerTarget(pull=True)
+        )
         for sid in plans
     }
     traces = TraceReader(traces_dir)
@@ -157,13 +161,23 @@ def _run(
     seconds = time.monotonic() - began
     chaos.stop()
     try:
-        return _check(settings, cluster, clients, results, chaos, traces, effects, seconds)
+        return _check(
+            settings=settings,
+            cluster=cluster,
+            clients=clients,
+            results=results,
+            chaos=chaos,
+            traces=traces,
+            effects=effects,
+            seconds=seconds,
+        )
     finally:
         for client in clients.values():
             client.close()
 
 
 def _check(
+    *,
     settings: SoakSettings,
     cluster: Cluster,
     clients: dict[str, AgentSessionClient],

@@ -71,4 +71,3 @@ class TracedSessionFlow(AgentSessionFlow):
             if type(step).wait_for is not Step.wait_for:
                 step.wait_for = _traced(trace, step_type, "wait_for", step.wait_for)
         return steps
-
