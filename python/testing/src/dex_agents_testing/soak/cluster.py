@@ -58,6 +58,23 @@ class Cluster:
     def worker_pids(self) -> list[int]:
         return [w.pid for w in self.workers if w.proc is not None and w.proc.poll() is None]
 
+    def dexlite_pid(self) -> int:
+        assert self.dexlite.proc is not None
+        return self.dexlite.proc.pid
+
+    def dexlite_alive(self) -> bool:
+        return self.dexlite.proc is not None and self.dexlite.proc.poll() is None
+
+    def worker_alive(self, index: int) -> bool:
+        proc = self.workers[index].proc
+        return proc is not None and proc.poll() is None
+
+    def worker_index(self, pid: int) -> int:
+        for index, worker in enumerate(self.workers):
+            if worker.proc is not None and worker.proc.pid == pid:
+                return index
+        raise LookupError(f"no Worker has pid {pid}")
+
     def sample_rss(self) -> None:
         """Folds the live children's VmHWM into the peaks."""
         if self.dexlite.proc is not None:
@@ -69,7 +86,8 @@ class Cluster:
         """SIGKILLs Worker `index` and returns its pid."""
         worker = self.workers[index]
         pid = worker.pid
-        self._note("worker", peak_rss_kib(pid))
+        if worker.proc is not None and worker.proc.poll() is None:
+            self._note("worker", peak_rss_kib(pid))
         worker.kill()
         return pid
 
@@ -77,8 +95,8 @@ class Cluster:
         self.workers[index].start()
 
     def kill_dexlite(self) -> None:
-        assert self.dexlite.proc is not None
-        self._note("dexlite", peak_rss_kib(self.dexlite.proc.pid))
+        if self.dexlite_alive():
+            self._note("dexlite", peak_rss_kib(self.dexlite_pid()))
         self.dexlite.kill()
 
     def restart_dexlite(self) -> None:

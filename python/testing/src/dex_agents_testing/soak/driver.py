@@ -10,10 +10,12 @@ reply never doubles a message.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from dex import FlowNotFoundError
 from dex_agents import AgentSessionClient
 from dex_agents_contracts import AgentSnapshot, AgentStatus, ToolCallStatus
 
@@ -24,7 +26,7 @@ __all__ = ["DriverFailure", "SessionDriver", "SessionResult", "TurnRecord"]
 T = TypeVar("T")
 
 _POLL_FIRST = 0.05
-_POLL_MAX = 0.5
+_POLL_MAX = 1.0
 
 
 class DriverFailure(Exception):
@@ -51,7 +53,8 @@ class SessionResult:
     """Every user message text the session accepted, in order (plans and steers)."""
     expected_turns: int = 0
     failure: str | None = None
-    rpc_retries: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    """Client calls that raised (dexlite or a Worker was down), by exception type."""
 
 
 class SessionDriver:
@@ -88,11 +91,14 @@ class SessionDriver:
     # --- one turn -------------------------------------------------------------------
 
     def _start(self) -> None:
-        def started() -> bool:
+        def started() -> bool | None:
             try:
                 self.client.client.describe_flow(self.session_id)
-            except Exception:  # not found, or dexlite is down: not known to be started
+            except FlowNotFoundError:
                 return False
+            except Exception as error:  # dexlite is down: cannot tell yet
+                self.result.errors[type(error).__name__] += 1
+                return None
             return True
 
         self._rpc("start the session", lambda: self.client.start_session(self.session_id), started)
@@ -158,7 +164,7 @@ class SessionDriver:
         self._rpc(
             f"resolve {interrupt_id} of {record.plan.tag}",
             lambda: self.client.resolve_interrupt(self.session_id, interrupt_id, approved=approve),
-            lambda: not self._is_pending(interrupt_id),
+            lambda: self._resolved(interrupt_id),
         )
         record.resolution = "approved" if approve else "rejected"
 
@@ -168,7 +174,7 @@ class SessionDriver:
         self._rpc(
             f"answer {interrupt_id} of {record.plan.tag}",
             lambda: self.client.answer_question(self.session_id, interrupt_id, answer),
-            lambda: not self._is_pending(interrupt_id),
+            lambda: self._resolved(interrupt_id),
         )
         record.resolution = "answered"
 
@@ -209,8 +215,8 @@ class SessionDriver:
     def _snapshot(self) -> AgentSnapshot | None:
         try:
             return self.client.get_snapshot(self.session_id)
-        except Exception:  # dexlite is down or restarting: no state to read yet
-            self.result.rpc_retries += 1
+        except Exception as error:  # dexlite is down or restarting: no state to read yet
+            self.result.errors[type(error).__name__] += 1
             return None
 
     def _wait(self, what: str, check: Callable[[AgentSnapshot], bool]) -> AgentSnapshot:
@@ -228,10 +234,11 @@ class SessionDriver:
             time.sleep(delay)  # polling interval of a condition wait
             delay = min(delay * 1.5, _POLL_MAX)
 
-    def _has_message(self, text: str) -> bool:
+    def _has_message(self, text: str) -> bool | None:
+        """Whether the session holds `text`; None when it cannot be read now."""
         snapshot = self._snapshot()
         if snapshot is None:
-            return False
+            return None
         pending = [
             m.message.text if m.message is not None else None
             for m in (*snapshot.queued_messages, *snapshot.steered_messages)
@@ -240,46 +247,50 @@ class SessionDriver:
             return True
         try:
             return any(m.text == text for m in self.client.all_messages(self.session_id))
-        except Exception:  # unreadable now; the caller asks again
-            return False
+        except Exception as error:  # unreadable now
+            self.result.errors[type(error).__name__] += 1
+            return None
 
-    def _is_pending(self, interrupt_id: str) -> bool:
+    def _resolved(self, interrupt_id: str) -> bool | None:
         snapshot = self._snapshot()
-        return snapshot is None or any(
-            i.interrupt_id == interrupt_id for i in snapshot.pending_interrupts
-        )
+        if snapshot is None:
+            return None
+        return all(i.interrupt_id != interrupt_id for i in snapshot.pending_interrupts)
 
-    def _turn_inactive(self, turn_id: str) -> bool:
+    def _turn_inactive(self, turn_id: str) -> bool | None:
         snapshot = self._snapshot()
-        return (
-            snapshot is not None
-            and snapshot.state is not None
-            and snapshot.state.active_turn_id != turn_id
-        )
+        if snapshot is None or snapshot.state is None:
+            return None
+        return snapshot.state.active_turn_id != turn_id
 
-    def _rpc(self, what: str, call: Callable[[], object], took_effect: Callable[[], bool]) -> None:
+    def _rpc(
+        self, what: str, call: Callable[[], object], took_effect: Callable[[], bool | None]
+    ) -> None:
         """Calls until a reply comes, or until the state shows an unanswered call took effect.
 
+        `took_effect` says None while the state cannot be read (dexlite restarts);
+        the call is sent again only on a definite False, so it never doubles.
         A false reply fails the session: every call here is made only when the
         state says it must succeed, so false means an interrupt or message was lost.
         """
         deadline = time.monotonic() + self.deadline_seconds
-        delay = _POLL_FIRST
-        while True:
+        last: Exception | None = None
+        while time.monotonic() < deadline:
             try:
                 reply = call()
             except Exception as error:
-                self.result.rpc_retries += 1
+                self.result.errors[type(error).__name__] += 1
                 last = error
             else:
                 if reply is False:
                     raise DriverFailure(f"session {self.session_id}: {what} was refused (false)")
                 return
-            # Wait for a readable state before deciding whether to send again.
-            while self._snapshot() is None and time.monotonic() < deadline:
+            delay = _POLL_FIRST
+            known = took_effect()
+            while known is None and time.monotonic() < deadline:
                 time.sleep(delay)  # polling interval while dexlite restarts
                 delay = min(delay * 1.5, _POLL_MAX)
-            if took_effect():
+                known = took_effect()
+            if known:
                 return
-            if time.monotonic() > deadline:
-                raise DriverFailure(f"session {self.session_id}: could not {what}: {last!r}")
+        raise DriverFailure(f"session {self.session_id}: could not {what}: {last!r}")

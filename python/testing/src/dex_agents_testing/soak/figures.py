@@ -68,7 +68,7 @@ class Figures:
             + (", ".join(f"{t} {n}" for t, n in sorted(self.failed_steps.items())) or "none"),
             f"peak RSS (VmHWM): dexlite {self.peak_kib.get('dexlite', 0) / 1024:.1f} MiB, "
             f"Worker {self.peak_kib.get('worker', 0) / 1024:.1f} MiB",
-            f"RPCs repeated or state reads lost to restarts: {self.rpc_retries}",
+            f"client calls that failed and were retried: {self.rpc_retries}",
         ]
         if self.coverage_target:
             short = self.coverage_short()

@@ -52,7 +52,9 @@ class SoakSettings:
     min_delay: float = 0.2
     max_delay: float = 1.2
     dexlite_share: float = 0.2
-    model_seconds: float = 0.15
+    armed_share: float = 0.6
+    """The share of kills armed for the least-killed Step type (chaos.py)."""
+    model_seconds: float = 0.3
     tool_seconds: float = 0.1
     stagger_seconds: float = 5.0
     """Sessions start spread over this many seconds, so starts meet the chaos too."""
@@ -134,8 +136,8 @@ def _run(
             min_delay=settings.min_delay,
             max_delay=settings.max_delay,
             dexlite_share=settings.dexlite_share,
-            coverage_target=settings.coverage_target,
-            coverage_types=COVERAGE_TYPES if settings.coverage_target else (),
+            armed_share=settings.armed_share,
+            step_types=COVERAGE_TYPES,
         ),
     )
     results: dict[str, SessionResult] = {}
@@ -160,6 +162,8 @@ def _run(
         thread.join()
     seconds = time.monotonic() - began
     chaos.stop()
+    if chaos.failure is not None:
+        raise RuntimeError("the chaos loop failed") from chaos.failure
     try:
         return _check(
             settings=settings,
@@ -194,10 +198,15 @@ def _check(
     for sid in sorted(results):
         client = clients[sid]
         result = results[sid]
-        snapshot = client.get_snapshot(sid)
-        messages = client.all_messages(sid)
-        run_id = client.client.describe_flow(sid).run_id
-        executed = executed_steps(fetch_history(cluster.address, sid, run_id))
+        try:
+            snapshot = client.get_snapshot(sid)
+            messages = client.all_messages(sid)
+            run_id = client.client.describe_flow(sid).run_id
+            executed = executed_steps(fetch_history(cluster.address, sid, run_id))
+        except Exception as error:  # the session's state is unreadable: that is the finding
+            detail = f"{error!r}; the driver: {result.failure or 'no failure'}"
+            violations.append(Violation(sid, "the session's state is readable", detail))
+            continue
         steps += len(executed)
         failed.update(s.step_type for s in executed if s.failed)
         turns += snapshot.state.turn_count if snapshot.state else 0
@@ -206,6 +215,14 @@ def _check(
     traces.read_all()
     cluster.sample_rss()
     notes = [f"restart retries: {failure}" for failure in chaos.log.restart_failures]
+    errors: Counter[str] = Counter()
+    for result in results.values():
+        errors.update(result.errors)
+    notes.append(f"armed kills no Worker claimed in time: {chaos.log.unclaimed_arms}")
+    notes.append(
+        "client errors during restarts: "
+        + (", ".join(f"{name} {n}" for name, n in sorted(errors.items())) or "none")
+    )
     return Figures(
         seed=settings.seed,
         sessions=len(results),
@@ -219,7 +236,7 @@ def _check(
         failed_steps=failed,
         violations=[str(v) for v in violations],
         peak_kib=dict(cluster.peak_kib),
-        rpc_retries=sum(r.rpc_retries for r in results.values()),
+        rpc_retries=sum(errors.values()),
         coverage_target=settings.coverage_target,
         coverage_types=COVERAGE_TYPES if settings.coverage_target else (),
         notes=notes,
