@@ -17,7 +17,7 @@ import os
 import random
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ _DEATH_WAIT_SECONDS = 10.0
 _POLL_SECONDS = 0.01
 _MAX_ARMED_DELAY = 0.05
 _PROGRESS_STEPS = 5
+_EXCLUDED_STEPS = 256
 _PROGRESS_WAIT_SECONDS = 30.0
 
 
@@ -86,6 +87,8 @@ class Chaos(threading.Thread):
         self.log = ChaosLog()
         self.stopping = threading.Event()
         self.failure: BaseException | None = None
+        self._armed_steps: deque[str] = deque(maxlen=_EXCLUDED_STEPS)
+        """The Steps armed kills took lately; the next arms leave their retries alone."""
         self._restarting: dict[int, threading.Thread] = {}
         """Workers being restarted in the background; the loop kills on meanwhile."""
 
@@ -157,7 +160,13 @@ class Chaos(threading.Thread):
         self.cluster.sample_rss()
         armed = arm_path(trace_dir)
         staged = armed.with_suffix(".staged")
-        staged.write_text(json.dumps({"step_type": step_type, "pgid": pgid, "delay": delay}))
+        arm = {
+            "step_type": step_type,
+            "pgid": pgid,
+            "delay": delay,
+            "exclude": list(self._armed_steps),
+        }
+        staged.write_text(json.dumps(arm))
         os.replace(staged, armed)
         claimer = self._wait_claim(trace_dir)
         if claimer is None:
@@ -183,9 +192,11 @@ class Chaos(threading.Thread):
         return True
 
     def _wait_claim(self, trace_dir: Path) -> int | None:
+        """The pid of the Worker that claimed the arm; the Step it claimed it in is noted."""
         deadline = time.monotonic() + _CLAIM_WAIT_SECONDS
         while True:
             for path in trace_dir.glob("claimed-*.json"):
+                self._armed_steps.append(str(json.loads(path.read_text())["step"]))
                 path.unlink()
                 return int(path.stem.split("-", 1)[1])
             if time.monotonic() > deadline or self.stopping.is_set():

@@ -41,7 +41,10 @@ class TurnRecord:
     turn_id: str = ""
     steer: TurnPlan | None = None
     resolution: str = ""
-    """approved, rejected, answered, steered, cancelled, or "" (nothing to resolve)."""
+    """approved, rejected, answered, steered, cancelled, or "" (nothing to resolve, or
+    the turn ended before it came to that)."""
+    failure: str | None = None
+    """The turn's last_turn_error: it ended as failed (its retries ran out)."""
     latency: float = 0.0
 
 
@@ -138,76 +141,105 @@ class SessionDriver:
         elif kind == "cancel":
             self._cancel(record)
         final = self.result.expected_turns
-        self._wait(
-            f"turn {final} ({plan.tag}) to end",
-            lambda s: (
-                s.state is not None
-                and s.state.turn_count >= final
-                and s.state.active_turn_id is None
-                and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
-            ),
-        )
+        ended = self._wait(f"turn {final} ({plan.tag}) to end", lambda s: _idle_after(s, final))
+        assert ended.state is not None
+        record.failure = ended.state.last_turn_error
         record.latency = time.monotonic() - began
 
-    def _pending(self, record: TurnRecord, prefix: str) -> str:
-        """The ID of the turn's pending interrupt whose ID starts with `prefix`."""
+    def _in_turn(
+        self, record: TurnRecord, what: str, check: Callable[[AgentSnapshot], bool]
+    ) -> AgentSnapshot | None:
+        """Waits for `check` during the record's turn; None once the turn ended (it failed)."""
+        expected = self.result.expected_turns
         snapshot = self._wait(
-            f"interrupt {prefix} of {record.plan.tag}",
-            lambda s: any(i.interrupt_id.startswith(prefix) for i in s.pending_interrupts),
+            f"{what} of {record.plan.tag}", lambda s: check(s) or _idle_after(s, expected)
         )
+        return snapshot if check(snapshot) else None
+
+    def _pending(self, record: TurnRecord, prefix: str) -> str | None:
+        """The ID of the turn's pending interrupt whose ID starts with `prefix`."""
+
+        def pending(s: AgentSnapshot) -> bool:
+            return any(i.interrupt_id.startswith(prefix) for i in s.pending_interrupts)
+
+        snapshot = self._in_turn(record, f"interrupt {prefix}", pending)
+        if snapshot is None:
+            return None
         return next(
             i.interrupt_id for i in snapshot.pending_interrupts if i.interrupt_id.startswith(prefix)
         )
 
+    def _refused(self, record: TurnRecord, what: str, reply: object) -> None:
+        """A false reply is a lost interrupt or message, unless the turn ended (failed) first."""
+        if reply is False and not self._wait_known(lambda: self._turn_over(record)):
+            raise DriverFailure(f"session {self.session_id}: {what} was refused (false)")
+
     def _resolve(self, record: TurnRecord, interrupt_id: str, *, approve: bool) -> None:
-        self._pending(record, interrupt_id)
-        self._rpc(
-            f"resolve {interrupt_id} of {record.plan.tag}",
+        if self._pending(record, interrupt_id) is None:
+            return
+        what = f"resolve {interrupt_id} of {record.plan.tag}"
+        reply = self._rpc(
+            what,
             lambda: self.client.resolve_interrupt(self.session_id, interrupt_id, approved=approve),
             lambda: self._resolved(interrupt_id),
         )
+        self._refused(record, what, reply)
         record.resolution = "approved" if approve else "rejected"
 
     def _answer(self, record: TurnRecord, prefix: str) -> None:
         interrupt_id = self._pending(record, prefix)
+        if interrupt_id is None:
+            return
         answer = record.plan.answer()
-        self._rpc(
-            f"answer {interrupt_id} of {record.plan.tag}",
+        what = f"answer {interrupt_id} of {record.plan.tag}"
+        reply = self._rpc(
+            what,
             lambda: self.client.answer_question(self.session_id, interrupt_id, answer),
             lambda: self._resolved(interrupt_id),
         )
+        self._refused(record, what, reply)
         record.resolution = "answered"
 
     def _steer(self, record: TurnRecord) -> None:
-        self._pending(record, "a1")
+        if self._pending(record, "a1") is None:
+            return
         steer = self.steer_plans[record.plan.tag]
         text = steer.message()
-        self._rpc(
-            f"steer {record.plan.tag}",
+        what = f"steer {record.plan.tag}"
+        reply = self._rpc(
+            what,
             lambda: self.client.steer_user_message(self.session_id, text=text),
             lambda: self._has_message(text),
         )
+        if reply is False:
+            # While no turn is active a steer is queued (true), so false is always lost.
+            raise DriverFailure(f"session {self.session_id}: {what} was refused (false)")
         record.steer = steer
         record.resolution = "steered"
         self.result.sent.append(text)
         self.result.expected_turns += 1
 
     def _cancel(self, record: TurnRecord) -> None:
-        self._wait(
-            f"the durable wait of {record.plan.tag}",
+        waiting = self._in_turn(
+            record,
+            "the durable wait",
             lambda s: any(
                 t.tool_call_id == "d1" and t.status is ToolCallStatus.WAITING_FOR_TIMER
                 for t in s.tool_calls
             ),
         )
+        if waiting is None:
+            return
         turn_id = record.turn_id
         # cancel_turn is idempotent (true again while the turn is cancelled), so a
         # lost reply is simply sent again until the turn is no longer active.
-        self._rpc(
-            f"cancel {record.plan.tag}",
+        what = f"cancel {record.plan.tag}"
+        reply = self._rpc(
+            what,
             lambda: self.client.cancel_turn(self.session_id, turn_id),
             lambda: self._turn_inactive(turn_id),
         )
+        self._refused(record, what, reply)
         record.resolution = "cancelled"
 
     # --- state reads ----------------------------------------------------------------
@@ -257,6 +289,23 @@ class SessionDriver:
             return None
         return all(i.interrupt_id != interrupt_id for i in snapshot.pending_interrupts)
 
+    def _wait_known(self, question: Callable[[], bool | None], deadline: float = 0.0) -> bool:
+        """The answer to `question` once the state can be read (False past the deadline)."""
+        deadline = deadline or time.monotonic() + self.deadline_seconds
+        delay = _POLL_FIRST
+        known = question()
+        while known is None and time.monotonic() < deadline:
+            time.sleep(delay)  # polling interval while dexlite restarts
+            delay = min(delay * 1.5, _POLL_MAX)
+            known = question()
+        return bool(known)
+
+    def _turn_over(self, record: TurnRecord) -> bool | None:
+        snapshot = self._snapshot()
+        if snapshot is None:
+            return None
+        return _idle_after(snapshot, int(record.turn_id.split("-")[1]))
+
     def _turn_inactive(self, turn_id: str) -> bool | None:
         snapshot = self._snapshot()
         if snapshot is None or snapshot.state is None:
@@ -265,13 +314,12 @@ class SessionDriver:
 
     def _rpc(
         self, what: str, call: Callable[[], object], took_effect: Callable[[], bool | None]
-    ) -> None:
+    ) -> object:
         """Calls until a reply comes, or until the state shows an unanswered call took effect.
 
         `took_effect` says None while the state cannot be read (dexlite restarts);
         the call is sent again only on a definite False, so it never doubles.
-        A false reply fails the session: every call here is made only when the
-        state says it must succeed, so false means an interrupt or message was lost.
+        Returns the reply, or None when the state showed the effect instead.
         """
         deadline = time.monotonic() + self.deadline_seconds
         last: Exception | None = None
@@ -282,15 +330,18 @@ class SessionDriver:
                 self.result.errors[type(error).__name__] += 1
                 last = error
             else:
-                if reply is False:
-                    raise DriverFailure(f"session {self.session_id}: {what} was refused (false)")
-                return
-            delay = _POLL_FIRST
-            known = took_effect()
-            while known is None and time.monotonic() < deadline:
-                time.sleep(delay)  # polling interval while dexlite restarts
-                delay = min(delay * 1.5, _POLL_MAX)
-                known = took_effect()
-            if known:
-                return
+                return reply
+            if self._wait_known(took_effect, deadline):
+                return None
         raise DriverFailure(f"session {self.session_id}: could not {what}: {last!r}")
+
+
+def _idle_after(snapshot: AgentSnapshot, turns: int) -> bool:
+    """`turns` turns ended and the session waits for a user message."""
+    state = snapshot.state
+    return (
+        state is not None
+        and state.turn_count >= turns
+        and state.active_turn_id is None
+        and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+    )

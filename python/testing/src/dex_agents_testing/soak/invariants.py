@@ -25,12 +25,13 @@ from dex_agents_testing.soak.agent import INPUT_TOKENS, OUTPUT_TOKENS, TOOL_EFFE
 from dex_agents_testing.soak.driver import SessionResult, TurnRecord
 from dex_agents_testing.soak.plans import PREFIX, calls_for
 
-__all__ = ["Violation", "check_session", "stray_effects"]
+__all__ = ["FAILED_TURN_NOTE", "Violation", "check_session", "stray_effects"]
 
 # The design's compact JSON results for abandoned and built-in calls.
 _STEERED = '{"status":"cancelled","reason":"superseded_by_steered_user_message"}'
 _CANCELLED = '{"status":"cancelled","reason":"turn_cancelled_by_user"}'
 _FAILED_PREFIX = "The tool call failed: "
+FAILED_TURN_NOTE = "[Dex] The previous turn failed after these tool calls ran:"
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,6 @@ def _state(result: SessionResult, snapshot: AgentSnapshot) -> list[Violation]:
         found.append(f"turn {state.active_turn_id} is still active ({state.status.name})")
     elif state.status is not AgentStatus.WAITING_FOR_USER_MESSAGE:
         found.append(f"status {state.status.name} with no active turn")
-    if state.last_turn_error:
-        found.append(f"a turn failed: {state.last_turn_error}")
     if snapshot.pending_interrupts:
         ids = [i.interrupt_id for i in snapshot.pending_interrupts]
         found.append(f"interrupts still pending: {ids}")
@@ -102,9 +101,15 @@ def _messages(result: SessionResult, messages: Sequence[AgentMessage]) -> list[V
         found.append(
             Violation(sid, name, f"user messages {plans} differ from those sent {result.sent}")
         )
-    others = [t for t in users if not t.startswith(PREFIX)]
+    notes = [t for t in users if t.startswith(FAILED_TURN_NOTE)]
+    others = [t for t in users if not t.startswith(PREFIX) and t not in notes]
     if others:
         found.append(Violation(sid, name, f"unexpected user messages: {others}"))
+    failed = sum(1 for t in result.turns if t.failure is not None)
+    if len(notes) > failed:
+        found.append(
+            Violation(sid, name, f"{len(notes)} turn-failure notes for {failed} failed turns")
+        )
     texts = Counter(
         (m.turn_id, m.text)
         for m in messages
@@ -112,6 +117,8 @@ def _messages(result: SessionResult, messages: Sequence[AgentMessage]) -> list[V
     )
     expected: Counter[tuple[str, str | None]] = Counter()
     for record in result.turns:
+        if record.failure is not None:
+            continue  # a failed turn (its retries ran out) has no final answer
         if record.resolution == "steered" and record.steer is not None:
             steered_turn = f"turn-{int(record.turn_id.split('-')[1]) + 1}"
             expected[(steered_turn, record.steer.final_text())] += 1
@@ -143,6 +150,9 @@ def _tool_calls(
     for record in result.turns:
         turn = record.turn_id
         wanted = {c.tool_call_id: c.tool_name for c in calls_for(record.plan, 0)}
+        if record.failure is not None:
+            # A turn that failed in its first model call asked for no tool at all.
+            wanted = {i: n for i, n in wanted.items() if i in calls[turn]}
         if set(calls[turn]) != set(wanted) or any(n != 1 for n in calls[turn].values()):
             found.append(
                 Violation(sid, "every tool call stored once", f"{turn}: calls {dict(calls[turn])}")

@@ -219,6 +219,13 @@ def _check(
     for result in results.values():
         errors.update(result.errors)
     notes.append(f"armed kills no Worker claimed in time: {chaos.log.unclaimed_arms}")
+    failed_turns = Counter(
+        t.failure for r in results.values() for t in r.turns if t.failure is not None
+    )
+    notes.append(
+        "turns that failed because a Step's attempts ran out (allowed): "
+        + (", ".join(f"{n} x {error!r}" for error, n in failed_turns.items()) or "none")
+    )
     notes.append(
         "client errors during restarts: "
         + (", ".join(f"{name} {n}" for name, n in sorted(errors.items())) or "none")

@@ -69,19 +69,30 @@ class _Trace:
     def write(self, entry: dict[str, object]) -> None:
         os.write(self.fd, (json.dumps(entry, separators=(",", ":")) + "\n").encode("utf-8"))
 
-    def maybe_fire(self, step_type: str) -> None:
-        """Claims an armed kill for `step_type`, and schedules its SIGKILL."""
+    def maybe_fire(self, step_type: str, step: str) -> None:
+        """Claims an armed kill for `step_type`, and schedules its SIGKILL.
+
+        `step` (`<flow>/<step execution>`) is skipped when the arm excludes it:
+        the chaos loop lists the Steps it killed lately, so an armed kill never
+        takes the retry of a Step it just killed, which would spend that Step's
+        attempts on purpose.
+        """
         try:
             armed = json.loads(self.arm.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return  # nothing armed (or the chaos loop is writing it: next Step)
-        if armed.get("step_type") != step_type:
+        if armed.get("step_type") != step_type or step in armed.get("exclude", ()):
             return
-        claimed = claimed_path(self.trace_dir, os.getpid())
+        pid = os.getpid()
+        claiming = Path(self.trace_dir) / f"claiming-{pid}"
         try:
-            os.rename(self.arm, claimed)  # atomic: one Worker wins
+            os.rename(self.arm, claiming)  # atomic: one Worker wins
         except OSError:
             return
+        staged = Path(self.trace_dir) / f"claimed-{pid}.staged"
+        staged.write_text(json.dumps({"step": step}), encoding="utf-8")
+        os.replace(staged, claimed_path(self.trace_dir, pid))
+        claiming.unlink()
         pgid = int(armed.get("pgid", 0)) or os.getpid()
         timer = threading.Timer(float(armed.get("delay", 0.0)), _kill_group, args=(pgid,))
         timer.daemon = True
@@ -99,7 +110,7 @@ def _traced(trace: _Trace, step_type: str, phase: str, handler: _Handler) -> _Ha
     async def traced(context: AsyncContext, input: Any) -> Any:
         number = next(trace.ids)
         trace.write({"b": number, "t": step_type, "p": phase, "f": context.flow_id})
-        trace.maybe_fire(step_type)
+        trace.maybe_fire(step_type, f"{context.flow_id}/{context.step_execution_id}")
         try:
             return await handler(context, input)
         finally:
