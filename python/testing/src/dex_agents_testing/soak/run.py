@@ -209,6 +209,15 @@ def _check(
             continue
         steps += len(executed)
         failed.update(s.step_type for s in executed if s.failed)
+        violations.extend(
+            Violation(
+                sid,
+                "no single-attempt tool body ran twice",
+                f"history: {s.step_execution_id} ended after attempt {s.attempt}",
+            )
+            for s in executed
+            if s.step_type == "CallSingleAttemptTool" and s.attempt > 1
+        )
         turns += snapshot.state.turn_count if snapshot.state else 0
         violations.extend(check_session(result, snapshot, messages, effects))
     violations.extend(stray_effects(list(results.values()), effects))

@@ -39,7 +39,8 @@ def trace_path(trace_dir: str | Path, pid: int) -> Path:
 
 
 def arm_path(trace_dir: str | Path) -> Path:
-    """The armed kill: JSON {"step_type", "pgid" (0 = the claiming Worker), "delay"}."""
+    """The armed kill: JSON {"step_type", "pgid" (0 = the claiming Worker), "delay"}, and
+    optionally "phase" (execute or wait_for) and "exclude" (Steps to leave alone)."""
     return Path(trace_dir) / "arm.json"
 
 
@@ -69,7 +70,7 @@ class _Trace:
     def write(self, entry: dict[str, object]) -> None:
         os.write(self.fd, (json.dumps(entry, separators=(",", ":")) + "\n").encode("utf-8"))
 
-    def maybe_fire(self, step_type: str, step: str) -> None:
+    def maybe_fire(self, step_type: str, phase: str, step: str) -> None:
         """Claims an armed kill for `step_type`, and schedules its SIGKILL.
 
         `step` (`<flow>/<step execution>`) is skipped when the arm excludes it:
@@ -83,6 +84,8 @@ class _Trace:
             return  # nothing armed (or the chaos loop is writing it: next Step)
         if armed.get("step_type") != step_type or step in armed.get("exclude", ()):
             return
+        if armed.get("phase", phase) != phase:
+            return  # armed for the other method (execute or wait_for)
         pid = os.getpid()
         claiming = Path(self.trace_dir) / f"claiming-{pid}"
         try:
@@ -110,7 +113,7 @@ def _traced(trace: _Trace, step_type: str, phase: str, handler: _Handler) -> _Ha
     async def traced(context: AsyncContext, input: Any) -> Any:
         number = next(trace.ids)
         trace.write({"b": number, "t": step_type, "p": phase, "f": context.flow_id})
-        trace.maybe_fire(step_type, f"{context.flow_id}/{context.step_execution_id}")
+        trace.maybe_fire(step_type, phase, f"{context.flow_id}/{context.step_execution_id}")
         try:
             return await handler(context, input)
         finally:
