@@ -32,6 +32,8 @@ class Figures:
     steps_ran: Counter[str]
     failed_steps: Counter[str]
     violations: list[str]
+    known_bugs: list[str]
+    """Sessions that hit a known bug (known_bugs.py), not counted as violations."""
     peak_kib: dict[str, int]
     rpc_retries: int
     coverage_target: int = 0
@@ -77,6 +79,8 @@ class Figures:
                 + ("reached" if not short else f"NOT reached, short: {short}")
             )
         out.extend(self.notes)
+        out.append(f"known-bug hits (not counted below): {len(self.known_bugs)}")
+        out.extend(f"  KNOWN {k}" for k in self.known_bugs)
         out.append(f"invariant violations: {len(self.violations)}")
         out.extend(f"  VIOLATION {v}" for v in self.violations)
         return out

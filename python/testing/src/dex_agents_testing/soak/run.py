@@ -22,6 +22,7 @@ from dex_agents_testing.soak.cluster import Cluster
 from dex_agents_testing.soak.driver import SessionDriver, SessionResult
 from dex_agents_testing.soak.figures import Figures
 from dex_agents_testing.soak.invariants import Violation, check_session, stray_effects
+from dex_agents_testing.soak.known_bugs import WEDGED_BY_LOST_ATTEMPTS, routeless_failures
 from dex_agents_testing.soak.plans import TurnPlan, choose_plan
 from dex_agents_testing.soak.traces import TraceReader
 
@@ -192,6 +193,7 @@ def _check(
     seconds: float,
 ) -> Figures:
     violations: list[Violation] = []
+    known: list[str] = []
     steps = 0
     turns = 0
     failed: Counter[str] = Counter()
@@ -219,7 +221,15 @@ def _check(
             if s.step_type == "CallSingleAttemptTool" and s.attempt > 1
         )
         turns += snapshot.state.turn_count if snapshot.state else 0
-        violations.extend(check_session(result, snapshot, messages, effects))
+        found = check_session(result, snapshot, messages, effects)
+        wedged = routeless_failures(executed)
+        if found and wedged:
+            known.append(
+                f"session {sid}: {WEDGED_BY_LOST_ATTEMPTS}: {', '.join(wedged)} "
+                f"({len(found)} violations follow: {found[0]})"
+            )
+        else:
+            violations.extend(found)
     violations.extend(stray_effects(list(results.values()), effects))
     traces.read_all()
     cluster.sample_rss()
@@ -251,6 +261,7 @@ def _check(
         steps_ran=traces.ran,
         failed_steps=failed,
         violations=[str(v) for v in violations],
+        known_bugs=known,
         peak_kib=dict(cluster.peak_kib),
         rpc_retries=sum(errors.values()),
         coverage_target=settings.coverage_target,
