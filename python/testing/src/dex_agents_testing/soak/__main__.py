@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-delay", type=float, default=0.2, help="seconds between kills")
     parser.add_argument("--max-delay", type=float, default=1.2)
     parser.add_argument("--dexlite-share", type=float, default=0.2)
-    parser.add_argument("--armed-share", type=float, default=0.6, help="kills armed per Step")
+    parser.add_argument("--armed-share", type=float, help="kills armed for a Step type (0.6)")
     parser.add_argument("--coverage", type=int, help="kills wanted per Step type (--long: 20)")
     parser.add_argument("--root", help="keep the databases, logs and effect files here")
     args = parser.parse_args(argv)
@@ -32,7 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         min_delay=args.min_delay,
         max_delay=args.max_delay,
         dexlite_share=args.dexlite_share,
-        armed_share=args.armed_share,
+        armed_share=(
+            args.armed_share if args.armed_share is not None else (0.9 if args.long else 0.6)
+        ),
+        claim_wait_seconds=10.0 if args.long else 4.0,
         stagger_seconds=60.0 if args.long else 5.0,
         coverage_target=args.coverage if args.coverage is not None else (20 if args.long else 0),
         root=args.root,

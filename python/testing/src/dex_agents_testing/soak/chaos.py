@@ -29,7 +29,6 @@ from dex_agents_testing.soak.tracing import arm_path
 __all__ = ["IDLE", "Chaos", "ChaosLog", "ChaosSettings", "Kill"]
 
 IDLE = "(no Step)"
-_CLAIM_WAIT_SECONDS = 4.0
 _DEATH_WAIT_SECONDS = 10.0
 _POLL_SECONDS = 0.01
 _MAX_ARMED_DELAY = 0.05
@@ -57,6 +56,8 @@ class ChaosSettings:
     """The chance that a kill is armed for a Step type rather than random."""
     step_types: tuple[str, ...]
     """The Step types armed kills go for, fewest kills first."""
+    claim_wait: float = 4.0
+    """Seconds an armed kill waits for its Step type before a random kill replaces it."""
 
 
 @dataclass
@@ -193,7 +194,7 @@ class Chaos(threading.Thread):
 
     def _wait_claim(self, trace_dir: Path) -> int | None:
         """The pid of the Worker that claimed the arm; the Step it claimed it in is noted."""
-        deadline = time.monotonic() + _CLAIM_WAIT_SECONDS
+        deadline = time.monotonic() + self.settings.claim_wait
         while True:
             for path in trace_dir.glob("claimed-*.json"):
                 self._armed_steps.append(str(json.loads(path.read_text())["step"]))

@@ -55,6 +55,7 @@ class SoakSettings:
     dexlite_share: float = 0.2
     armed_share: float = 0.6
     """The share of kills armed for the least-killed Step type (chaos.py)."""
+    claim_wait_seconds: float = 4.0
     model_seconds: float = 0.3
     tool_seconds: float = 0.1
     stagger_seconds: float = 5.0
@@ -138,6 +139,7 @@ def _run(
             max_delay=settings.max_delay,
             dexlite_share=settings.dexlite_share,
             armed_share=settings.armed_share,
+            claim_wait=settings.claim_wait_seconds,
             step_types=COVERAGE_TYPES,
         ),
     )
