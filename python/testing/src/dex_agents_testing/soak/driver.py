@@ -27,6 +27,7 @@ T = TypeVar("T")
 
 _POLL_FIRST = 0.05
 _POLL_MAX = 1.0
+_SETTLE_SECONDS = 20.0
 
 
 class DriverFailure(Exception):
@@ -56,6 +57,8 @@ class SessionResult:
     """Every user message text the session accepted, in order (plans and steers)."""
     expected_turns: int = 0
     failure: str | None = None
+    resent: list[str] = field(default_factory=list)
+    """Calls sent again after an unanswered one (see SessionDriver._rpc)."""
     errors: Counter[str] = field(default_factory=Counter)
     """Client calls that raised (dexlite or a Worker was down), by exception type."""
 
@@ -317,9 +320,12 @@ class SessionDriver:
     ) -> object:
         """Calls until a reply comes, or until the state shows an unanswered call took effect.
 
-        `took_effect` says None while the state cannot be read (dexlite restarts);
-        the call is sent again only on a definite False, so it never doubles.
-        Returns the reply, or None when the state showed the effect instead.
+        `took_effect` says None while the state cannot be read (dexlite restarts).
+        A message RPC carries no request ID, and a committed message is in neither
+        the queue nor the conversation while the AwaitUserMessage that took it
+        has not committed, so absence only counts once it lasts `_SETTLE_SECONDS`;
+        every call sent again is noted in `result.resent`. Returns the reply, or
+        None when the state showed the effect instead.
         """
         deadline = time.monotonic() + self.deadline_seconds
         last: Exception | None = None
@@ -333,6 +339,12 @@ class SessionDriver:
                 return reply
             if self._wait_known(took_effect, deadline):
                 return None
+            settled = time.monotonic() + _SETTLE_SECONDS
+            while time.monotonic() < min(settled, deadline):
+                time.sleep(_POLL_MAX)  # polling interval of a condition wait
+                if self._wait_known(took_effect, deadline):
+                    return None
+            self.result.resent.append(what)
         raise DriverFailure(f"session {self.session_id}: could not {what}: {last!r}")
 
 

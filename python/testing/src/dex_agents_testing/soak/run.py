@@ -22,7 +22,11 @@ from dex_agents_testing.soak.cluster import Cluster
 from dex_agents_testing.soak.driver import SessionDriver, SessionResult
 from dex_agents_testing.soak.figures import Figures
 from dex_agents_testing.soak.invariants import Violation, check_session, stray_effects
-from dex_agents_testing.soak.known_bugs import WEDGED_BY_LOST_ATTEMPTS, routeless_failures
+from dex_agents_testing.soak.known_bugs import (
+    RESENT_AMBIGUOUS,
+    WEDGED_BY_LOST_ATTEMPTS,
+    routeless_failures,
+)
 from dex_agents_testing.soak.plans import TurnPlan, choose_plan
 from dex_agents_testing.soak.traces import TraceReader
 
@@ -230,6 +234,11 @@ def _check(
                 f"session {sid}: {WEDGED_BY_LOST_ATTEMPTS}: {', '.join(wedged)} "
                 f"({len(found)} violations follow: {found[0]})"
             )
+        elif found and result.resent:
+            known.append(
+                f"session {sid}: {RESENT_AMBIGUOUS}: {result.resent} "
+                f"({len(found)} violations follow: {found[0]})"
+            )
         else:
             violations.extend(found)
     violations.extend(stray_effects(list(results.values()), effects))
@@ -240,6 +249,8 @@ def _check(
     for result in results.values():
         errors.update(result.errors)
     notes.append(f"armed kills no Worker claimed in time: {chaos.log.unclaimed_arms}")
+    resent = sum(len(r.resent) for r in results.values())
+    notes.append(f"calls the driver sent again after an unanswered one: {resent}")
     failed_turns = Counter(
         t.failure for r in results.values() for t in r.turns if t.failure is not None
     )
