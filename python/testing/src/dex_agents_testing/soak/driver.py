@@ -58,7 +58,7 @@ class SessionResult:
     expected_turns: int = 0
     failure: str | None = None
     resent: list[str] = field(default_factory=list)
-    """Calls sent again after an unanswered one (see SessionDriver._rpc)."""
+    """Messages sent again after an unanswered call (see SessionDriver._rpc)."""
     errors: Counter[str] = field(default_factory=Counter)
     """Client calls that raised (dexlite or a Worker was down), by exception type."""
 
@@ -119,6 +119,7 @@ class SessionDriver:
             f"send {plan.tag}",
             lambda: self.client.send_user_message(self.session_id, text),
             lambda: self._has_message(text),
+            message=True,
         )
         self.result.sent.append(text)
         self.result.expected_turns += 1
@@ -213,6 +214,7 @@ class SessionDriver:
             what,
             lambda: self.client.steer_user_message(self.session_id, text=text),
             lambda: self._has_message(text),
+            message=True,
         )
         if reply is False:
             # While no turn is active a steer is queued (true), so false is always lost.
@@ -316,15 +318,23 @@ class SessionDriver:
         return snapshot.state.active_turn_id != turn_id
 
     def _rpc(
-        self, what: str, call: Callable[[], object], took_effect: Callable[[], bool | None]
+        self,
+        what: str,
+        call: Callable[[], object],
+        took_effect: Callable[[], bool | None],
+        *,
+        message: bool = False,
     ) -> object:
         """Calls until a reply comes, or until the state shows an unanswered call took effect.
 
         `took_effect` says None while the state cannot be read (dexlite restarts).
-        A message RPC carries no request ID, and a committed message is in neither
-        the queue nor the conversation while the AwaitUserMessage that took it
-        has not committed, so absence only counts once it lasts `_SETTLE_SECONDS`;
-        every call sent again is noted in `result.resent`. Returns the reply, or
+        A `message` RPC carries no request ID, and a committed message is in
+        neither the queue nor the conversation while the AwaitUserMessage that
+        took it has not committed, so its absence only counts once it lasts
+        `_SETTLE_SECONDS`, and every message sent again is noted in
+        `result.resent`. (The other RPCs are safe to repeat once the state says
+        they did not take effect: the interrupt is still pending, the turn still
+        active.) Returns the reply, or
         None when the state showed the effect instead.
         """
         deadline = time.monotonic() + self.deadline_seconds
@@ -339,6 +349,8 @@ class SessionDriver:
                 return reply
             if self._wait_known(took_effect, deadline):
                 return None
+            if not message:
+                continue
             settled = time.monotonic() + _SETTLE_SECONDS
             while time.monotonic() < min(settled, deadline):
                 time.sleep(_POLL_MAX)  # polling interval of a condition wait

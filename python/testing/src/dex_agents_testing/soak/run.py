@@ -250,7 +250,7 @@ def _check(
         errors.update(result.errors)
     notes.append(f"armed kills no Worker claimed in time: {chaos.log.unclaimed_arms}")
     resent = sum(len(r.resent) for r in results.values())
-    notes.append(f"calls the driver sent again after an unanswered one: {resent}")
+    notes.append(f"messages the driver sent again after an unanswered call: {resent}")
     failed_turns = Counter(
         t.failure for r in results.values() for t in r.turns if t.failure is not None
     )
