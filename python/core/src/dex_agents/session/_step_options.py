@@ -62,8 +62,12 @@ LOAD_STEERED_MESSAGES: tuple[Channel[Any], ...] = (STEERED_USER_MESSAGES,)
 MODEL_RETRY = RetryPolicy(maximum_attempts=3, total_duration=timedelta(minutes=30))
 TOOL_RETRY = RetryPolicy(maximum_attempts=3)
 SINGLE_ATTEMPT = RetryPolicy(maximum_attempts=1)
-RECOVERY_RETRY = RetryPolicy(maximum_attempts=3)
-"""Short bookkeeping Steps retry a lost Worker; they call no model and no tool."""
+RECOVERY_RETRY = RetryPolicy(maximum_attempts=0, maximum_interval=timedelta(seconds=30))
+"""ApplyTurnControl and FinishTurnCancellation retry until the server's total duration
+(4 hours by default), as the failure-route Steps do: they call no model and no tool and
+decide from committed state, so another attempt is always safe, and no failure route
+follows them, so giving up after a few lost Workers or server restarts would leave the
+turn active for good (a steered message lost, a cancelled turn that never ends)."""
 
 
 def sync_options(

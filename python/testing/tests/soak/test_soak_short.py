@@ -1,0 +1,24 @@
+"""The short soak (//python/testing:soak_short_test): 20 sessions x 5 turns under kills.
+
+The seed is fixed so the plans repeat from run to run; kill moments still vary
+with timing. DEX_AGENTS_SOAK_SEED picks another seed, DEX_AGENTS_SOAK_TMP keeps
+the databases, logs and effect files for a post-mortem.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from dex_agents_testing.soak import SoakSettings, run_soak
+
+SEED = int(os.environ.get("DEX_AGENTS_SOAK_SEED", "20261203"))
+
+
+def test_short_soak_keeps_every_invariant(capsys: pytest.CaptureFixture[str]) -> None:
+    figures = run_soak(SoakSettings(seed=SEED, root=os.environ.get("DEX_AGENTS_SOAK_TMP")))
+    with capsys.disabled():  # the figures belong in the test log, pass or fail
+        print("\n" + "\n".join(figures.lines()), flush=True)
+    assert not figures.violations, "invariant violations:\n" + "\n".join(figures.violations)
+    assert sum(figures.kills_by_kind.values()) >= 3, "the chaos loop hardly killed anything"
+    assert figures.turns >= figures.sessions * 5

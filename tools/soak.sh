@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The kill-and-load soak (python/testing/src/dex_agents_testing/soak): bootstrap a
+# fresh machine, then run sessions while Workers and dexlite are SIGKILLed, and
+# check every invariant. `tools/soak.sh --long` for 100 sessions x 10 turns;
+# `--help` lists the knobs. Exits 1 on an invariant violation.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/bootstrap.sh
+exec bazel run //python/testing:soak -- "$@"
