@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING
 
 from ._options import ServerOptions
 from ._server import DexliteServer
+from ._storage import StorageError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,8 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker_slots=args.worker_slots,
         max_value_bytes=args.max_value_bytes,
     )
-    server = DexliteServer(options)
-    port = server.start()
+    try:
+        server = DexliteServer(options)
+        port = server.start()
+    except StorageError as error:
+        # An operator's problem (a full disk, a read-only file), not a crash to debug.
+        print(f"dexlite: {error.detail}", file=sys.stderr, flush=True)
+        return 1
     done = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

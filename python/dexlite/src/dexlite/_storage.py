@@ -14,10 +14,46 @@ import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
+import grpc
+
+from dexlite._errors import ServiceError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 SyncMode = Literal["full", "normal"]
+
+_UNWRITABLE = frozenset(
+    {
+        sqlite3.SQLITE_FULL,  # no space left, or the file size limit
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PERM,
+    }
+)
+"""SQLite's primary result codes for "the disk refused the write"."""
+
+
+class StorageError(ServiceError):
+    """The database file cannot be written (full disk, read-only file, I/O error).
+
+    UNAVAILABLE, because nothing is wrong with the request: the same call works
+    once the disk has room or the file is writable again. The transaction that
+    met it is rolled back, so the stored state stays what the last commit left.
+    """
+
+    def __init__(self, path: str, error: sqlite3.Error) -> None:
+        super().__init__(
+            grpc.StatusCode.UNAVAILABLE, f"dexlite cannot write its database {path}: {error}"
+        )
+
+
+def unwritable(error: sqlite3.Error) -> bool:
+    """Whether `error` says the disk refused a write, rather than a bug in a statement."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in _UNWRITABLE
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -168,18 +204,27 @@ class Database:
     """
 
     def __init__(self, path: str, sync: SyncMode = "full", schema: str = _SCHEMA) -> None:
+        """Opens (or creates) the database; StorageError when it cannot be written."""
         self.path = path
         self.lock = threading.RLock()
-        self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self.conn.row_factory = sqlite3.Row
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit is on disk before anything is acknowledged, also across
-        # power loss. NORMAL in WAL mode survives process crashes (SIGKILL), which
-        # is what tests exercise; it is offered for faster local runs.
-        synchronous = "FULL" if sync == "full" else "NORMAL"
-        self.conn.execute(f"PRAGMA synchronous={synchronous}")
-        self.conn.execute("PRAGMA foreign_keys=OFF")
-        self.conn.executescript(schema)
+        try:
+            self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk before anything is acknowledged, also across
+            # power loss. NORMAL in WAL mode survives process crashes (SIGKILL), which
+            # is what tests exercise; it is offered for faster local runs.
+            synchronous = "FULL" if sync == "full" else "NORMAL"
+            self.conn.execute(f"PRAGMA synchronous={synchronous}")
+            self.conn.execute("PRAGMA foreign_keys=OFF")
+            self.conn.executescript(schema)
+            # Creating the schema writes nothing when it exists: prove the file takes writes.
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            if unwritable(error):
+                raise StorageError(path, error) from error
+            raise
         self._depth = 0
         self._readers: list[tuple[sqlite3.Connection, threading.RLock]] = []
 
@@ -194,16 +239,27 @@ class Database:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
             try:
-                yield self.conn
-            except BaseException:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self._depth = 1
+                try:
+                    yield self.conn
+                except BaseException:
+                    self._rollback()
+                    raise
                 self._depth = 0
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._rollback()
+                if unwritable(error):
+                    raise StorageError(self.path, error) from error
                 raise
-            self._depth = 0
-            self.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        """Ends a failed transaction; SQLite may already have rolled it back (SQLITE_FULL)."""
+        self._depth = 0
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def open_reader(self) -> tuple[sqlite3.Connection, threading.RLock]:
         """A read-only connection and the lock that guards it, for readers that
