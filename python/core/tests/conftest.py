@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 from dex_agents_testing import DexliteProcess
+from dexlite.testing import scratch_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -25,13 +25,9 @@ _DEXLITE_ARGS = tuple(shlex.split(os.environ.get("DEX_AGENTS_DEXLITE_ARGS", ""))
 
 @pytest.fixture(scope="session")
 def tmp_root() -> Iterator[Path]:
-    keep = os.environ.get("DEX_AGENTS_TEST_TMP")
-    if keep:  # keep databases, run logs and Worker logs for post-mortems
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        yield Path(keep)
-        return
-    with tempfile.TemporaryDirectory(prefix="dex-agents-tests-") as root:
-        yield Path(root)
+    # DEX_AGENTS_TEST_TMP keeps databases, run logs and Worker logs for post-mortems.
+    with scratch_dir("DEX_AGENTS_TEST_TMP", "dex-agents-tests-") as root:
+        yield root
 
 
 @pytest.fixture(scope="session")
