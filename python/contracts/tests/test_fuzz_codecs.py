@@ -455,6 +455,28 @@ def test_lone_surrogate_in_a_struct_key_is_refused_on_read() -> None:
     assert str(raised.value) == "TurnSessionSettings.session_settings: lone surrogate in string"
 
 
+class BareAssertionError(Exception):
+    """The bug: a bare AssertionError escaped instead of a WireFormatError."""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=BareAssertionError,
+    reason="struct_from_json with a value that is not JSON (datetime, set, tuple, bytes, "
+    "object) fails a bare `assert isinstance(value, dict)` in _wire._to_value instead of "
+    "raising WireFormatError (or TypeError) naming the value",
+)
+def test_struct_from_json_refuses_non_json_values_clearly() -> None:
+    for value in [datetime(2026, 1, 1, tzinfo=UTC), {1}, (1, 2), b"x", object()]:
+        try:
+            struct_from_json({"v": value})
+        except AssertionError as error:
+            raise BareAssertionError(repr(error)) from error
+        except (WireFormatError, TypeError):
+            continue
+        pytest.fail(f"{value!r} accepted")
+
+
 # --- the cross-language corpus -------------------------------------------------------
 
 CORPUS_PER_MESSAGE = 12
