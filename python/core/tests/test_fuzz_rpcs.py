@@ -30,11 +30,12 @@ from dex_agents import SessionAlreadyStartedError, SessionNotFoundError, UserErr
 from dex_agents_contracts import (
     AgentSnapshot,
     AgentStatus,
+    ToolEffect,
     WireFormatError,
     encode_agent_user_message,
 )
 from dex_agents_contracts import AgentUserMessage as UserMessage
-from dex_agents_testing import ModelReply, wait_until
+from dex_agents_testing import ModelReply, ScriptedTool, ScriptedToolCall, wait_until
 from helpers import Harness, HarnessFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -119,10 +120,7 @@ def idle(private_harness: HarnessFactory) -> Idle:
     # AgentState says idle once the turn's last Step commits; the history event of
     # the next AwaitUserMessage's WaitFor comes after it. Only then is nothing left
     # to write until a user message arrives.
-    wait_until(
-        lambda: h.history(session)[-1].HasField("step_wait_for_completed"),
-        what="the session's AwaitUserMessage to wait",
-    )
+    _settle(h, session)
     return Idle(h, session, snapshot, h.server.db_path)
 
 
@@ -291,6 +289,72 @@ def test_rpcs_refuse_bad_input_with_the_documented_error(idle: Idle) -> None:
 
     check()
     assert idle.harness.snapshot(idle.session) == idle.snapshot
+
+
+# --- a session waiting for an approval ------------------------------------------------
+
+SEND = ScriptedTool(name="send_email", effect=ToolEffect.NON_IDEMPOTENT_WRITE, output="sent")
+
+
+def _settle(h: Harness, session: str) -> None:
+    """Until the history ends with a waiting Step's WaitFor: nothing more is written."""
+    wait_until(
+        lambda: h.history(session)[-1].HasField("step_wait_for_completed"),
+        what="the session's next Step to wait",
+    )
+
+
+@pytest.fixture
+def waiting(private_harness: HarnessFactory) -> Idle:
+    """A session whose turn waits for the approval of tool call `w1`."""
+    h = private_harness(
+        script=[
+            [ModelReply(tool_calls=[ScriptedToolCall(tool_call_id="w1", tool_name="send_email")])]
+        ],
+        tools=[SEND],
+    )
+    session = h.start("email them")
+    h.wait_snapshot(session, lambda s: bool(s.pending_interrupts), what="approval")
+    _settle(h, session)
+    return Idle(h, session, h.snapshot(session), h.server.db_path)
+
+
+_WAITING_FALSE_CASES = st.one_of(
+    st.tuples(st.just("resolve_other"), IDS.filter(lambda i: i != "w1"), st.booleans()),
+    st.tuples(st.just("answer_question"), st.one_of(st.just("w1"), IDS), _TEXT),
+    st.tuples(st.just("cancel_other"), IDS),
+    st.tuples(st.just("delete_queued_message"), IDS),
+    st.tuples(st.just("send_blank"), BLANK),
+    st.tuples(st.just("execute_plan"), st.integers(*INT32)),
+    st.tuples(st.just("steer_both"), _TEXT, IDS),
+    st.tuples(st.just("steer_unknown_id"), IDS),
+)
+
+
+def test_rpcs_beside_a_pending_approval_return_false_and_change_nothing(waiting: Idle) -> None:
+    c = waiting.harness.client
+    s = waiting.session
+    assert waiting.snapshot.state is not None
+    turn = waiting.snapshot.state.active_turn_id
+
+    @FUZZ
+    @given(_WAITING_FALSE_CASES)
+    def check(case: tuple[Any, ...]) -> None:
+        kind, *args = case
+        calls: dict[str, Callable[[], object]] = {
+            "resolve_other": lambda: c.resolve_interrupt(s, args[0], approved=args[-1]),
+            "answer_question": lambda: c.answer_question(s, args[0], args[-1]),
+            "cancel_other": lambda: c.cancel_turn(s, args[0] if args[0] != turn else "x"),
+            "delete_queued_message": lambda: c.delete_queued_message(s, args[0]),
+            "send_blank": lambda: c.send_user_message(s, args[0]),
+            "execute_plan": lambda: c.execute_plan(s, args[0]),
+            "steer_both": lambda: c.steer_user_message(s, text=args[0], message_id=args[-1]),
+            "steer_unknown_id": lambda: c.steer_user_message(s, message_id=args[0]),
+        }
+        _is_false(_unchanged(waiting, calls[kind]))
+
+    check()
+    assert waiting.harness.snapshot(s) == waiting.snapshot
 
 
 # --- reads -----------------------------------------------------------------------------
