@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 LONG = os.environ.get("DEX_AGENTS_FUZZ") == "long"
 settings.register_profile(
     "dex-fuzz-rpcs-ci",
-    max_examples=200,
+    max_examples=120,
     derandomize=True,
     database=None,
     deadline=None,
