@@ -36,11 +36,11 @@ from hypothesis import strategies as st
 
 LONG = os.environ.get("DEX_AGENTS_FUZZ") == "long"
 # The per-message tests run once per message type (54): the CI profile gives each
-# 50 cases, the long one 400, so every test function runs at least 10,000 cases.
+# 30 cases, the long one 400, so every test function runs at least 10,000 cases.
 PER_MESSAGE_LONG = 400
 settings.register_profile(
     "dex-fuzz-ci",
-    max_examples=50,
+    max_examples=30,
     derandomize=True,
     database=None,
     deadline=None,
