@@ -1,0 +1,354 @@
+"""Property-based fuzzing of every FlowService method of a dexlite child process.
+
+Requests are generated from the protobuf descriptors (every field kind, nested
+messages, repeated fields, maps and oneofs), with ids that are unknown, empty,
+unicode, hold `/` or name the one stopped Flow the database holds, negative and
+extreme numbers, unknown enum numbers and oversized strings and bytes. Every
+call must end with a gRPC status other than UNKNOWN or INTERNAL (which mean an
+uncaught exception), the server must keep serving, and a call that fails must
+leave the database exactly as it was (an SQLite dump before and after).
+
+`DEX_AGENTS_FUZZ=long` runs 10,000 cases per method (see the dexlite README).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from dex.dexpb import dex_pb2 as pb
+from dex.dexpb import dex_pb2_grpc
+from dexlite.testing import DexliteProcess
+from google.protobuf import empty_pb2, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.integration
+
+LONG = os.environ.get("DEX_AGENTS_FUZZ") == "long"
+settings.register_profile(
+    "dex-fuzz-grpc-ci",
+    max_examples=30,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "dex-fuzz-grpc-long",
+    max_examples=10_000,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+FUZZ = settings.get_profile("dex-fuzz-grpc-long" if LONG else "dex-fuzz-grpc-ci")
+
+SERVICE = pb.DESCRIPTOR.services_by_name["FlowService"]
+METHODS = sorted(m.name for m in SERVICE.methods)
+# Long polls may legitimately wait out the client's deadline on the stopped Flow.
+LONG_POLLS = {
+    "ReadStream",
+    "WaitForAttribute",
+    "WaitForFlow",
+    "WaitForHistoryEvent",
+    "WaitForStepCompletion",
+}
+LONG_POLL_TIMEOUT = 1.0
+# Generous for everything else: a busy machine must not read as a hang.
+CALL_TIMEOUT = 30.0
+REFUSED_CODES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}
+
+FLOW_ID = "fuzz-stopped"
+FLOW_TYPE = "FuzzFlow"
+
+
+@dataclass
+class Server:
+    process: DexliteProcess
+    db: Path
+    stub: dex_pb2_grpc.FlowServiceStub
+    run_id: str
+
+    def dump(self) -> str:
+        connection = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+        try:
+            return "\n".join(connection.iterdump())
+        finally:
+            connection.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    db = tmp_path_factory.mktemp("fuzz-grpc") / "fuzz.sqlite"
+    process = DexliteProcess(str(db)).start()
+    channel = grpc.insecure_channel(
+        process.address, options=[("grpc.max_send_message_length", 16 << 20)]
+    )
+    stub = dex_pb2_grpc.FlowServiceStub(channel)
+    # One Flow that ids can hit; stopped, so nothing changes the database behind our back.
+    started = stub.StartFlow(
+        pb.StartFlowRequest(
+            flow_id=FLOW_ID, flow_type=FLOW_TYPE, start_step_type="Start", request_id="r-start"
+        ),
+        timeout=30,
+    )
+    stub.StopFlow(_stop(FLOW_ID), timeout=30)
+    yield Server(process, db, stub, started.run_id)
+    channel.close()
+    assert process.stop() == 0
+
+
+# --- requests from descriptors ---------------------------------------------------------
+
+_BIG = 3 << 20  # over dexlite's value limit, under the transport's 4 MiB
+_EDGE_STRINGS = [
+    "",
+    " ",
+    "/",
+    "a/b",
+    "..",
+    "\x00",
+    "\u2028",
+    "\U0001f600",
+    "\ufffe",
+    FLOW_ID,
+    FLOW_TYPE,
+    "Start",
+    "x" * 300,
+    "y" * 70_000,
+]
+
+
+def _strings(run_id: str) -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from([*_EDGE_STRINGS, run_id]),
+        st.text(st.characters(exclude_categories=["Cs"]), max_size=16),
+        st.just("z" * _BIG),
+    )
+
+
+_INT_RANGES = {
+    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
+    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SINT64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
+    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
+    FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
+}
+
+
+def _integers(low: int, high: int) -> st.SearchStrategy[int]:
+    edges = [v for v in (low, high, -1, 0, 1, 2**31 - 1, -(2**31), 10**9) if low <= v <= high]
+    return st.one_of(
+        st.sampled_from(edges),
+        st.integers(low, high),
+        st.integers(-5, 100).filter(lambda v: low <= v <= high),
+    )
+
+
+def _scalar(field: FieldDescriptor, run_id: str) -> st.SearchStrategy[Any]:
+    kind = field.type
+    if kind == FieldDescriptor.TYPE_STRING:
+        return _strings(run_id)
+    if kind == FieldDescriptor.TYPE_BYTES:
+        return st.one_of(
+            st.binary(max_size=32),
+            st.sampled_from([b"{}", b"null", b'{"a":1}', b"\xff\xfe", b"x" * _BIG]),
+        )
+    if kind == FieldDescriptor.TYPE_BOOL:
+        return st.booleans()
+    if kind in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return st.floats(width=32 if kind == FieldDescriptor.TYPE_FLOAT else 64)
+    if kind == FieldDescriptor.TYPE_ENUM:
+        assert field.enum_type is not None
+        known = [v.number for v in field.enum_type.values]
+        return st.one_of(st.sampled_from(known), st.integers(-(2**31), 2**31 - 1))
+    low, high = _INT_RANGES[kind]
+    return _integers(low, high)
+
+
+def _set_field(message: Any, field: FieldDescriptor, value: Any) -> None:
+    target = getattr(message, field.name)
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        value_field = field.message_type.fields_by_name["value"]
+        for key, item in value:
+            if value_field.message_type is not None:
+                target[key].CopyFrom(item)
+            else:
+                target[key] = item
+    elif field.is_repeated:
+        if field.message_type is not None:
+            for item in value:
+                target.add().CopyFrom(item)
+        else:
+            target.extend(value)
+    elif field.message_type is not None:
+        target.CopyFrom(value)
+    else:
+        setattr(message, field.name, value)
+
+
+def _field_values(field: FieldDescriptor, run_id: str, depth: int) -> st.SearchStrategy[Any]:
+    if field.message_type is not None and field.message_type.GetOptions().map_entry:
+        key = _value_strategy(field.message_type.fields_by_name["key"], run_id, depth + 1)
+        value = _value_strategy(field.message_type.fields_by_name["value"], run_id, depth + 1)
+        return st.lists(st.tuples(key, value), max_size=3)
+    single = _value_strategy(field, run_id, depth)
+    return st.lists(single, max_size=3) if field.is_repeated else single
+
+
+def _value_strategy(field: FieldDescriptor, run_id: str, depth: int) -> st.SearchStrategy[Any]:
+    if field.message_type is not None:
+        return requests(field.message_type, run_id, depth + 1)
+    return _scalar(field, run_id)
+
+
+def _lazy(field: FieldDescriptor, run_id: str, depth: int) -> st.SearchStrategy[Any]:
+    return st.deferred(lambda: _field_values(field, run_id, depth))
+
+
+def requests(descriptor: Descriptor, run_id: str, depth: int = 0) -> st.SearchStrategy[Any]:
+    """Messages of `descriptor` with any subset of fields set, nested up to depth 3."""
+    cls = message_factory.GetMessageClass(descriptor)
+    fields = [f for f in descriptor.fields if depth < 3 or f.message_type is None]
+    if not fields:
+        return st.just(cls())
+    values = {f.name: _lazy(f, run_id, depth) for f in fields}
+
+    def build(chosen: dict[str, Any]) -> Any:
+        message = cls()
+        for name, value in chosen.items():
+            _set_field(message, descriptor.fields_by_name[name], value)
+        return message
+
+    return st.fixed_dictionaries({}, optional=values).map(build)
+
+
+def _good_values(run_id: str) -> dict[str, object]:
+    """Well-formed values by field name, for requests that are wrong in one place only."""
+    return {
+        "flow_id": FLOW_ID,
+        "run_id": run_id,
+        "flow_type": FLOW_TYPE,
+        "request_id": "req-fuzz",
+        "channel_name": "inbox",
+        "stream_name": "events",
+        "step_type": "Start",
+        "start_step_type": "Start",
+        "step_execution_number": "1",
+        "step_execution_id": "Start-1",
+        "rpc_name": "ping",
+        "key": "Key",
+        "reason": "fuzz",
+        "message_id": "m-1",
+        "encoding": "json",
+        "payload": b"{}",
+        "stop_type": pb.STOP_TYPE_TERMINATE,
+        "page_size": 10,
+        "estimate_page_size": 10,
+        "wait_time_seconds": 1,
+        "request_timeout_seconds": 1,
+        "timeout_seconds": 1,
+        "stream_capacity_bytes": 4096,
+    }
+
+
+def _fill(message: Any, good: dict[str, object], spare: str) -> None:
+    for field in message.DESCRIPTOR.fields:
+        if field.name in good and field.name != spare and not field.is_repeated:
+            setattr(message, field.name, good[field.name])
+        elif field.message_type is not None and not field.message_type.GetOptions().map_entry:
+            if field.is_repeated:
+                for item in getattr(message, field.name):
+                    _fill(item, good, spare)
+            elif message.HasField(field.name):
+                _fill(getattr(message, field.name), good, spare)
+
+
+def near_valid(descriptor: Descriptor, run_id: str) -> st.SearchStrategy[Any]:
+    """Random requests made well-formed wherever a good value is known, but for one field."""
+    good = _good_values(run_id)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Any:
+        message = draw(requests(descriptor, run_id))
+        spare = draw(st.sampled_from(sorted(good)))
+        _fill(message, good, spare)
+        return message
+
+    return build()
+
+
+# --- the property ----------------------------------------------------------------------
+
+
+def _stop(flow_id: str) -> Any:
+    return pb.StopFlowRequest(flow_id=flow_id, reason="fuzz", stop_type=pb.STOP_TYPE_TERMINATE)
+
+
+def _call(server: Server, method: str, request: Any) -> grpc.StatusCode:
+    call: Callable[..., Any] = getattr(server.stub, method)
+    code = grpc.StatusCode.OK
+    details = ""
+    try:
+        call(request, timeout=LONG_POLL_TIMEOUT if method in LONG_POLLS else CALL_TIMEOUT)
+    except grpc.RpcError as error:
+        code = error.code()
+        details = error.details() or ""
+    assert code not in REFUSED_CODES, f"{method}: {code} {details!r} for {request!r:.500}"
+    return code
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_answers_bad_input_with_a_status(server: Server, method: str) -> None:
+    descriptor = SERVICE.methods_by_name[method].input_type
+    baseline = [server.dump()]
+    outcomes: Counter[str] = Counter()
+
+    @FUZZ
+    @given(st.one_of(requests(descriptor, server.run_id), near_valid(descriptor, server.run_id)))
+    def check(request: Any) -> None:
+        code = _call(server, method, request)
+        outcomes[code.name] += 1
+        if code == grpc.StatusCode.OK:
+            # Well-formed after all: its change is allowed. A Flow it started is
+            # stopped at once, so no dispatching changes the database later.
+            if method == "StartFlow":
+                _call(server, "StopFlow", _stop(request.flow_id))
+            baseline[0] = server.dump()
+            return
+        after = server.dump()
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            assert method in LONG_POLLS, f"{method} did not answer within {CALL_TIMEOUT}s"
+        assert after == baseline[0], f"{method}: {code} changed the database"
+
+    check()
+    print(f"{method}: {dict(sorted(outcomes.items()))}")
+    assert server.process.proc is not None
+    assert server.process.proc.poll() is None, "dexlite exited"
+    server.stub.GetServerInfo(empty_pb2.Empty(), timeout=30)
+
+
+def test_unknown_ids_are_not_found(server: Server) -> None:
+    before = server.dump()
+    unknown = f"no-such-{uuid.uuid4().hex[:8]}"
+    for method, request in [
+        ("GetFlowState", pb.GetFlowStateRequest(flow_id=unknown)),
+        ("GetAttributes", pb.GetAttributesRequest(flow_id=unknown, all_keys=True)),
+        ("GetFlowSummary", pb.GetFlowSummaryRequest(flow_id=unknown)),
+    ]:
+        assert _call(server, method, request) == grpc.StatusCode.NOT_FOUND
+    assert server.dump() == before
