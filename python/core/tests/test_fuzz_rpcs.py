@@ -417,10 +417,9 @@ class AppliedTwiceError(Exception):
 @pytest.mark.xfail(
     strict=True,
     raises=AppliedTwiceError,
-    reason="dexlite's InvokeRPC does not deduplicate request_id: a transactional "
-    "send_user_message replayed with the same request_id is applied twice (two user "
-    "messages, two turns); undocumented either way in docs/dexlite-protocol.md section 7, "
-    "while DeleteChannelMessage's missing dedup is documented",
+    reason="dexlite does not deduplicate InvokeRPC request IDs (python/dexlite/README.md, "
+    "Not implemented): a replayed send_user_message is applied twice; the SDK sends a "
+    "fresh ID per call, and the protocol notes give no rule either way",
 )
 def test_a_duplicate_request_id_stores_one_message(idle: Idle) -> None:
     h = idle.harness
@@ -463,14 +462,6 @@ def _no_bare_assertion(outcome: object) -> object:
     return outcome
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=BareAssertionError,
-    reason="update_session_settings with a non-JSON value (datetime, set, tuple, bytes, "
-    "object) in the settings raises a bare AssertionError('') from struct_from_json "
-    "(_wire._to_value) instead of returning false as the design says for settings that are "
-    "not a JSON object",
-)
 def test_update_session_settings_refuses_non_json_values(idle: Idle) -> None:
     for value in _NOT_JSON:
         settings_ = {"when": value}
@@ -481,13 +472,6 @@ def test_update_session_settings_refuses_non_json_values(idle: Idle) -> None:
         _is_false(_no_bare_assertion(outcome))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=BareAssertionError,
-    reason="start_session with a non-JSON value (datetime, set, tuple, bytes, object) in "
-    "session_settings raises a bare AssertionError('') from struct_from_json before sending, "
-    "instead of a clear error naming the settings (UserError or WireFormatError)",
-)
 def test_start_session_refuses_non_json_settings_clearly(idle: Idle) -> None:
     for value in _NOT_JSON:
         session = f"s-{uuid.uuid4().hex[:12]}"

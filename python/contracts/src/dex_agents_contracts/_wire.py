@@ -325,6 +325,8 @@ def _fields_to_struct(value: dict[object, object], path: str) -> Struct:
     for name, item in value.items():
         if not isinstance(name, str):
             wrong_key(path, name)
+        if not _is_well_formed(name):
+            bad_value(path, "", "lone surrogate in string")
         fields[name] = _to_value(item, path)
     return Struct(fields=fields)
 
