@@ -1,0 +1,258 @@
+"""`McpToolSource`: MCP servers' tools as agent tools, each call run in its tool Step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+import anyio
+from mcp import types
+from mcp.client.session import ClientSession
+
+from dex_agents._runner.policies import ToolPolicy
+from dex_agents._runner.protocol import (
+    AgentTurnContext,
+    DeferredToolCall,
+    DeferredToolExecution,
+    ToolExecutionError,
+    ToolExecutionResult,
+)
+from dex_agents.mcp._config import (
+    DEFAULT_CALL_TIMEOUT_SECONDS,
+    DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
+    McpServerConfig,
+)
+from dex_agents.mcp._connection import Connector
+from dex_agents.mcp._listing import McpTool, list_server_tools, merge_listings
+from dex_agents.mcp._naming import ToolReference, split_qualified_name
+from dex_agents.mcp._outcomes import interrupted_or_failed, not_sent, result_text
+from dex_agents.mcp._stepwise import stepwise_tool, stepwise_tool_for_reference
+from dex_agents.stepwise import Tool
+
+__all__ = ["IDEMPOTENCY_KEY_META", "McpToolSource"]
+
+IDEMPOTENCY_KEY_META = "io.superdurable.dex/idempotencyKey"
+"""The `_meta` key of `tools/call` that carries the call's idempotency key."""
+
+
+class McpToolSource:
+    """The tools of the Worker's MCP servers, named `<server>__<tool>`.
+
+    Servers come from the Worker's configuration only. Tools are listed once per
+    source and cached; every call opens its own connection inside the tool Step,
+    with the call's idempotency key in `_meta`.
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[McpServerConfig],
+        *,
+        trust_annotations: bool = True,
+        handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS,
+        list_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
+    ) -> None:
+        """Configure the servers; nothing connects until `list_tools` or a call.
+
+        Args:
+            servers: `McpStdioServer` and `McpHttpServer` configurations, unique by name.
+            trust_annotations: Map readOnlyHint / idempotentHint to effects; when
+                False every MCP tool takes the session's default effect unless a
+                `ToolPolicy` names it.
+            handshake_timeout: Seconds to open a connection (spawn or connect, discover).
+            call_timeout: Seconds a request may wait for its result; past it the
+                call counts as interrupted.
+            list_timeout: Seconds a server's listing may take once connected.
+        """
+        names = [server.name for server in servers]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"MCP server names must be unique; repeated: {duplicates!r}")
+        self.servers: Mapping[str, McpServerConfig] = {s.name: s for s in servers}
+        self.trust_annotations = trust_annotations
+        self.call_timeout = call_timeout
+        self.list_timeout = list_timeout
+        self._connector = Connector(handshake_timeout=handshake_timeout)
+        self._tools: list[McpTool] | None = None
+        self._listing: asyncio.Lock | None = None
+
+    # --- listing ----------------------------------------------------------------------
+
+    async def list_tools(
+        self, *, taken: Sequence[str] = (), refresh: bool = False
+    ) -> list[McpTool]:
+        """Lists every server once (concurrently) and caches the result.
+
+        An unlistable server, an unusable tool name and a name already taken (by
+        `taken`, e.g. the agent's own tools, or an earlier server) are left out
+        with a logged warning. A server left out is not listed again until
+        `refresh`.
+        """
+        if self._tools is not None and not refresh:
+            return list(self._tools)
+        if self._listing is None:
+            self._listing = asyncio.Lock()
+        async with self._listing:
+            if self._tools is None or refresh:
+                listings = await asyncio.gather(
+                    *(
+                        list_server_tools(
+                            self._connector,
+                            server,
+                            list_timeout=self.list_timeout,
+                            trust_annotations=self.trust_annotations,
+                        )
+                        for server in self.servers.values()
+                    )
+                )
+                self._tools = merge_listings(listings, taken=taken)
+            return list(self._tools)
+
+    @property
+    def tools(self) -> Sequence[McpTool]:
+        """The cached listing (empty before `list_tools`)."""
+        return tuple(self._tools or ())
+
+    def tool(self, name: str) -> McpTool | None:
+        return next((tool for tool in self._tools or () if tool.name == name), None)
+
+    # --- policies and deferral --------------------------------------------------------
+
+    def merge_tool_policies(
+        self, application_policies: Mapping[str, ToolPolicy] | None = None
+    ) -> dict[str, ToolPolicy]:
+        """A `ToolPolicy` per listed tool whose annotations imply an effect, with the
+        application's own policies on top (an explicit ToolPolicy wins).
+
+        Feed the result to an adapter's `tool_policies`; call it after `list_tools`.
+        """
+        merged: dict[str, ToolPolicy] = {
+            tool.name: ToolPolicy(effect=tool.effect)
+            for tool in self._tools or ()
+            if tool.effect is not None
+        }
+        merged.update(application_policies or {})
+        return merged
+
+    def deferred_tool_call(
+        self, turn: AgentTurnContext, *, tool_call_id: str, tool_name: str, arguments: str
+    ) -> DeferredToolCall:
+        """The call's deferral: the annotation effect as framework effect, under the
+        session's policies, and the reference its tool Step calls by.
+
+        Raises:
+            KeyError: `tool_name` is not a listed tool of this source.
+        """
+        tool = self.tool(tool_name)
+        if tool is None:
+            raise KeyError(tool_name)
+        return DeferredToolCall(
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            arguments=arguments,
+            policy=turn.resolve_tool_policy(tool_name, tool.effect),
+            tool_source_reference=tool.reference,
+        )
+
+    # --- calls ------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        tool_name: str,
+        arguments: Mapping[str, object] | str,
+        *,
+        idempotency_key: str,
+        tool_source_reference: str | None = None,
+    ) -> str:
+        """Sends one `tools/call` on a new connection and returns the result's text.
+
+        Call it only inside a tool Step. `tool_source_reference` (from the call's
+        record) names the server and MCP tool without a listing; without it the
+        name is split on its first `__`.
+
+        Raises:
+            ToolExecutionError: the tool failed (isError), the server refused the
+                call with a JSON-RPC error, or the call was never sent.
+            McpToolCallInterruptedError: the call went out without a result back.
+        """
+        reference = self._reference(tool_name, tool_source_reference)
+        server = self.servers[reference.server]
+        # `_meta` is an open TypedDict (PEP 728) whose extra keys mypy cannot type yet.
+        meta = cast("types.RequestParamsMeta", {IDEMPOTENCY_KEY_META: idempotency_key})
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name=reference.tool, arguments=_arguments(arguments), _meta=meta
+            )
+        )
+
+        async def send(session: ClientSession) -> types.CallToolResult:
+            # A raw send: `call_tool()` would follow a result with a hidden tools/list
+            # on this fresh connection to revalidate the output schema.
+            with anyio.fail_after(self.call_timeout):
+                return await session.send_request(request, types.CallToolResult)
+
+        exchange = await self._connector.exchange(server, send)
+        if exchange.value is None:
+            error = exchange.error or RuntimeError("no result")
+            if exchange.phase == "connect":
+                raise not_sent(server.name, reference.tool, error)
+            raise interrupted_or_failed(server.name, reference.tool, error)
+        result = exchange.value
+        text = result_text(result)
+        if result.is_error:
+            raise ToolExecutionError(text or f"MCP tool {reference.tool!r} failed")
+        return text
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        """`execute_deferred_tool_call` for a runner whose tools are this source's."""
+        record = call.tool_call
+        output = await self.call_tool(
+            record.tool_name,
+            record.arguments or "{}",
+            idempotency_key=call.idempotency_key,
+            tool_source_reference=record.tool_source_reference,
+        )
+        return ToolExecutionResult(output=output)
+
+    # --- Stepwise (dex_agents.stepwise.ToolSource) -------------------------------------
+
+    async def stepwise_tools(self, taken: Sequence[str] = ()) -> Sequence[Tool]:
+        """The listed tools as Stepwise tools (`AgentDefinition(tool_sources=[source])`)."""
+        return [stepwise_tool(self, tool) for tool in await self.list_tools(taken=taken)]
+
+    def stepwise_tool(self, tool_name: str, tool_source_reference: str) -> Tool | None:
+        return stepwise_tool_for_reference(self, tool_name, tool_source_reference)
+
+    async def aclose(self) -> None:
+        """Closes the shared HTTP clients (stdio processes never outlive a request)."""
+        await self._connector.aclose()
+
+    def _reference(self, tool_name: str, tool_source_reference: str | None) -> ToolReference:
+        reference: ToolReference | None = None
+        if tool_source_reference:
+            reference = ToolReference.decode(tool_source_reference)
+        if reference is None:
+            split = split_qualified_name(tool_name)
+            reference = ToolReference(server=split[0], tool=split[1]) if split else None
+        if reference is None:
+            raise ToolExecutionError(f"{tool_name!r} names no MCP server tool")
+        if reference.server not in self.servers:
+            # Only the Worker's own configuration names servers.
+            raise ToolExecutionError(
+                f"MCP server {reference.server!r} is not configured on this Worker"
+            )
+        return reference
+
+
+def _arguments(arguments: Mapping[str, object] | str) -> dict[str, object]:
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise ToolExecutionError("arguments must be a JSON object")
+        return value
+    return dict(arguments)
