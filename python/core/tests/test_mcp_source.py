@@ -25,6 +25,7 @@ from dex_agents.mcp import (
     split_qualified_name,
 )
 from dex_agents.runner import ToolExecutionError
+from dexlite.testing import child_env
 from mcp_support import calls, stdio_server
 
 T = TypeVar("T")
@@ -42,7 +43,13 @@ def test_import_dex_agents_loads_no_mcp_sdk() -> None:
         " 'dex_agents.mcp', 'httpx2')));"
         "print(bad); sys.exit(1 if bad else 0)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

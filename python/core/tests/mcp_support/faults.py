@@ -74,7 +74,7 @@ def wrap(inner: App, log: Path) -> App:
                 await asyncio.sleep(120)
             if name == "fault_kill":
                 os._exit(3)
-            for message in _faults(payload.get("id"))[name]:
+            for message in _faults(payload.get("id"))[str(name)]:
                 await send(message)
             return
         replayed = False

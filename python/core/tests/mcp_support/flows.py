@@ -34,6 +34,7 @@ from dex_agents.models import (
 from dex_agents.runner import tool_effect_named
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, Tool
 from dex_agents_testing import RunLog
+
 from mcp_support import stdio_server
 
 __all__ = ["flow", "server_config"]

@@ -1,6 +1,6 @@
 """MCP tools in durable sessions: real MCP servers, dexlite and real Worker processes.
 
-The Worker's Flow comes from `mcp_factories:flow`; its servers are
+The Worker's Flow comes from `mcp_support.flows:flow`; its servers are
 `mcp_support/servers.py` children (stdio, started per request by the Worker) or
 a loopback Streamable HTTP process. Each server logs every call it receives,
 with the idempotency key from `_meta`, so the tests count what reached it.
@@ -16,10 +16,10 @@ from typing import Any
 from dex_agents_contracts import AgentToolCall, ToolEffect
 from dex_agents_testing import assert_step_shape, wait_until
 from helpers import Harness
-from mcp_factories import call
 from mcp_support import SERVERS_SCRIPT, HttpServerProcess, calls, http_server
+from mcp_support.flows import call
 
-FACTORY = "mcp_factories:flow"
+FACTORY = "mcp_support.flows:flow"
 MakeHarness = Callable[..., Harness]
 
 
