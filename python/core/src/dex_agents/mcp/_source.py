@@ -220,10 +220,12 @@ class McpToolSource:
 
     async def stepwise_tools(self, taken: Sequence[str] = ()) -> Sequence[Tool]:
         """The listed tools as Stepwise tools (`AgentDefinition(tool_sources=[source])`)."""
-        return [stepwise_tool(self, tool) for tool in await self.list_tools(taken=taken)]
+        return [stepwise_tool(self.call_tool, tool) for tool in await self.list_tools(taken=taken)]
 
     def stepwise_tool(self, tool_name: str, tool_source_reference: str) -> Tool | None:
-        return stepwise_tool_for_reference(self, tool_name, tool_source_reference)
+        return stepwise_tool_for_reference(
+            self.call_tool, self.servers, tool_name, tool_source_reference
+        )
 
     async def aclose(self) -> None:
         """Closes the shared HTTP clients (stdio processes never outlive a request)."""

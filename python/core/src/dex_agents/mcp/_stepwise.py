@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Container, Mapping
+from typing import Protocol
 
 from dex_agents._runner.policies import ToolPolicy
 from dex_agents.mcp._listing import McpTool
 from dex_agents.mcp._naming import ToolReference
 from dex_agents.stepwise._tools import Tool, ToolContext
 
-if TYPE_CHECKING:
-    from dex_agents.mcp._source import McpToolSource
-
-__all__ = ["stepwise_tool", "stepwise_tool_for_reference"]
+__all__ = ["CallTool", "stepwise_tool", "stepwise_tool_for_reference"]
 
 
-def stepwise_tool(source: McpToolSource, tool: McpTool) -> Tool:
+class CallTool(Protocol):
+    """`McpToolSource.call_tool`, passed in so this module does not import the source."""
+
+    async def __call__(
+        self,
+        tool_name: str,
+        arguments: Mapping[str, object] | str,
+        *,
+        idempotency_key: str,
+        tool_source_reference: str | None = None,
+    ) -> str: ...
+
+
+def stepwise_tool(call_tool: CallTool, tool: McpTool) -> Tool:
     """A Stepwise tool for a listed MCP tool; its effect is the annotations' effect."""
     return _make(
-        source,
+        call_tool,
         name=tool.name,
         reference=tool.reference,
         description=tool.description,
@@ -27,17 +38,19 @@ def stepwise_tool(source: McpToolSource, tool: McpTool) -> Tool:
     )
 
 
-def stepwise_tool_for_reference(source: McpToolSource, name: str, reference: str) -> Tool | None:
+def stepwise_tool_for_reference(
+    call_tool: CallTool, servers: Container[str], name: str, reference: str
+) -> Tool | None:
     """The tool a call record names, rebuilt from its reference without a listing.
 
     Only a server of this source's configuration qualifies: a reference to any
     other server is not this source's tool.
     """
     decoded = ToolReference.decode(reference)
-    if decoded is None or decoded.server not in source.servers:
+    if decoded is None or decoded.server not in servers:
         return None
     return _make(
-        source,
+        call_tool,
         name=name,
         reference=reference,
         description="",
@@ -47,7 +60,7 @@ def stepwise_tool_for_reference(source: McpToolSource, name: str, reference: str
 
 
 def _make(
-    source: McpToolSource,
+    call_tool: CallTool,
     *,
     name: str,
     reference: str,
@@ -56,7 +69,7 @@ def _make(
     policy: ToolPolicy | None,
 ) -> Tool:
     async def call(_dex_tool_context: ToolContext, **arguments: object) -> str:
-        return await source.call_tool(
+        return await call_tool(
             name,
             arguments,
             idempotency_key=_dex_tool_context.idempotency_key,
