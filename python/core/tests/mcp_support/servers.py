@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import ToolAnnotations
+
+# Run as a script: make the test helpers' package importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mcp_support.tasks_server import build_tasks_server
 
 IDEMPOTENCY_KEY = "io.superdurable.dex/idempotencyKey"
 
@@ -49,6 +54,8 @@ async def _wait_for(gate: Path, seconds: float) -> None:
 
 
 def build(variant: str, log: Path) -> MCPServer:
+    if variant == "tasks":
+        return build_tasks_server(log)
     server = MCPServer(f"test-{variant}")
     read = ToolAnnotations(read_only_hint=True)
     idempotent = ToolAnnotations(idempotent_hint=True, destructive_hint=True)

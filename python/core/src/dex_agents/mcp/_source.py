@@ -11,24 +11,52 @@ import anyio
 from mcp import types
 from mcp.client.session import ClientSession
 
+from dex_agents._runner.capabilities import (
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
 from dex_agents._runner.policies import ToolPolicy
 from dex_agents._runner.protocol import (
     AgentTurnContext,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
+    Heartbeat,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolTaskStarted,
 )
 from dex_agents.mcp._config import (
     DEFAULT_CALL_TIMEOUT_SECONDS,
     DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
+    McpHttpServer,
     McpServerConfig,
 )
 from dex_agents.mcp._connection import Connector
+from dex_agents.mcp._errors import McpToolCallInterruptedError
 from dex_agents.mcp._listing import McpTool, list_server_tools, merge_listings
 from dex_agents.mcp._naming import ToolReference, split_qualified_name
 from dex_agents.mcp._outcomes import interrupted_or_failed, not_sent, result_text
 from dex_agents.mcp._stepwise import stepwise_tool, stepwise_tool_for_reference
+from dex_agents.mcp._task_calls import (
+    DEFAULT_INLINE_TASK_WAIT_SECONDS,
+    cancel_request,
+    get_request,
+    inline_poll,
+    input_required_error,
+    pending,
+    poll_failure,
+    settle,
+)
+from dex_agents.mcp._tasks import (
+    CALL_RESULT,
+    DetailedTask,
+    TaskCheckpoint,
+    TaskHandle,
+    TasksExtension,
+    next_interval,
+)
 from dex_agents.stepwise import Tool
 
 __all__ = ["IDEMPOTENCY_KEY_META", "McpToolSource"]
@@ -53,6 +81,7 @@ class McpToolSource:
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
         call_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS,
         list_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
+        inline_task_wait: float = DEFAULT_INLINE_TASK_WAIT_SECONDS,
     ) -> None:
         """Configure the servers; nothing connects until `list_tools` or a call.
 
@@ -65,6 +94,8 @@ class McpToolSource:
             call_timeout: Seconds a request may wait for its result; past it the
                 call counts as interrupted.
             list_timeout: Seconds a server's listing may take once connected.
+            inline_task_wait: Seconds a tool Step follows a task it cannot hand to
+                `PollToolTask` (a stdio server's, or without a polling runner).
         """
         names = [server.name for server in servers]
         duplicates = sorted({name for name in names if names.count(name) > 1})
@@ -74,6 +105,7 @@ class McpToolSource:
         self.trust_annotations = trust_annotations
         self.call_timeout = call_timeout
         self.list_timeout = list_timeout
+        self.inline_task_wait = inline_task_wait
         self._connector = Connector(handshake_timeout=handshake_timeout)
         self._tools: list[McpTool] | None = None
         self._listing: asyncio.Lock | None = None
@@ -177,7 +209,101 @@ class McpToolSource:
                 call with a JSON-RPC error, or the call was never sent.
             McpToolCallInterruptedError: the call went out without a result back.
         """
-        reference = self._reference(tool_name, tool_source_reference)
+        outcome = await self._call(
+            self._reference(tool_name, tool_source_reference),
+            arguments,
+            idempotency_key=idempotency_key,
+            heartbeat=None,
+            inline_tasks=True,
+        )
+        if isinstance(outcome, ToolExecutionResult):
+            return outcome.output
+        raise RuntimeError("a task handle reached call_tool")  # inline_tasks excludes it
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
+        """`execute_deferred_tool_call` for a runner whose tools are this source's.
+
+        A task of a Streamable HTTP server, with a runner that polls tasks, is
+        saved as the attempt's heartbeat checkpoint before anything else and
+        returned as `ToolTaskStarted`; a retried attempt finds the checkpoint and
+        returns the same task without calling again.
+        """
+        record = call.tool_call
+        reference = self._reference(record.tool_name, record.tool_source_reference)
+        server = self.servers[reference.server]
+        pollable = isinstance(server, McpHttpServer) and call.supports_tool_tasks
+        checkpoint = TaskCheckpoint.decode(call.heartbeat_checkpoint)
+        if pollable and checkpoint is not None and checkpoint.server == server.name:
+            return ToolTaskStarted(
+                task_id=checkpoint.task_id, poll_interval_seconds=checkpoint.interval
+            )
+        outcome = await self._call(
+            reference,
+            record.arguments or "{}",
+            idempotency_key=call.idempotency_key,
+            heartbeat=call.heartbeat,
+            inline_tasks=not pollable,
+        )
+        if isinstance(outcome, TaskHandle):
+            interval = next_interval(outcome.poll_interval_ms, None)
+            saved = TaskCheckpoint(server=server.name, task_id=outcome.task_id, interval=interval)
+            await call.save_heartbeat_checkpoint(saved.encode())
+            return ToolTaskStarted(task_id=outcome.task_id, poll_interval_seconds=interval)
+        return outcome
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        """One `tasks/get` of a started task (`ToolTaskPoller`).
+
+        Raises:
+            ToolExecutionError: the task failed, or asked for input.
+            McpToolCallInterruptedError: the poll failed, or the server no longer
+                knows the task; after three attempts the call is recorded by effect.
+        """
+        record = poll.tool_call
+        reference = self._reference(record.tool_name, record.tool_source_reference)
+        server = self.servers[reference.server]
+        task_id = record.task_id or ""
+
+        async def get(session: ClientSession) -> DetailedTask:
+            with anyio.fail_after(self.call_timeout):
+                return await session.send_request(get_request(task_id), DetailedTask)
+
+        exchange = await self._connector.exchange(server, get, extensions=[TasksExtension()])
+        if exchange.value is None:
+            raise poll_failure(server.name, reference.tool, exchange.error or RuntimeError())
+        task = exchange.value
+        outcome = settle(server.name, reference.tool, task)
+        if outcome is None:
+            return pending(poll, task)
+        if isinstance(outcome, ToolExecutionError):
+            if task.status == "input_required":
+                await self._cancel(server, task_id)
+            raise outcome
+        return outcome
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        """Sends `tasks/cancel` for a task that cancel_turn abandoned (`ToolTaskCanceller`)."""
+        record = cancellation.tool_call
+        reference = self._reference(record.tool_name, record.tool_source_reference)
+        if record.task_id:
+            await self._cancel(self.servers[reference.server], record.task_id)
+
+    async def _cancel(self, server: McpServerConfig, task_id: str) -> None:
+        async def cancel(session: ClientSession) -> types.EmptyResult:
+            with anyio.fail_after(self.call_timeout):
+                return await session.send_request(cancel_request(task_id), types.EmptyResult)
+
+        await self._connector.exchange(server, cancel, extensions=[TasksExtension()])
+
+    async def _call(
+        self,
+        reference: ToolReference,
+        arguments: Mapping[str, object] | str,
+        *,
+        idempotency_key: str,
+        heartbeat: Heartbeat | None,
+        inline_tasks: bool,
+    ) -> ToolExecutionResult | TaskHandle:
         server = self.servers[reference.server]
         # `_meta` is an open TypedDict (PEP 728) whose extra keys mypy cannot type yet.
         meta = cast("types.RequestParamsMeta", {IDEMPOTENCY_KEY_META: idempotency_key})
@@ -187,40 +313,60 @@ class McpToolSource:
             )
         )
 
-        async def send(session: ClientSession) -> types.CallToolResult:
+        async def beat() -> None:
+            if heartbeat is not None:
+                await heartbeat()
+
+        async def send(
+            session: ClientSession,
+        ) -> types.CallToolResult | TaskHandle | ToolExecutionResult | ToolExecutionError:
             # A raw send: `call_tool()` would follow a result with a hidden tools/list
             # on this fresh connection to revalidate the output schema.
             with anyio.fail_after(self.call_timeout):
-                return await session.send_request(request, types.CallToolResult)
+                answer = await session.send_request(request, CALL_RESULT)
+            if isinstance(answer, TaskHandle) and inline_tasks:
+                return await inline_poll(
+                    session,
+                    server=server.name,
+                    tool=reference.tool,
+                    task_id=answer.task_id,
+                    interval_ms=answer.poll_interval_ms,
+                    heartbeat=beat,
+                    wait_seconds=self.inline_task_wait,
+                )
+            if isinstance(answer, types.InputRequiredResult):
+                return input_required_error(reference.tool, answer.input_requests)
+            return answer
 
-        exchange = await self._connector.exchange(server, send)
+        exchange = await self._connector.exchange(server, send, extensions=[TasksExtension()])
         if exchange.value is None:
             error = exchange.error or RuntimeError("no result")
             if exchange.phase == "connect":
                 raise not_sent(server.name, reference.tool, error)
+            if isinstance(error, McpToolCallInterruptedError | ToolExecutionError):
+                raise error
             raise interrupted_or_failed(server.name, reference.tool, error)
-        result = exchange.value
-        text = result_text(result)
-        if result.is_error:
+        value = exchange.value
+        if isinstance(value, ToolExecutionError):
+            raise value
+        if isinstance(value, ToolExecutionResult | TaskHandle):
+            return value
+        text = result_text(value)
+        if value.is_error:
             raise ToolExecutionError(text or f"MCP tool {reference.tool!r} failed")
-        return text
-
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
-        """`execute_deferred_tool_call` for a runner whose tools are this source's."""
-        record = call.tool_call
-        output = await self.call_tool(
-            record.tool_name,
-            record.arguments or "{}",
-            idempotency_key=call.idempotency_key,
-            tool_source_reference=record.tool_source_reference,
-        )
-        return ToolExecutionResult(output=output)
+        return ToolExecutionResult(output=text)
 
     # --- Stepwise (dex_agents.stepwise.ToolSource) -------------------------------------
 
     async def stepwise_tools(self, taken: Sequence[str] = ()) -> Sequence[Tool]:
         """The listed tools as Stepwise tools (`AgentDefinition(tool_sources=[source])`)."""
         return [stepwise_tool(self.call_tool, tool) for tool in await self.list_tools(taken=taken)]
+
+    def owns(self, tool_source_reference: str) -> bool:
+        """Whether a call record's reference names a server of this source, so a
+        runner hands it the call (`execute_deferred_tool_call`) and its task."""
+        reference = ToolReference.decode(tool_source_reference)
+        return reference is not None and reference.server in self.servers
 
     def stepwise_tool(self, tool_name: str, tool_source_reference: str) -> Tool | None:
         return stepwise_tool_for_reference(
