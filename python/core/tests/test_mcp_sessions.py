@@ -175,3 +175,53 @@ def test_a_session_cannot_name_an_mcp_server(factory_harness: MakeHarness, tmp_p
         assert not [t for t in ended.tool_calls if t.tool_name.startswith("evil__")]
         assert "evil__lookup" not in h.log.entries("model_call")[0]["tools"]
     assert calls(evil_log) == []
+
+
+def _tasks_harness(factory_harness: MakeHarness, jobs: HttpServerProcess) -> Harness:
+    return factory_harness(
+        FACTORY,
+        {"servers": [{"kind": "http", "name": "jobs", "url": jobs.url}], "task_runner": True},
+    )
+
+
+def test_a_task_survives_worker_kills_after_tools_call_and_mid_poll_as_one_task(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    log = tmp_path / "jobs.jsonl"
+    log.with_suffix(".hold").touch()  # the first tools/call answers only when released
+    with http_server(SERVERS_SCRIPT, log, "tasks") as jobs:
+        h = _tasks_harness(factory_harness, jobs)
+        session = h.start(call("jobs__long_job"))
+        wait_until(lambda: calls(log, "long_job"), timeout=60, what="the task to be created")
+        h.restart_worker()  # killed after tools/call reached the server, before its answer
+        log.with_suffix(".release").touch()
+        wait_until(lambda: calls(log, "tasks/get"), timeout=90, what="the task to be polled")
+        h.restart_worker()  # killed while the task is being polled
+        log.with_suffix(".done").touch()
+        done = h.wait_idle(session, 1, timeout=120)
+    assert done.messages[-1].text == "done: job done"
+    tasks = {entry["task"] for entry in calls(log, "long_job")}
+    assert len(tasks) == 1  # the retried call's key named the first call's task
+    events = _tool_events(h, session)
+    assert events["tool_call_finished:c1"]["status"] == "succeeded"
+    statuses = [
+        json.loads(e.payload)["status"]
+        for e in h.events(session, "turn_completed")
+        if e.type == "mcp.task_status"
+    ]
+    assert statuses[:1] == ["working"]
+
+
+def test_cancel_turn_sends_tasks_cancel(factory_harness: MakeHarness, tmp_path: Path) -> None:
+    log = tmp_path / "jobs.jsonl"
+    with http_server(SERVERS_SCRIPT, log, "tasks") as jobs:
+        h = _tasks_harness(factory_harness, jobs)
+        session = h.start(call("jobs__long_job"))
+        record = wait_until(
+            lambda: next((t for t in h.snapshot(session).tool_calls if t.task_id), None),
+            timeout=90,
+            what="the task to start",
+        )
+        assert h.client.cancel_turn(session, record.turn_id)
+        wait_until(lambda: calls(log, "tasks/cancel"), timeout=90, what="tasks/cancel")
+    assert [c["task"] for c in calls(log, "tasks/cancel")] == [record.task_id]

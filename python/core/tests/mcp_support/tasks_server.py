@@ -9,8 +9,10 @@ server forget it by deleting the task directory.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -63,10 +65,26 @@ class _Tasks(Extension):
         require_client_extension(ctx, TASKS)
         meta = params.meta or {}
         key = meta.get(IDEMPOTENCY_KEY) if isinstance(meta, dict) else None
-        state = {"taskId": uuid.uuid4().hex, "status": "working", "createdAt": _now()}
         self.dir.mkdir(exist_ok=True)
+        # The idempotency key drops a duplicate call: its task is the first call's.
+        for path in sorted(self.dir.iterdir()):
+            existing = json.loads(path.read_text(encoding="utf-8"))
+            if key is not None and existing.get("key") == key:
+                self._write_log({"tool": "long_job", "key": key, "task": existing["taskId"]})
+                return {"resultType": "task", **self._wire(existing)}
+        state: dict[str, Any] = {
+            "taskId": uuid.uuid4().hex,
+            "status": "working",
+            "createdAt": _now(),
+            "key": key,
+        }
         (self.dir / state["taskId"]).write_text(json.dumps(state), encoding="utf-8")
         self._write_log({"tool": "long_job", "key": key, "task": state["taskId"]})
+        if self.log.with_suffix(".hold").exists():
+            # Holds the first call's answer until the test released it (or killed the caller).
+            deadline = time.monotonic() + 60
+            while not self.log.with_suffix(".release").exists() and time.monotonic() < deadline:  # noqa: ASYNC110 - a file gate the test opens
+                await asyncio.sleep(0.05)
         return {"resultType": "task", **self._wire(state)}
 
     def _load(self, task_id: str) -> dict[str, Any]:
