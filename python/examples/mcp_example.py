@@ -38,7 +38,13 @@ from dex_agents_testing import (
 )
 
 SERVER = str(Path(__file__).resolve().parent / "mcp_notes_server.py")
-EXPECTED_SHAPE = ["RunModel", ("CallTool", "CallTool"), "ResumeTurn", "RunModel"]
+# The two reads run as parallel Steps, in either order.
+EXPECTED_SHAPE: list[str | tuple[str, ...]] = [
+    "RunModel",
+    ("CallTool", "CallTool"),
+    "ResumeTurn",
+    "RunModel",
+]
 
 
 def build_flow(http_url: str) -> AgentSessionFlow:
