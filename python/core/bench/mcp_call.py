@@ -169,7 +169,9 @@ def main() -> None:
             _wait_for(port)
             servers: dict[str, McpServerConfig] = {
                 "http": McpHttpServer(name="w", url=f"http://127.0.0.1:{port}/mcp"),
-                "stdio": McpStdioServer(name="w", command=sys.executable, args=(str(script),)),
+                "stdio": McpStdioServer(
+                    name="w", command=sys.executable, args=(str(script), "stdio")
+                ),
             }
 
             def make(variant: str) -> Callable[[int], AgentSessionFlow]:
