@@ -19,6 +19,7 @@ from dex_agents.runner import (
     DeferredToolExecution,
     NullEventWriter,
     RecordingEventWriter,
+    ToolExecutionError,
     ToolExecutionResult,
     ToolTaskCancellation,
     ToolTaskPending,
@@ -185,3 +186,17 @@ def test_a_stdio_task_is_polled_on_its_own_connection(tmp_path: Path) -> None:
     assert attempt.saved == []  # a stdio task dies with its process: nothing to resume
     assert attempt.heartbeats >= 1
     assert asyncio.run(source.call_tool("sjobs__long_job", {}, idempotency_key="k2")) == "job done"
+
+
+def test_a_task_that_asks_for_input_records_failed_naming_it_and_is_cancelled(
+    jobs: HttpServerProcess,
+) -> None:
+    source = McpToolSource([jobs.config("jobs")])
+    record = _record("jobs__ask_job", '{"server":"jobs","tool":"ask_job"}')
+    started = asyncio.run(source.execute_deferred_tool_call(Attempt().execution(record)))
+    assert isinstance(started, ToolTaskStarted)
+    record.task_id, record.task_poll_interval_seconds = started.task_id, 1
+    with pytest.raises(ToolExecutionError, match="asked for input") as raised:
+        asyncio.run(source.poll_tool_task(_poll(record, RecordingEventWriter())))
+    assert "Which colour?" in str(raised.value)
+    assert [c["task"] for c in calls(jobs.log, "tasks/cancel")] == [started.task_id]

@@ -60,7 +60,7 @@ class _Tasks(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: Any, call_next: Any
     ) -> Any:
-        if params.name != "long_job":
+        if params.name not in ("long_job", "ask_job"):
             return await call_next(ctx)
         require_client_extension(ctx, TASKS)
         meta = params.meta or {}
@@ -78,6 +78,21 @@ class _Tasks(Extension):
             "createdAt": _now(),
             "key": key,
         }
+        if params.name == "ask_job":  # a task that needs the user's input right away
+            state["status"] = "input_required"
+            state["inputRequests"] = {
+                "confirm-1": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Which colour?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"colour": {"type": "string", "enum": ["red", "blue"]}},
+                        },
+                    },
+                }
+            }
         (self.dir / state["taskId"]).write_text(json.dumps(state), encoding="utf-8")
         self._write_log({"tool": "long_job", "key": key, "task": state["taskId"]})
         if self.log.with_suffix(".hold").exists():
@@ -98,6 +113,8 @@ class _Tasks(Extension):
         state = self._load(params.task_id)
         self._write_log({"tool": "tasks/get", "task": params.task_id})
         wire = self._wire(state)
+        if state["status"] == "input_required":
+            wire["inputRequests"] = state["inputRequests"]
         if state["status"] == "working" and self.log.with_suffix(".done").exists():
             wire["status"] = "completed"
             wire["result"] = {"content": [{"type": "text", "text": "job done"}], "isError": False}
@@ -124,6 +141,11 @@ def add_tasks(server: MCPServer, log: Path) -> None:
     @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
     async def long_job(ctx: Context) -> str:
         """A long job, run as an MCP task."""
+        return "never reached: the tasks extension answers first"
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    async def ask_job(ctx: Context) -> str:
+        """A job whose task asks the user a question first."""
         return "never reached: the tasks extension answers first"
 
 
