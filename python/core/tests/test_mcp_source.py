@@ -35,6 +35,35 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
 
 
+MCP_NAMES = """
+    DEFAULT_CALL_TIMEOUT_SECONDS DEFAULT_HANDSHAKE_TIMEOUT_SECONDS IDEMPOTENCY_KEY_META
+    MAX_TOOL_NAME_LENGTH McpHttpServer McpServerConfig McpStdioServer McpTool
+    McpToolCallInterruptedError McpToolSource split_qualified_name
+""".split()  # noqa: SIM905 - several names a line keep the pin readable
+
+
+def test_mcp_exports_are_pinned_and_importable() -> None:
+    """A name that disappears or appears here is an API change of `dex_agents.mcp`."""
+    import dex_agents.mcp
+
+    assert sorted(dex_agents.mcp.__all__, key=str.lower) == MCP_NAMES
+    for name in MCP_NAMES:
+        assert getattr(dex_agents.mcp, name) is not None, name
+
+
+def test_interrupted_error_survives_pickling() -> None:
+    import pickle
+
+    error = McpToolCallInterruptedError("srv", "tool", "connection closed")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.server, copy.tool, copy.reason, str(copy)) == (
+        "srv",
+        "tool",
+        "connection closed",
+        str(error),
+    )
+
+
 def test_import_dex_agents_loads_no_mcp_sdk() -> None:
     """A fresh interpreter: the core never imports the optional MCP SDK."""
     code = (
