@@ -32,6 +32,8 @@ class DexRunInfo:
     """Set in a tool Step only."""
     idempotency_key: str | None = None
     """`<flowId>/<turnId>/<toolCallId>`, the same on every attempt; set in a tool Step only."""
+    tool_source_reference: str | None = None
+    """The call record's reference, for a tool a tool source made (MCP); tool Step only."""
 
     def to_metadata(self) -> dict[str, object]:
         return {
@@ -40,6 +42,7 @@ class DexRunInfo:
             "attempt": self.attempt,
             "tool_call_id": self.tool_call_id,
             "idempotency_key": self.idempotency_key,
+            "tool_source_reference": self.tool_source_reference,
         }
 
     @classmethod
@@ -51,12 +54,14 @@ class DexRunInfo:
             return None
         tool_call_id = data.get("tool_call_id")
         idempotency_key = data.get("idempotency_key")
+        reference = data.get("tool_source_reference")
         return cls(
             flow_id=flow_id,
             turn_id=turn_id,
             attempt=attempt,
             tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
             idempotency_key=idempotency_key if isinstance(idempotency_key, str) else None,
+            tool_source_reference=reference if isinstance(reference, str) else None,
         )
 
 

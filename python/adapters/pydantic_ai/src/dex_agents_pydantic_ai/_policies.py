@@ -23,10 +23,26 @@ from dex_agents.runner import (
 )
 from pydantic_ai import ToolDefinition
 
-__all__ = ["DEX_EFFECT_METADATA_KEY", "framework_effect", "policy_for"]
+__all__ = [
+    "DEX_EFFECT_METADATA_KEY",
+    "TOOL_SOURCE_REFERENCE_METADATA_KEY",
+    "framework_effect",
+    "policy_for",
+    "tool_source_reference",
+]
 
 DEX_EFFECT_METADATA_KEY = "dex_effect"
 """`ToolDefinition.metadata` key naming a tool's effect (`read`, `idempotent_write`, ...)."""
+TOOL_SOURCE_REFERENCE_METADATA_KEY = "dex_tool_source_reference"
+"""`ToolDefinition.metadata` key of the text a tool source calls the tool by (MCP)."""
+
+
+def tool_source_reference(tool_def: ToolDefinition | None) -> str | None:
+    """The reference a sourced tool (an MCP tool) declares, stored on the call's record."""
+    if tool_def is None or not tool_def.metadata:
+        return None
+    reference = tool_def.metadata.get(TOOL_SOURCE_REFERENCE_METADATA_KEY)
+    return reference if isinstance(reference, str) else None
 
 
 def framework_effect(tool_def: ToolDefinition | None) -> ToolEffect | None:

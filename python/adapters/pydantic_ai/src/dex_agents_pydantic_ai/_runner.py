@@ -73,7 +73,7 @@ from dex_agents_pydantic_ai._messages import (
     usage_of,
     user_request,
 )
-from dex_agents_pydantic_ai._policies import policy_for
+from dex_agents_pydantic_ai._policies import policy_for, tool_source_reference
 from dex_agents_pydantic_ai._state import PendingCall, RunState, RunStateError
 
 __all__ = ["PydanticAiRunner"]
@@ -203,6 +203,7 @@ class PydanticAiRunner(Generic[DepsT]):
             attempt=call.attempt,
             tool_call_id=record.tool_call_id,
             idempotency_key=call.idempotency_key,
+            tool_source_reference=record.tool_source_reference,
         )
         # A one-call history: the framework validates the arguments, builds the
         # RunContext and runs the tool exactly as in an ordinary run, and the run
@@ -389,6 +390,7 @@ class PydanticAiRunner(Generic[DepsT]):
                     tool_name=part.tool_name,
                     arguments=part.args_as_json_str(),
                     policy=policy,
+                    tool_source_reference=tool_source_reference(tool_def),
                 )
             )
         return pending, calls

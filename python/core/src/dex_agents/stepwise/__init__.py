@@ -45,6 +45,7 @@ from dex_agents.stepwise._definition import (
 from dex_agents.stepwise._errors import InvalidModelResponseError, RunStateError, StepwiseError
 from dex_agents.stepwise._plan import build_plan_note
 from dex_agents.stepwise._runner import SUMMARY_PREFIX, StepwiseRunner
+from dex_agents.stepwise._sources import ToolSource
 from dex_agents.stepwise._tools import Tool, ToolContext, tool
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "StepwiseRunner",
     "Tool",
     "ToolContext",
+    "ToolSource",
     "TurnContinuation",
     "TurnContinuationContext",
     "TurnContinuationDecision",

@@ -12,6 +12,7 @@ from dex_agents_contracts import InteractionMode
 from dex_agents.models import ModelClient, ModelSettings
 from dex_agents.stepwise._compaction import DEFAULT_SUMMARY_INSTRUCTIONS, approximate_tokens
 from dex_agents.stepwise._continuation import TurnContinuationHook
+from dex_agents.stepwise._sources import ToolSource
 from dex_agents.stepwise._tools import Tool
 
 __all__ = ["AgentDefinition", "InstructionContext", "Instructions", "ModelResolver"]
@@ -43,6 +44,8 @@ class AgentDefinition:
     """The system prompt, or a function of `InstructionContext` that returns it."""
     tools: Sequence[Tool | Callable[..., object]] = ()
     """Tools, or plain functions made into tools with `tool(f)` (no policy)."""
+    tool_sources: Sequence[ToolSource] = ()
+    """Sources of tools listed at run time (e.g. `dex_agents.mcp.McpToolSource`)."""
     model: ModelClient | None = None
     model_resolver: ModelResolver | None = None
     model_settings: ModelSettings = field(default_factory=ModelSettings)
@@ -74,6 +77,7 @@ class AgentDefinition:
             seen.add(item.name)
         # Frozen: normalize once here so every later reader sees Tool objects.
         object.__setattr__(self, "tools", tools)
+        object.__setattr__(self, "tool_sources", tuple(self.tool_sources))
 
     @property
     def agent_tools(self) -> Sequence[Tool]:

@@ -87,6 +87,7 @@ class StepwiseRunner:
 
     def __init__(self, definition: AgentDefinition) -> None:
         self.definition = definition
+        self._source_tools: tuple[Tool, ...] | None = None
 
     @property
     def supports_plan_mode(self) -> bool:
@@ -98,6 +99,7 @@ class StepwiseRunner:
         return item_to_message(UserItem(text=text))
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        await self._list_sources()
         state = RunState.decode(turn.framework_run_state)
         pending: list[Item] = [*state.items, *_results_for(state, turn.tool_calls, strict=True)]
         continuations = state.consecutive_continuations
@@ -190,9 +192,9 @@ class StepwiseRunner:
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         record = call.tool_call
-        tool = self.definition.tool_named(record.tool_name)
+        tool = self._tool_for_call(record.tool_name, record.tool_source_reference)
         if tool is None:
-            known = ", ".join(t.name for t in self.definition.agent_tools) or "none"
+            known = ", ".join(t.name for t in self._tools()) or "none"
             raise ToolExecutionError(
                 f"unknown tool {record.tool_name!r}; this agent's tools are: {known}"
             )
@@ -204,6 +206,7 @@ class StepwiseRunner:
             attempt=call.attempt,
             events=call.events,
             heartbeat=call.heartbeat,
+            tool_source_reference=record.tool_source_reference,
         )
         return ToolExecutionResult(output=await tool.invoke(record.arguments, context))
 
@@ -278,7 +281,7 @@ class StepwiseRunner:
 
     def _offered_tools(self, turn: AgentTurnContext) -> list[ToolDefinition]:
         built_ins = [BUILT_IN_TOOL_DEFINITIONS[name] for name in turn.enabled_built_in_tools]
-        for tool in self.definition.agent_tools:
+        for tool in self._tools():
             if tool.name in turn.enabled_built_in_tools:
                 raise ValueError(
                     f"tool {tool.name!r} uses the name of an enabled built-in tool, "
@@ -286,7 +289,7 @@ class StepwiseRunner:
                 )
         if turn.interaction_mode == InteractionMode.PLANNING:
             return [d for d in built_ins if d.name == _WRITE_TODOS]
-        return [*(t.definition for t in self.definition.agent_tools), *built_ins]
+        return [*(t.definition for t in self._tools()), *built_ins]
 
     def _tool_choice(
         self, turn: AgentTurnContext, offered: Sequence[ToolDefinition], client: ModelClient
@@ -321,10 +324,34 @@ class StepwiseRunner:
         items.extend(pending)
         return items
 
+    async def _list_sources(self) -> None:
+        """Lists the tool sources once per runner (that is, per Worker process)."""
+        if self._source_tools is not None or not self.definition.tool_sources:
+            return
+        taken = [t.name for t in self.definition.agent_tools]
+        listed: list[Tool] = []
+        for source in self.definition.tool_sources:
+            tools = await source.stepwise_tools([*taken, *(t.name for t in listed)])
+            listed.extend(t for t in tools if t.name not in taken)
+        self._source_tools = tuple(listed)
+
+    def _tools(self) -> tuple[Tool, ...]:
+        """The agent's own tools, then the sources' (once listed)."""
+        return (*self.definition.agent_tools, *(self._source_tools or ()))
+
+    def _tool_for_call(self, name: str, reference: str | None) -> Tool | None:
+        """A sourced call's tool comes from its reference, so its Step needs no listing."""
+        if reference:
+            for source in self.definition.tool_sources:
+                tool = source.stepwise_tool(name, reference)
+                if tool is not None:
+                    return tool
+        return self.definition.tool_named(name)
+
     def _known_tool(self, turn: AgentTurnContext, name: str) -> Tool | ResolvedToolPolicy | None:
         if name in turn.enabled_built_in_tools:
             return BUILT_IN_TOOL_POLICY
-        return self.definition.tool_named(name)
+        return next((t for t in self._tools() if t.name == name), None)
 
     def _policy(self, turn: AgentTurnContext, tool: Tool) -> ResolvedToolPolicy:
         """The session's `tool_policies` win, then the tool's own policy, then the default."""
@@ -349,7 +376,7 @@ class StepwiseRunner:
             used.add(call_id)
             known = self._known_tool(turn, name)
             if known is None:
-                offered = [t.name for t in self.definition.agent_tools]
+                offered = [t.name for t in self._tools()]
                 offered.extend(turn.enabled_built_in_tools)
                 raise InvalidModelResponseError(
                     f"the model called tool {name!r} (ID {call_id!r}), which this agent does "
@@ -360,7 +387,13 @@ class StepwiseRunner:
             policy = known if isinstance(known, ResolvedToolPolicy) else self._policy(turn, known)
             calls.append(
                 DeferredToolCall(
-                    tool_call_id=call_id, tool_name=name, arguments=call.arguments, policy=policy
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    arguments=call.arguments,
+                    policy=policy,
+                    tool_source_reference=(
+                        None if isinstance(known, ResolvedToolPolicy) else known.source_reference
+                    ),
                 )
             )
         return calls

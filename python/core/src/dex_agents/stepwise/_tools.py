@@ -40,6 +40,8 @@ class ToolContext:
     """One-based attempt of the tool Step."""
     events: EventWriter
     heartbeat: Heartbeat
+    tool_source_reference: str | None = None
+    """The call record's reference, for a tool that a `ToolSource` made."""
 
 
 def parse_arguments_object(arguments: str) -> dict[str, object]:
@@ -72,6 +74,7 @@ class Tool:
         description: str | None = None,
         policy: ToolPolicy | None = None,
         parameters: Mapping[str, object] | None = None,
+        source_reference: str | None = None,
     ) -> None:
         """Wrap `function`.
 
@@ -82,8 +85,11 @@ class Tool:
             policy: Effect and approval; the session's `tool_policies` still win.
             parameters: An explicit JSON Schema; the function then receives the
                 arguments object's keys unvalidated. Derived from type hints when None.
+            source_reference: What a `ToolSource` needs to call the tool in its
+                Step without a listing; stored as the call's `tool_source_reference`.
         """
         self.function = function
+        self.source_reference = source_reference
         self.name = name or function.__name__
         self.policy = policy
         summary, arg_docs = _read_docstring(inspect.getdoc(function) or "")

@@ -1,0 +1,155 @@
+"""The `tasks` test server: `long_job` answers `tools/call` with a task handle.
+
+It implements the server side of `io.modelcontextprotocol/tasks` as an
+`MCPServer` extension. Task state lives in files beside the call log, so a
+stateless HTTP server (and a stdio one, whose process ends with each request)
+keeps it; the test completes a task by creating `<log>.done`, and makes the
+server forget it by deleting the task directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from mcp.server.extension import Extension, MethodBinding
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.server import require_client_extension
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolRequestParams, RequestParams, ToolAnnotations
+from pydantic import Field
+
+TASKS = "io.modelcontextprotocol/tasks"
+IDEMPOTENCY_KEY = "io.superdurable.dex/idempotencyKey"
+
+
+class _TaskId(RequestParams):
+    task_id: str = Field(alias="taskId")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat()
+
+
+class _Tasks(Extension):
+    identifier = TASKS
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.dir = log.with_suffix(".tasks")
+
+    def _write_log(self, entry: dict[str, Any]) -> None:
+        with self.log.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(entry) + "\n")
+
+    def _wire(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "taskId": state["taskId"],
+            "status": state["status"],
+            "createdAt": state["createdAt"],
+            "lastUpdatedAt": _now(),
+            "ttlMs": None,
+            "pollIntervalMs": 200,
+        }
+
+    async def intercept_tool_call(
+        self, params: CallToolRequestParams, ctx: Any, call_next: Any
+    ) -> Any:
+        if params.name not in ("long_job", "ask_job"):
+            return await call_next(ctx)
+        require_client_extension(ctx, TASKS)
+        meta = params.meta or {}
+        key = meta.get(IDEMPOTENCY_KEY) if isinstance(meta, dict) else None
+        self.dir.mkdir(exist_ok=True)
+        # The idempotency key drops a duplicate call: its task is the first call's.
+        for path in sorted(self.dir.iterdir()):
+            existing = json.loads(path.read_text(encoding="utf-8"))
+            if key is not None and existing.get("key") == key:
+                self._write_log({"tool": "long_job", "key": key, "task": existing["taskId"]})
+                return {"resultType": "task", **self._wire(existing)}
+        state: dict[str, Any] = {
+            "taskId": uuid.uuid4().hex,
+            "status": "working",
+            "createdAt": _now(),
+            "key": key,
+        }
+        if params.name == "ask_job":  # a task that needs the user's input right away
+            state["status"] = "input_required"
+            state["inputRequests"] = {
+                "confirm-1": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Which colour?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"colour": {"type": "string", "enum": ["red", "blue"]}},
+                        },
+                    },
+                }
+            }
+        (self.dir / state["taskId"]).write_text(json.dumps(state), encoding="utf-8")
+        self._write_log({"tool": "long_job", "key": key, "task": state["taskId"]})
+        if self.log.with_suffix(".hold").exists():
+            # Holds the first call's answer until the test released it (or killed the caller).
+            deadline = time.monotonic() + 60
+            while not self.log.with_suffix(".release").exists() and time.monotonic() < deadline:  # noqa: ASYNC110 - a file gate the test opens
+                await asyncio.sleep(0.05)
+        return {"resultType": "task", **self._wire(state)}
+
+    def _load(self, task_id: str) -> dict[str, Any]:
+        path = self.dir / task_id
+        if not path.exists():
+            raise MCPError(-32602, f"unknown task {task_id!r}")
+        state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return state
+
+    async def _get(self, ctx: Any, params: _TaskId) -> dict[str, Any]:
+        state = self._load(params.task_id)
+        self._write_log({"tool": "tasks/get", "task": params.task_id})
+        wire = self._wire(state)
+        if state["status"] == "input_required":
+            wire["inputRequests"] = state["inputRequests"]
+        if state["status"] == "working" and self.log.with_suffix(".done").exists():
+            wire["status"] = "completed"
+            wire["result"] = {"content": [{"type": "text", "text": "job done"}], "isError": False}
+        return wire
+
+    async def _cancel(self, ctx: Any, params: _TaskId) -> dict[str, Any]:
+        state = self._load(params.task_id)
+        state["status"] = "cancelled"
+        (self.dir / params.task_id).write_text(json.dumps(state), encoding="utf-8")
+        self._write_log({"tool": "tasks/cancel", "task": params.task_id})
+        return {}
+
+    def methods(self) -> list[MethodBinding]:
+        modern = frozenset({"2026-07-28"})
+        return [
+            MethodBinding("tasks/get", _TaskId, self._get, protocol_versions=modern),
+            MethodBinding("tasks/cancel", _TaskId, self._cancel, protocol_versions=modern),
+        ]
+
+
+def add_tasks(server: MCPServer, log: Path) -> None:
+    """Adds `long_job`; the extension answers its calls with tasks."""
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    async def long_job(ctx: Context) -> str:
+        """A long job, run as an MCP task."""
+        return "never reached: the tasks extension answers first"
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    async def ask_job(ctx: Context) -> str:
+        """A job whose task asks the user a question first."""
+        return "never reached: the tasks extension answers first"
+
+
+def build_tasks_server(log: Path) -> MCPServer:
+    server = MCPServer("test-tasks", extensions=[_Tasks(log)])
+    add_tasks(server, log)
+    return server
