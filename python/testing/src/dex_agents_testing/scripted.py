@@ -258,7 +258,7 @@ class ScriptedRunner:
                 framework_run_state=run_state, tool_calls=deferred, usage=usage
             )
         items.append({"role": "assistant", "text": reply.text or ""})
-        return TurnCompleted(new_messages=[_message(item) for item in items], usage=usage)
+        return TurnCompleted(new_messages=[item_message(item) for item in items], usage=usage)
 
     def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
         """The turn's tool calls and results from run state, so a failed turn keeps them."""
@@ -280,7 +280,7 @@ class ScriptedRunner:
             return []
         items: list[dict[str, Any]] = json.loads(turn.framework_run_state)["items"]
         _add_tool_results(items, turn.tool_calls)
-        return [_message(item) for item in items]
+        return [item_message(item) for item in items]
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         record = call.tool_call
@@ -448,8 +448,10 @@ def _tool_from_json(data: Mapping[str, Any]) -> ScriptedTool:
     )
 
 
-def _message(item: Mapping[str, Any]) -> FrameworkMessage:
-    framework_item = json.dumps(dict(item), separators=(",", ":"))
+def item_message(item: Mapping[str, Any], *, sort_keys: bool = False) -> FrameworkMessage:
+    """The FrameworkMessage of one scripted item (a tool result, a tool call or text),
+    with the item itself as framework_item."""
+    framework_item = json.dumps(dict(item), separators=(",", ":"), sort_keys=sort_keys)
     if item["role"] == "tool":
         return FrameworkMessage(
             role="tool",

@@ -35,6 +35,7 @@ from dex_agents.runner import (
 )
 from dex_agents_contracts import AgentToolCall, AgentUsage, MessageRole, ToolEffect
 
+from dex_agents_testing.scripted import item_message
 from dex_agents_testing.soak.plans import TurnPlan, calls_for, parse_plan
 from dex_agents_testing.soak.tracing import TracedSessionFlow
 
@@ -77,27 +78,6 @@ def _append(path: Path, line: str) -> None:
         os.write(fd, (line + "\n").encode("utf-8"))
     finally:
         os.close(fd)
-
-
-def _item_message(item: Mapping[str, Any]) -> FrameworkMessage:
-    framework_item = json.dumps(dict(item), separators=(",", ":"), sort_keys=True)
-    if item["role"] == "tool":
-        return FrameworkMessage(
-            role="tool",
-            tool_call_id=item["tool_call_id"],
-            tool_name=item["tool_name"],
-            tool_output=item["output"],
-            framework_item=framework_item,
-        )
-    if "tool_call_id" in item:
-        return FrameworkMessage(
-            role="assistant",
-            tool_call_id=item["tool_call_id"],
-            tool_name=item["tool_name"],
-            tool_arguments=item["arguments"],
-            framework_item=framework_item,
-        )
-    return FrameworkMessage(role="assistant", text=item["text"], framework_item=framework_item)
 
 
 def _add_results(items: list[dict[str, Any]], records: Sequence[AgentToolCall]) -> None:
@@ -150,7 +130,9 @@ class SoakRunner:
         requested = calls_for(plan, call)
         if not requested:
             items.append({"role": "assistant", "text": plan.final_text(), "call": call})
-            return TurnCompleted(new_messages=[_item_message(i) for i in items], usage=usage)
+            return TurnCompleted(
+                new_messages=[item_message(i, sort_keys=True) for i in items], usage=usage
+            )
         deferred = []
         for scripted in requested:
             arguments = json.dumps(scripted.arguments, separators=(",", ":"), sort_keys=True)
@@ -184,7 +166,7 @@ class SoakRunner:
             return []
         items: list[dict[str, Any]] = json.loads(turn.framework_run_state)["items"]
         _add_results(items, turn.tool_calls)
-        return [_item_message(item) for item in items]
+        return [item_message(item, sort_keys=True) for item in items]
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         record = call.tool_call
