@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,8 @@ from dex_agents.models import (
 from dex_agents.runner import DeferredToolExecution, NullEventWriter
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, ToolSource, tool
 from dex_agents_contracts import AgentToolCall
-from dex_agents_testing import DexliteProcess, free_port, worker_in_thread
+from dex_agents_testing import DexliteProcess, free_port, wait_until, worker_in_thread
+from dexlite.testing import accepts_connections
 
 _SERVER = '''
 import sys
@@ -141,18 +141,6 @@ def _turns(address: str, make_flow: Callable[[int], AgentSessionFlow], count: in
     return samples
 
 
-def _wait_for(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)  # the child has no readiness signal
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=30, help="in-process calls per variant")
@@ -166,7 +154,7 @@ def main() -> None:
         http = subprocess.Popen([sys.executable, str(script), "http", str(port)])
         dexlite = DexliteProcess(Path(root) / "dex.sqlite").start()
         try:
-            _wait_for(port)
+            wait_until(lambda: accepts_connections(port), what=f"the MCP server on port {port}")
             servers: dict[str, McpServerConfig] = {
                 "http": McpHttpServer(name="w", url=f"http://127.0.0.1:{port}/mcp"),
                 "stdio": McpStdioServer(

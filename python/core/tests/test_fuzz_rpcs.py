@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sqlite3
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from dex_agents_contracts import (
 )
 from dex_agents_contracts import AgentUserMessage as UserMessage
 from dex_agents_testing import ModelReply, ScriptedTool, ScriptedToolCall, wait_until
+from dexlite.testing import database_dump
 from helpers import Harness, HarnessFactory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -104,11 +104,7 @@ class Idle:
     db: str
 
     def dump(self) -> str:
-        connection = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
-        try:
-            return "\n".join(connection.iterdump())
-        finally:
-            connection.close()
+        return database_dump(self.db)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ leave the database exactly as it was (an SQLite dump before and after).
 from __future__ import annotations
 
 import os
-import sqlite3
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -26,7 +25,7 @@ import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-from dexlite.testing import DexliteProcess
+from dexlite.testing import DexliteProcess, database_dump
 from google.protobuf import empty_pb2, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from hypothesis import HealthCheck, given, settings
@@ -79,11 +78,7 @@ class Server:
     run_id: str
 
     def dump(self) -> str:
-        connection = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
-        try:
-            return "\n".join(connection.iterdump())
-        finally:
-            connection.close()
+        return database_dump(self.db)
 
 
 @pytest.fixture(scope="module")

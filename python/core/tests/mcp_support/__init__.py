@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ from typing import Any
 
 from dex_agents.mcp import McpHttpServer, McpStdioServer
 from dex_agents_testing import free_port, wait_until
-from dexlite.testing import ChildProcess, child_env
+from dexlite.testing import ChildProcess, accepts_connections, child_env
 
 __all__ = [
     "FAULTS_SCRIPT",
@@ -67,15 +66,12 @@ class HttpServerProcess(ChildProcess):
             env=child_env(),
             start_new_session=True,
         )
-        wait_until(self._accepts, timeout=60, what=f"the MCP HTTP server on port {self.port}")
+        wait_until(
+            lambda: accepts_connections(self.port),
+            timeout=60,
+            what=f"the MCP HTTP server on port {self.port}",
+        )
         return self
-
-    def _accepts(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                return True
-        except OSError:
-            return False
 
 
 @contextmanager

@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ChildProcess",
     "DexliteProcess",
+    "accepts_connections",
     "child_env",
+    "database_dump",
     "free_port",
     "scratch_dir",
     "wait_until",
@@ -52,6 +55,21 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def accepts_connections(port: int) -> bool:
+    """Whether something listens on the loopback `port` (for children with no ready line)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def database_dump(db_path: str | Path) -> str:
+    """The SQL text of a SQLite database, read-only, to prove a call changed nothing."""
+    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
+        return "\n".join(conn.iterdump())
 
 
 def child_env() -> dict[str, str]:
