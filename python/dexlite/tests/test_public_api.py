@@ -35,7 +35,9 @@ def test_testing_exports() -> None:
     assert set(dexlite.testing.__all__) == {
         "ChildProcess",
         "DexliteProcess",
+        "accepts_connections",
         "child_env",
+        "database_dump",
         "free_port",
         "scratch_dir",
         "wait_until",
