@@ -192,11 +192,11 @@ def test_a_task_that_asks_for_input_records_failed_naming_it_and_is_cancelled(
     jobs: HttpServerProcess,
 ) -> None:
     source = McpToolSource([jobs.config("jobs")])
-    record = _record("jobs__ask_job", '{"server":"jobs","tool":"ask_job"}')
+    record = _record("jobs__ask_form", '{"server":"jobs","tool":"ask_form"}')
     started = asyncio.run(source.execute_deferred_tool_call(Attempt().execution(record)))
     assert isinstance(started, ToolTaskStarted)
     record.task_id, record.task_poll_interval_seconds = started.task_id, 1
     with pytest.raises(ToolExecutionError, match="asked for input") as raised:
         asyncio.run(source.poll_tool_task(_poll(record, RecordingEventWriter())))
-    assert "Which colour?" in str(raised.value)
+    assert "Who are you?" in str(raised.value)
     assert [c["task"] for c in calls(jobs.log, "tasks/cancel")] == [started.task_id]

@@ -4,7 +4,8 @@ It implements the server side of `io.modelcontextprotocol/tasks` as an
 `MCPServer` extension. Task state lives in files beside the call log, so a
 stateless HTTP server (and a stdio one, whose process ends with each request)
 keeps it; the test completes a task by creating `<log>.done`, and makes the
-server forget it by deleting the task directory.
+server forget it by deleting the task directory. `ask_job`'s task asks one enum
+field (`colour`) and completes with the answer `tasks/update` brings.
 """
 
 from __future__ import annotations
@@ -30,6 +31,25 @@ IDEMPOTENCY_KEY = "io.superdurable.dex/idempotencyKey"
 
 class _TaskId(RequestParams):
     task_id: str = Field(alias="taskId")
+
+
+class _Responses(_TaskId):
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+def _form(tool: str) -> dict[str, Any]:
+    """`ask_job` asks one enum field; `ask_form` two fields, which no question can ask."""
+    properties: dict[str, Any] = {"colour": {"type": "string", "enum": ["red", "blue"]}}
+    if tool == "ask_form":
+        properties = {"name": {"type": "string"}, "age": {"type": "integer"}}
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": "Which colour?" if tool == "ask_job" else "Who are you?",
+            "requestedSchema": {"type": "object", "properties": properties},
+        },
+    }
 
 
 def _now() -> str:
@@ -60,7 +80,7 @@ class _Tasks(Extension):
     async def intercept_tool_call(
         self, params: CallToolRequestParams, ctx: Any, call_next: Any
     ) -> Any:
-        if params.name not in ("long_job", "ask_job"):
+        if params.name not in ("long_job", "ask_job", "ask_form"):
             return await call_next(ctx)
         require_client_extension(ctx, TASKS)
         meta = params.meta or {}
@@ -78,21 +98,9 @@ class _Tasks(Extension):
             "createdAt": _now(),
             "key": key,
         }
-        if params.name == "ask_job":  # a task that needs the user's input right away
+        if params.name in ("ask_job", "ask_form"):  # a task that needs input right away
             state["status"] = "input_required"
-            state["inputRequests"] = {
-                "confirm-1": {
-                    "method": "elicitation/create",
-                    "params": {
-                        "mode": "form",
-                        "message": "Which colour?",
-                        "requestedSchema": {
-                            "type": "object",
-                            "properties": {"colour": {"type": "string", "enum": ["red", "blue"]}},
-                        },
-                    },
-                }
-            }
+            state["inputRequests"] = {"confirm-1": _form(params.name)}
         (self.dir / state["taskId"]).write_text(json.dumps(state), encoding="utf-8")
         self._write_log({"tool": "long_job", "key": key, "task": state["taskId"]})
         if self.log.with_suffix(".hold").exists():
@@ -115,10 +123,33 @@ class _Tasks(Extension):
         wire = self._wire(state)
         if state["status"] == "input_required":
             wire["inputRequests"] = state["inputRequests"]
+        if state["status"] == "completed":
+            wire["result"] = state["result"]
         if state["status"] == "working" and self.log.with_suffix(".done").exists():
             wire["status"] = "completed"
             wire["result"] = {"content": [{"type": "text", "text": "job done"}], "isError": False}
         return wire
+
+    async def _update(self, ctx: Any, params: _Responses) -> dict[str, Any]:
+        """Takes the answer: accept completes with it, decline without it; with
+        `<log>.slow` the task keeps listing the request (it has not got to it yet)."""
+        state = self._load(params.task_id)
+        self._write_log(
+            {"tool": "tasks/update", "task": params.task_id, "responses": params.input_responses}
+        )
+        if self.log.with_suffix(".refuse").exists():
+            raise MCPError(-32602, "tasks/update refused")
+        if self.log.with_suffix(".slow").exists():
+            return {}
+        response: dict[str, Any] = next(iter(params.input_responses.values()), {})
+        if response.get("action") == "accept":
+            text = "chose " + json.dumps(response.get("content"), sort_keys=True)
+        else:
+            text = f"no choice ({response.get('action')})"
+        state["status"] = "completed"
+        state["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
+        (self.dir / params.task_id).write_text(json.dumps(state), encoding="utf-8")
+        return {}
 
     async def _cancel(self, ctx: Any, params: _TaskId) -> dict[str, Any]:
         state = self._load(params.task_id)
@@ -132,6 +163,7 @@ class _Tasks(Extension):
         return [
             MethodBinding("tasks/get", _TaskId, self._get, protocol_versions=modern),
             MethodBinding("tasks/cancel", _TaskId, self._cancel, protocol_versions=modern),
+            MethodBinding("tasks/update", _Responses, self._update, protocol_versions=modern),
         ]
 
 
@@ -146,6 +178,11 @@ def add_tasks(server: MCPServer, log: Path) -> None:
     @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
     async def ask_job(ctx: Context) -> str:
         """A job whose task asks the user a question first."""
+        return "never reached: the tasks extension answers first"
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    async def ask_form(ctx: Context) -> str:
+        """A job whose task asks for a two-field form."""
         return "never reached: the tasks extension answers first"
 
 

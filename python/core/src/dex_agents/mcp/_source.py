@@ -41,17 +41,12 @@ from dex_agents.mcp._outcomes import interrupted_or_failed, not_sent, result_tex
 from dex_agents.mcp._stepwise import stepwise_tool, stepwise_tool_for_reference
 from dex_agents.mcp._task_calls import (
     DEFAULT_INLINE_TASK_WAIT_SECONDS,
-    cancel_request,
-    get_request,
     inline_poll,
     input_required_error,
-    pending,
-    poll_failure,
-    settle,
 )
+from dex_agents.mcp._task_polls import cancel_task, poll_task
 from dex_agents.mcp._tasks import (
     CALL_RESULT,
-    DetailedTask,
     TaskCheckpoint,
     TaskHandle,
     TasksExtension,
@@ -254,32 +249,22 @@ class McpToolSource:
     async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
         """One `tasks/get` of a started task (`ToolTaskPoller`).
 
+        A task asking one simple form field becomes `ToolInputRequested`; the poll
+        after its resolution sends it with `tasks/update` (see `_task_polls`).
+
         Raises:
-            ToolExecutionError: the task failed, or asked for input.
-            McpToolCallInterruptedError: the poll failed, or the server no longer
-                knows the task; after three attempts the call is recorded by effect.
+            ToolExecutionError: the task failed, or asked for input the session
+                cannot give.
+            McpToolCallInterruptedError: the poll failed, the server no longer
+                knows the task, or a resolution could not be sent; after three
+                attempts the call is recorded by effect.
         """
         record = poll.tool_call
         reference = self._reference(record.tool_name, record.tool_source_reference)
         server = self.servers[reference.server]
-        task_id = record.task_id or ""
-
-        async def get(session: ClientSession) -> DetailedTask:
-            with anyio.fail_after(self.call_timeout):
-                return await session.send_request(get_request(task_id), DetailedTask)
-
-        exchange = await self._connector.exchange(server, get, extensions=[TasksExtension()])
-        if exchange.value is None:
-            raise poll_failure(server.name, reference.tool, exchange.error or RuntimeError())
-        task = exchange.value
-        outcome = settle(server.name, reference.tool, task)
-        if outcome is None:
-            return pending(poll, task)
-        if isinstance(outcome, ToolExecutionError):
-            if task.status == "input_required":
-                await self._cancel(server, task_id)
-            raise outcome
-        return outcome
+        return await poll_task(
+            self._connector, server, reference.tool, poll, call_timeout=self.call_timeout
+        )
 
     async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
         """Sends `tasks/cancel` for a task that cancel_turn abandoned (`ToolTaskCanceller`)."""
@@ -289,11 +274,7 @@ class McpToolSource:
             await self._cancel(self.servers[reference.server], record.task_id)
 
     async def _cancel(self, server: McpServerConfig, task_id: str) -> None:
-        async def cancel(session: ClientSession) -> types.EmptyResult:
-            with anyio.fail_after(self.call_timeout):
-                return await session.send_request(cancel_request(task_id), types.EmptyResult)
-
-        await self._connector.exchange(server, cancel, extensions=[TasksExtension()])
+        await cancel_task(self._connector, server, task_id, call_timeout=self.call_timeout)
 
     async def _call(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 from mcp import types
@@ -23,7 +24,16 @@ from dex_agents._runner.capabilities import ToolTaskPending, ToolTaskPoll
 from dex_agents._runner.protocol import ToolExecutionError, ToolExecutionResult
 from dex_agents.mcp._errors import McpToolCallInterruptedError
 from dex_agents.mcp._outcomes import flatten, result_text
-from dex_agents.mcp._tasks import DetailedTask, TaskIdParams, TasksCancel, TasksGet, next_interval
+from dex_agents.mcp._questions import Continuation
+from dex_agents.mcp._tasks import (
+    DetailedTask,
+    TaskIdParams,
+    TasksCancel,
+    TasksGet,
+    TasksUpdate,
+    TaskUpdateParams,
+    next_interval,
+)
 
 __all__ = [
     "DEFAULT_INLINE_TASK_WAIT_SECONDS",
@@ -32,7 +42,11 @@ __all__ = [
     "get_request",
     "inline_poll",
     "input_required_error",
+    "pending",
+    "poll_failure",
     "settle",
+    "update_request",
+    "write_status_event",
 ]
 
 TASK_STATUS_EVENT = "mcp.task_status"
@@ -47,6 +61,12 @@ def get_request(task_id: str) -> TasksGet:
 
 def cancel_request(task_id: str) -> TasksCancel:
     return TasksCancel(params=TaskIdParams.model_validate({"taskId": task_id}))
+
+
+def update_request(task_id: str, responses: dict[str, Any]) -> TasksUpdate:
+    return TasksUpdate(
+        params=TaskUpdateParams.model_validate({"taskId": task_id, "inputResponses": responses})
+    )
 
 
 def input_required_error(tool: str, requests: object) -> ToolExecutionError:
@@ -133,24 +153,23 @@ def poll_failure(server: str, tool: str, error: BaseException) -> McpToolCallInt
     return McpToolCallInterruptedError(server, tool, f"tasks/get failed: {error}")
 
 
-def pending(poll: ToolTaskPoll, task: DetailedTask) -> ToolTaskPending:
-    """The next poll, and the status this one saw (so only a change writes an event)."""
-    previous = _continuation(poll.tool_call.input_continuation)
-    if previous.get("status") != task.status:
+def write_status_event(poll: ToolTaskPoll, task: DetailedTask) -> None:
+    """Writes `mcp.task_status` when the status differs from the one the last poll saw."""
+    if Continuation.decode(poll.tool_call.input_continuation).status != task.status:
         poll.events.write_raw(
             TASK_STATUS_EVENT,
             json.dumps(
                 {"task_id": task.task_id, "status": task.status, "message": task.status_message}
             ),
         )
+
+
+def pending(poll: ToolTaskPoll, task: DetailedTask) -> ToolTaskPending:
+    """The next poll, and the status this one saw (so only a change writes an event).
+
+    It names no request: a question seen again later is a new question.
+    """
+    write_status_event(poll, task)
     interval = next_interval(task.poll_interval_ms, poll.tool_call.task_poll_interval_seconds)
-    continuation = json.dumps({"status": task.status}, separators=(",", ":"))
+    continuation = Continuation(status=task.status).encode()
     return ToolTaskPending(poll_interval_seconds=interval, continuation=continuation)
-
-
-def _continuation(text: str | None) -> dict[str, object]:
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -24,9 +24,11 @@ __all__ = [
     "TaskCheckpoint",
     "TaskHandle",
     "TaskIdParams",
+    "TaskUpdateParams",
     "TasksCancel",
     "TasksExtension",
     "TasksGet",
+    "TasksUpdate",
     "next_interval",
 ]
 
@@ -64,6 +66,15 @@ class TaskIdParams(types.RequestParams):
 class TasksGet(types.Request[TaskIdParams, Literal["tasks/get"]]):
     method: Literal["tasks/get"] = "tasks/get"
     name_param = "taskId"  # tasks/* over HTTP must mirror the task ID into Mcp-Name
+
+
+class TaskUpdateParams(TaskIdParams):
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+class TasksUpdate(types.Request[TaskUpdateParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    name_param = "taskId"
 
 
 class TasksCancel(types.Request[TaskIdParams, Literal["tasks/cancel"]]):
