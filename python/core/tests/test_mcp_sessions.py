@@ -180,7 +180,7 @@ def test_a_session_cannot_name_an_mcp_server(factory_harness: MakeHarness, tmp_p
 def _tasks_harness(factory_harness: MakeHarness, jobs: HttpServerProcess) -> Harness:
     return factory_harness(
         FACTORY,
-        {"servers": [{"kind": "http", "name": "jobs", "url": jobs.url}], "task_runner": True},
+        {"servers": [{"kind": "http", "name": "jobs", "url": jobs.url}]},
     )
 
 

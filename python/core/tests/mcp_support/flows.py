@@ -10,13 +10,15 @@ so a restarted Worker answers the same way:
 - after a tool result it answers `done: <result>`; anything else is `ok`.
 
 Every model call logs the offered tool names to the RunLog (`model_call`).
+The runner is the plain `StepwiseRunner`, which hands a Streamable HTTP
+server's task to PollToolTask itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +34,6 @@ from dex_agents.models import (
     scripted_tool_calls,
 )
 from dex_agents.runner import (
-    AgentTurnContext,
-    AgentTurnOutcome,
-    DeferredToolExecution,
-    DeferredToolOutcome,
-    FrameworkMessage,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     tool_effect_named,
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, Tool
@@ -81,40 +75,6 @@ class McpRuleModel:
         return await ScriptedModelClient([entry]).complete(request)
 
 
-class McpTaskRunner:
-    """Stepwise, with the calls of MCP tools handed to the source whole, so a task of
-    a Streamable HTTP server becomes `ToolTaskStarted` and PollToolTask polls it.
-
-    This is what a runner that supports tasks does with an `McpToolSource`: the
-    Stepwise loop itself runs its tools through `call_tool`, which follows a task
-    inside the tool Step.
-    """
-
-    def __init__(self, stepwise: StepwiseRunner, source: McpToolSource) -> None:
-        self._stepwise, self._source = stepwise, source
-
-    def build_user_message(self, text: str) -> FrameworkMessage:
-        return self._stepwise.build_user_message(text)
-
-    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        return await self._stepwise.run_model_step(turn)
-
-    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
-        return self._stepwise.build_unfinished_turn_messages(turn)
-
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
-        reference = call.tool_call.tool_source_reference
-        if reference and self._source.owns(reference):
-            return await self._source.execute_deferred_tool_call(call)
-        return await self._stepwise.execute_deferred_tool_call(call)
-
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        return await self._source.poll_tool_task(poll)
-
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        await self._source.cancel_tool_task(cancellation)
-
-
 def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
     source = McpToolSource(
         [server_config(entry) for entry in config.get("servers", ())],
@@ -136,10 +96,8 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
         )
         for name, entry in config.get("tool_policies", {}).items()
     }
-    stepwise = StepwiseRunner(definition)
-    runner = McpTaskRunner(stepwise, source) if config.get("task_runner") else stepwise
     return AgentSessionFlow(
-        runner,
+        StepwiseRunner(definition),
         flow_type=str(config["flow_type"]),
         options=AgentSessionOptions(tool_policies=policies),
     )

@@ -35,11 +35,15 @@ from dex_agents.runner import (
     ContextSummaryResult,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     ResolvedToolPolicy,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     is_final,
@@ -67,6 +71,7 @@ from dex_agents.stepwise._items import (
     items_to_model_messages,
 )
 from dex_agents.stepwise._plan import build_plan_note
+from dex_agents.stepwise._sources import TaskToolSource
 from dex_agents.stepwise._state import RunState
 from dex_agents.stepwise._tools import Tool, ToolContext
 
@@ -190,8 +195,13 @@ class StepwiseRunner:
             new_messages=_messages(finished), usage=usage, model_call_metadata=response.metadata
         )
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
+        """Runs the call's tool; a call a `TaskToolSource` owns goes to that source
+        whole, so it may start a task that `PollToolTask` follows."""
         record = call.tool_call
+        source = self._task_source(record.tool_source_reference)
+        if source is not None:
+            return await source.execute_deferred_tool_call(call)
         tool = self._tool_for_call(record.tool_name, record.tool_source_reference)
         if tool is None:
             known = ", ".join(t.name for t in self._tools()) or "none"
@@ -209,6 +219,22 @@ class StepwiseRunner:
             tool_source_reference=record.tool_source_reference,
         )
         return ToolExecutionResult(output=await tool.invoke(record.arguments, context))
+
+    # --- ToolTaskPoller and ToolTaskCanceller: the owning source's ------------------
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        source = self._task_source(poll.tool_call.tool_source_reference)
+        if source is None:
+            # Not a ToolExecutionError: the call is recorded by its effect.
+            raise RuntimeError(
+                f"no tool source of this agent owns the task of {poll.tool_call.tool_name!r}"
+            )
+        return await source.poll_tool_task(poll)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        source = self._task_source(cancellation.tool_call.tool_source_reference)
+        if source is not None:
+            await source.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 
@@ -338,6 +364,13 @@ class StepwiseRunner:
     def _tools(self) -> tuple[Tool, ...]:
         """The agent's own tools, then the sources' (once listed)."""
         return (*self.definition.agent_tools, *(self._source_tools or ()))
+
+    def _task_source(self, reference: str | None) -> TaskToolSource | None:
+        if reference:
+            for source in self.definition.tool_sources:
+                if isinstance(source, TaskToolSource) and source.owns(reference):
+                    return source
+        return None
 
     def _tool_for_call(self, name: str, reference: str | None) -> Tool | None:
         """A sourced call's tool comes from its reference, so its Step needs no listing."""

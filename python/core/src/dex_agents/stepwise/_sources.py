@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from dex_agents.runner import (
+    DeferredToolExecution,
+    DeferredToolOutcome,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
 from dex_agents.stepwise._tools import Tool
 
-__all__ = ["ToolSource"]
+__all__ = ["TaskToolSource", "ToolSource"]
 
 
 @runtime_checkable
@@ -26,3 +33,25 @@ class ToolSource(Protocol):
     def stepwise_tool(self, tool_name: str, tool_source_reference: str) -> Tool | None:
         """The tool a call record names, or None when it is not this source's."""
         ...
+
+
+@runtime_checkable
+class TaskToolSource(ToolSource, Protocol):
+    """A source whose tools may start remote tasks (for example `McpToolSource`).
+
+    `StepwiseRunner` hands such a source every call whose record it `owns` whole,
+    so the source can return `ToolTaskStarted`, and the task's polls and its
+    cancellation, instead of running the tool as a plain function.
+    """
+
+    def owns(self, tool_source_reference: str) -> bool:
+        """Whether a call record's reference names one of this source's tools."""
+        ...
+
+    async def execute_deferred_tool_call(
+        self, call: DeferredToolExecution
+    ) -> DeferredToolOutcome: ...
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome: ...
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None: ...
