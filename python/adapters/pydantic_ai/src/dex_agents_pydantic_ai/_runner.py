@@ -26,12 +26,16 @@ from dex_agents.runner import (
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     Heartbeat,
     ModelCallMetadata,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     is_final,
@@ -75,6 +79,7 @@ from dex_agents_pydantic_ai._messages import (
 )
 from dex_agents_pydantic_ai._policies import policy_for, tool_source_reference
 from dex_agents_pydantic_ai._state import PendingCall, RunState, RunStateError
+from dex_agents_pydantic_ai._task_sources import task_source_for
 
 __all__ = ["PydanticAiRunner"]
 
@@ -195,8 +200,12 @@ class PydanticAiRunner(Generic[DepsT]):
             model_call_metadata=metadata,
         )
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         record = call.tool_call
+        source = task_source_for(self.agent.toolsets, record.tool_source_reference)
+        if source is not None:  # e.g. MCP: the source runs it, and may start a task
+            async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+                return await source.execute_deferred_tool_call(call)
         info = DexRunInfo(
             flow_id=call.flow_id,
             turn_id=call.turn_id,
@@ -251,6 +260,21 @@ class PydanticAiRunner(Generic[DepsT]):
         if result.outcome == "success":
             return ToolExecutionResult(output=result.model_response_str())
         raise ToolExecutionError(result.model_response_str(wrap_if_error=False))
+
+    # --- ToolTaskPoller and ToolTaskCanceller: the owning tool source's ------------
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        source = task_source_for(self.agent.toolsets, poll.tool_call.tool_source_reference)
+        if source is None:  # not a ToolExecutionError: the call is recorded by its effect
+            name = poll.tool_call.tool_name
+            raise RuntimeError(f"no toolset of this agent owns the task of {name!r}")
+        return await source.poll_tool_task(poll)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        reference = cancellation.tool_call.tool_source_reference
+        source = task_source_for(self.agent.toolsets, reference)
+        if source is not None:
+            await source.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 

@@ -12,8 +12,11 @@ runner = PydanticAiRunner(agent)
 Each MCP tool becomes a Pydantic AI tool named `<server>__<tool>`. Its
 definition's metadata carries the MCP annotations (so readOnlyHint and
 idempotentHint give the call's effect; a `ToolPolicy` still wins) and the
-reference its tool Step calls by. The call itself is `McpToolSource.call_tool`
-with the Step's idempotency key, inside the tool Step. Import this module only
+reference its tool Step calls by. `PydanticAiRunner` hands the tool Step to the
+source whole (`McpToolSource.execute_deferred_tool_call`, with the Step's
+idempotency key), so the Step needs no listing and a Streamable HTTP server's
+task is followed by PollToolTask Steps; outside that path a call is
+`McpToolSource.call_tool`, which follows a task inside the call. Import this module only
 with the `mcp` extra installed: `import dex_agents_pydantic_ai` never loads it.
 """
 
@@ -72,6 +75,10 @@ class McpSourceToolset(AbstractToolset[Any]):
                 args_validator=_ARGUMENTS,
             )
         return tools
+
+    def task_source_for(self, tool_source_reference: str) -> McpToolSource | None:
+        """The source, for a call it owns: `PydanticAiRunner` hands it such calls whole."""
+        return self.source if self.source.owns(tool_source_reference) else None
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
