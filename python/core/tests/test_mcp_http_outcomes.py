@@ -82,6 +82,8 @@ def test_http_call_after_a_server_restart_on_the_same_port(tmp_path: Path) -> No
             await source.call_tool("web__lookup", {"city": "Rome"}, idempotency_key="k1")
         await asyncio.to_thread(server.start)
         output = await source.call_tool("web__lookup", {"city": "Rome"}, idempotency_key="k2")
+        # -32020 (HeaderMismatch): listed on that connection, the call is retried once.
+        assert await source.call_tool("web__headered", {}, idempotency_key="k3") == "headers fine"
         await source.aclose()
         return output
 
@@ -90,3 +92,4 @@ def test_http_call_after_a_server_restart_on_the_same_port(tmp_path: Path) -> No
     finally:
         server.kill()
     assert [c["key"] for c in calls(log, "lookup")] == ["k2"]
+    assert [c["key"] for c in calls(log, "headered")] == ["k3", "k3"]

@@ -110,6 +110,13 @@ def build(variant: str, log: Path) -> MCPServer:
             _log(log, "die", {}, ctx)
             os._exit(3)
 
+        @server.tool(annotations=read)
+        async def headered(ctx: Context) -> str:
+            """Answers its first call per key -32020, as a server missing Mcp-Param-* would."""
+            if _log(log, "headered", {}, ctx) == 1:
+                raise MCPError(-32020, "HeaderMismatch: Mcp-Param-Region missing")
+            return "headers fine"
+
         @server.tool(name="odd__name", annotations=read)
         async def odd(ctx: Context) -> str:
             """A tool whose own name has `__` in it."""

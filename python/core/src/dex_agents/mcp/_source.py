@@ -10,6 +10,7 @@ from typing import cast
 import anyio
 from mcp import types
 from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
 
 from dex_agents._runner.capabilities import (
     ToolTaskCancellation,
@@ -57,6 +58,8 @@ from dex_agents.stepwise import Tool
 __all__ = ["IDEMPOTENCY_KEY_META", "McpToolSource"]
 
 IDEMPOTENCY_KEY_META = "io.superdurable.dex/idempotencyKey"
+HEADER_MISMATCH = -32020
+"""The JSON-RPC code of a server that wanted `Mcp-Param-*` headers the call lacked."""
 """The `_meta` key of `tools/call` that carries the call's idempotency key."""
 
 
@@ -303,8 +306,17 @@ class McpToolSource:
         ) -> types.CallToolResult | TaskHandle | ToolExecutionResult | ToolExecutionError:
             # A raw send: `call_tool()` would follow a result with a hidden tools/list
             # on this fresh connection to revalidate the output schema.
-            with anyio.fail_after(self.call_timeout):
-                answer = await session.send_request(request, CALL_RESULT)
+            try:
+                with anyio.fail_after(self.call_timeout):
+                    answer = await session.send_request(request, CALL_RESULT)
+            except MCPError as error:
+                if error.code != HEADER_MISMATCH:
+                    raise
+                # The server wants `Mcp-Param-*` headers, which the SDK mirrors only
+                # for a tool listed on this connection: list, then retry once.
+                await _list_all(session, self.list_timeout)
+                with anyio.fail_after(self.call_timeout):
+                    answer = await session.send_request(request, CALL_RESULT)
             if isinstance(answer, TaskHandle) and inline_tasks:
                 return await inline_poll(
                     session,
@@ -373,6 +385,14 @@ class McpToolSource:
                 f"MCP server {reference.server!r} is not configured on this Worker"
             )
         return reference
+
+
+async def _list_all(session: ClientSession, seconds: float) -> None:
+    with anyio.fail_after(seconds):
+        page = await session.list_tools()
+        while page.next_cursor:
+            params = types.PaginatedRequestParams(cursor=page.next_cursor)
+            page = await session.list_tools(params=params)
 
 
 def _arguments(arguments: Mapping[str, object] | str) -> dict[str, object]:
