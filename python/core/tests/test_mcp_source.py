@@ -100,6 +100,7 @@ def test_lists_tools_as_server_prefixed_names_with_annotation_effects(
         "basic__broken",
         "basic__die",
         "basic__hang",
+        "basic__headered",
         "basic__lookup",
         "basic__odd__name",
         "basic__refuse",
