@@ -20,9 +20,12 @@ from dex_agents.models import (
 )
 from dex_agents.runner import (
     AgentFrameworkRunner,
+    DeferredToolOutcome,
     PlanModeRunner,
     ResolvedToolPolicy,
     ToolCallsRequested,
+    ToolTaskCanceller,
+    ToolTaskPoller,
     TurnCompleted,
     UnfinishedTurnMessageBuilder,
 )
@@ -76,8 +79,10 @@ def make_session(
 
 def test_runner_implements_the_protocols() -> None:
     session, _ = make_session()
-    runner: AgentFrameworkRunner = session.runner
+    runner: AgentFrameworkRunner[DeferredToolOutcome] = session.runner
     assert isinstance(runner, AgentFrameworkRunner)
+    assert isinstance(runner, ToolTaskPoller)
+    assert isinstance(runner, ToolTaskCanceller)
     assert isinstance(runner, UnfinishedTurnMessageBuilder)
     assert isinstance(runner, PlanModeRunner)
     assert session.runner.supports_plan_mode
