@@ -27,6 +27,7 @@ from dex_agents.runner import (
     AgentTurnContext,
     DeferredToolExecution,
     ToolCallsRequested,
+    ToolExecutionResult,
     TurnCompleted,
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
@@ -106,6 +107,7 @@ async def one_turn(
     started = time.perf_counter()
     result = await runner.execute_deferred_tool_call(execution)
     timings.tool_step.append(time.perf_counter() - started)
+    assert isinstance(result, ToolExecutionResult)  # a plain function tool starts no task
 
     final = dataclasses.replace(record, status=ToolCallStatus.SUCCEEDED, output=result.output)
     resume = context(turn_id, messages, requested.framework_run_state, (final,), flow_id)

@@ -44,9 +44,9 @@ from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     ToolCallsRequested,
-    ToolExecutionResult,
 )
 from dex_agents.stepwise import (
     AgentDefinition,
@@ -174,7 +174,7 @@ class WithoutUnfinishedBuilder:
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         return await self._inner.run_model_step(turn)
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         return await self._inner.execute_deferred_tool_call(call)
 
 
