@@ -180,6 +180,32 @@ def test_a_read_only_database_is_refused_at_start_and_left_unchanged(tmp_path: P
     assert _stored_flow_ids(db_path) == {"kept"}
 
 
+def _result_meets_a_full_disk(
+    stub: dex_pb2_grpc.FlowServiceStub, client: dex.Client, acknowledged: list[str]
+) -> None:
+    """Runs BigResult, fills the disk while it runs, then lets it return its result."""
+    client.start_flow(disk_flows.DISK_FULL, "big", "r")
+    acknowledged.append("big")
+    assert disk_flows.ENTERED.wait(30), "the Step never ran"
+    refused = _fill(stub, acknowledged)
+    assert refused.code() is grpc.StatusCode.UNAVAILABLE
+    disk_flows.RELEASE.set()  # the Step returns its result: its commit meets the full disk
+    # Still refused and still serving; the flow waits with its result unstored.
+    with pytest.raises(grpc.RpcError) as again:
+        _start_flow(stub, "refused-again")
+    assert again.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert stub.GetFlowSummary(pb.GetFlowSummaryRequest(flow_id="big")).flow_type
+
+
+def _stored_record_bytes(db_path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        row = conn.execute(
+            "SELECT length(a.value) FROM attrs a JOIN runs r ON r.run_id=a.run_id"
+            " WHERE r.flow_id='big' AND a.key='record'"
+        ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
 def test_a_worker_result_met_by_a_full_disk_is_stored_once_there_is_room(tmp_path: Path) -> None:
     """dexlite's own commit of a Worker's result fails while the disk is full: the
     result is kept and committed once there is room, and the single-attempt Step
@@ -189,6 +215,7 @@ def test_a_worker_result_met_by_a_full_disk_is_stored_once_there_is_room(tmp_pat
     cache = dex.open_blob_cache(
         dex.BlobCacheConfig(directory=tempfile.mkdtemp(dir=tmp_path), max_bytes=1 << 24)
     )
+    disk_flows.reset()
     limited = _SizeLimitedDexlite(db_path, limit_bytes=1_500_000)
     with limited as server, grpc.insecure_channel(server.address) as channel:
         stub = dex_pb2_grpc.FlowServiceStub(channel)
@@ -199,17 +226,7 @@ def test_a_worker_result_met_by_a_full_disk_is_stored_once_there_is_room(tmp_pat
             dex.ClientOptions(server_address=server.address, worker_target=worker.target),
         )
         try:
-            client.start_flow(disk_flows.DISK_FULL, "big", "r")
-            acknowledged.append("big")
-            assert disk_flows.ENTERED.wait(30), "the Step never ran"
-            refused = _fill(stub, acknowledged)
-            assert refused.code() is grpc.StatusCode.UNAVAILABLE
-            disk_flows.RELEASE.set()  # the Step returns its result: its commit meets the full disk
-            # Still refused and still serving; the flow waits with its result unstored.
-            with pytest.raises(grpc.RpcError) as again:
-                _start_flow(stub, "refused-again")
-            assert again.value.code() is grpc.StatusCode.UNAVAILABLE
-            assert stub.GetFlowSummary(pb.GetFlowSummaryRequest(flow_id="big")).flow_type
+            _result_meets_a_full_disk(stub, client, acknowledged)
             limited.free_space()
             result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
             assert result.single_output(str) == "stored on attempt 1"
@@ -222,10 +239,42 @@ def test_a_worker_result_met_by_a_full_disk_is_stored_once_there_is_room(tmp_pat
         pass
     assert _integrity(db_path) == "ok"
     assert _stored_flow_ids(db_path) == set(acknowledged)
-    with contextlib.closing(sqlite3.connect(db_path)) as conn:
-        (size,) = conn.execute(
-            "SELECT length(a.value) FROM attrs a JOIN runs r ON r.run_id=a.run_id"
-            " WHERE r.flow_id='big' AND a.key='record'"
-        ).fetchone()
-    assert size >= disk_flows.RESULT_BYTES
+    assert _stored_record_bytes(db_path) >= disk_flows.RESULT_BYTES
+    cache.close()
+
+
+def test_a_kill_while_a_result_waits_for_room_counts_the_attempt_as_interrupted(
+    tmp_path: Path,
+) -> None:
+    """dexlite SIGKILLed while a result waits for disk space: the restart counts the
+    attempt as interrupted, as after any crash; the unstored result is not stored."""
+    db_path = tmp_path / "killed.sqlite"
+    acknowledged: list[str] = []
+    cache = dex.open_blob_cache(
+        dex.BlobCacheConfig(directory=tempfile.mkdtemp(dir=tmp_path), max_bytes=1 << 24)
+    )
+    disk_flows.reset()
+    limited = _SizeLimitedDexlite(db_path, limit_bytes=1_500_000)
+    with limited as server, grpc.insecure_channel(server.address) as channel:
+        stub = dex_pb2_grpc.FlowServiceStub(channel)
+        worker = ThreadWorker(server.address, "pull", registry=disk_flows.REGISTRY).start()
+        client = dex.Client(
+            disk_flows.REGISTRY,
+            cache,
+            dex.ClientOptions(server_address=server.address, worker_target=worker.target),
+        )
+        try:
+            _result_meets_a_full_disk(stub, client, acknowledged)
+            limited.kill()
+            limited.limit_bytes = resource.RLIM_INFINITY  # room again before the restart
+            limited.start()
+            result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
+            assert result.status is dex.FlowStatus.FAILED, result.error_message
+            assert disk_flows.RUNS == [1], "a single-attempt Step ran again"
+        finally:
+            client.close()
+            worker.stop()
+    assert _integrity(db_path) == "ok"
+    assert _stored_flow_ids(db_path) == set(acknowledged)
+    assert _stored_record_bytes(db_path) == 0
     cache.close()

@@ -11,7 +11,7 @@ import threading
 
 import dex
 
-__all__ = ["DISK_FULL", "ENTERED", "REGISTRY", "RELEASE", "RESULT_BYTES", "RUNS", "record"]
+__all__ = ["DISK_FULL", "ENTERED", "REGISTRY", "RELEASE", "RESULT_BYTES", "RUNS", "record", "reset"]
 
 RESULT_BYTES = 200_000
 record = dex.Attribute("record", str)
@@ -19,6 +19,13 @@ ENTERED = threading.Event()
 RELEASE = threading.Event()
 RUNS: list[int] = []
 """The attempt number of every run of BigResult's execute."""
+
+
+def reset() -> None:
+    """Fresh events and run list for the next test."""
+    ENTERED.clear()
+    RELEASE.clear()
+    RUNS.clear()
 
 
 class BigResult(dex.Step[str]):

@@ -130,7 +130,10 @@ def _run(
         for p in session
         if p.kind == "steer"
     }
-    starts = {sid: rng.uniform(0, settings.stagger_seconds) for sid in plans}
+    # A timed run spreads its starts over half its time, so StartAgentSession keeps
+    # running (and can be killed) after the first minute.
+    stagger = max(settings.stagger_seconds, settings.minutes * 30)
+    starts = {sid: rng.uniform(0, stagger) for sid in plans}
     flow = build_soak_flow(config)
     clients = {
         sid: AgentSessionClient(
