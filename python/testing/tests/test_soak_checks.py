@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentMessage, AgentSnapshot, AgentState, AgentStatus, AgentUsage
 from dex_agents_contracts import MessageRole as Role
 from dex_agents_testing.soak.agent import effect_path
@@ -139,3 +140,37 @@ def test_plans_round_trip_and_percentiles() -> None:
     assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
     assert percentile([float(n) for n in range(1, 101)], 0.99) == 99.0
     assert percentile([], 0.5) == 0.0
+
+
+def _fail_turn(
+    tmp_path: Path, f1_output: str, x1_runs: int
+) -> tuple[SessionResult, AgentSnapshot, list[AgentMessage]]:
+    """A `fail` turn: a read that failed for good and a single-attempt call of unknown outcome."""
+    plan = TurnPlan(kind="fail", tag=f"{SID}.1")
+    result = SessionResult(SID, sent=[plan.message()], expected_turns=1)
+    result.turns.append(TurnRecord(plan, turn_id="turn-1"))
+    outputs = {"f1": f1_output, "x1": OUTCOME_UNKNOWN_RESULT}
+    messages = [AgentMessage(sequence=1, turn_id="turn-1", role=Role.USER, text=plan.message())]
+    for call in calls_for(plan, 0):
+        ids = {"tool_call_id": call.tool_call_id, "tool_name": call.tool_name}
+        messages.append(_message(len(messages) + 1, Role.ASSISTANT, 0, **ids))
+        messages.append(
+            _message(len(messages) + 1, Role.TOOL, 0, **ids, tool_output=outputs[call.tool_call_id])
+        )
+    messages.append(_message(len(messages) + 1, Role.ASSISTANT, 1, text=plan.final_text()))
+    snapshot = AgentSnapshot(
+        state=AgentState(status=AgentStatus.WAITING_FOR_USER_MESSAGE, turn_count=1),
+        usage=AgentUsage(model_calls=2, input_tokens=20, output_tokens=10),
+    )
+    line = json.dumps({"key": f"{SID}/turn-1/x1", "attempt": 1}) + "\n"
+    effect_path(tmp_path, SID, "turn-1", "x1").write_text(line * x1_runs)
+    return result, snapshot, messages
+
+
+def test_failure_route_turns_are_checked(tmp_path: Path) -> None:
+    failed = "The tool call failed: fetch fails on every attempt (soak workload)"
+    assert _invariants(tmp_path, *_fail_turn(tmp_path, failed, 1)) == []
+    assert _invariants(tmp_path, *_fail_turn(tmp_path, "found", 1)) == ["tool results as planned"]
+    assert _invariants(tmp_path, *_fail_turn(tmp_path, failed, 2)) == [
+        "no single-attempt tool body ran twice"
+    ]
