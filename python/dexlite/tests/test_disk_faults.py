@@ -180,6 +180,33 @@ def test_a_read_only_database_is_refused_at_start_and_left_unchanged(tmp_path: P
     assert _stored_flow_ids(db_path) == {"kept"}
 
 
+@contextlib.contextmanager
+def _big_result_cluster(
+    db_path: Path, tmp_path: Path
+) -> Iterator[tuple[_SizeLimitedDexlite, dex_pb2_grpc.FlowServiceStub, dex.Client]]:
+    """A size-limited dexlite, a pull Worker of disk_flows and a Client."""
+    disk_flows.reset()
+    cache = dex.open_blob_cache(
+        dex.BlobCacheConfig(directory=tempfile.mkdtemp(dir=tmp_path), max_bytes=1 << 24)
+    )
+    limited = _SizeLimitedDexlite(db_path, limit_bytes=1_500_000)
+    try:
+        with limited as server, grpc.insecure_channel(server.address) as channel:
+            worker = ThreadWorker(server.address, "pull", registry=disk_flows.REGISTRY).start()
+            client = dex.Client(
+                disk_flows.REGISTRY,
+                cache,
+                dex.ClientOptions(server_address=server.address, worker_target=worker.target),
+            )
+            try:
+                yield limited, dex_pb2_grpc.FlowServiceStub(channel), client
+            finally:
+                client.close()
+                worker.stop()
+    finally:
+        cache.close()
+
+
 def _result_meets_a_full_disk(
     stub: dex_pb2_grpc.FlowServiceStub, client: dex.Client, acknowledged: list[str]
 ) -> None:
@@ -212,35 +239,18 @@ def test_a_worker_result_met_by_a_full_disk_is_stored_once_there_is_room(tmp_pat
     is not dispatched a second time meanwhile."""
     db_path = tmp_path / "result.sqlite"
     acknowledged: list[str] = []
-    cache = dex.open_blob_cache(
-        dex.BlobCacheConfig(directory=tempfile.mkdtemp(dir=tmp_path), max_bytes=1 << 24)
-    )
-    disk_flows.reset()
-    limited = _SizeLimitedDexlite(db_path, limit_bytes=1_500_000)
-    with limited as server, grpc.insecure_channel(server.address) as channel:
-        stub = dex_pb2_grpc.FlowServiceStub(channel)
-        worker = ThreadWorker(server.address, "pull", registry=disk_flows.REGISTRY).start()
-        client = dex.Client(
-            disk_flows.REGISTRY,
-            cache,
-            dex.ClientOptions(server_address=server.address, worker_target=worker.target),
-        )
-        try:
-            _result_meets_a_full_disk(stub, client, acknowledged)
-            limited.free_space()
-            result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
-            assert result.single_output(str) == "stored on attempt 1"
-            assert disk_flows.RUNS == [1], "the Step ran again instead of its result being stored"
-        finally:
-            client.close()
-            worker.stop()
+    with _big_result_cluster(db_path, tmp_path) as (limited, stub, client):
+        _result_meets_a_full_disk(stub, client, acknowledged)
+        limited.free_space()
+        result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
+        assert result.single_output(str) == "stored on attempt 1"
+        assert disk_flows.RUNS == [1], "the Step ran again instead of its result being stored"
     assert _integrity(db_path) == "ok"
     with DexliteProcess(db_path):
         pass
     assert _integrity(db_path) == "ok"
     assert _stored_flow_ids(db_path) == set(acknowledged)
     assert _stored_record_bytes(db_path) >= disk_flows.RESULT_BYTES
-    cache.close()
 
 
 def test_a_kill_while_a_result_waits_for_room_counts_the_attempt_as_interrupted(
@@ -250,31 +260,14 @@ def test_a_kill_while_a_result_waits_for_room_counts_the_attempt_as_interrupted(
     attempt as interrupted, as after any crash; the unstored result is not stored."""
     db_path = tmp_path / "killed.sqlite"
     acknowledged: list[str] = []
-    cache = dex.open_blob_cache(
-        dex.BlobCacheConfig(directory=tempfile.mkdtemp(dir=tmp_path), max_bytes=1 << 24)
-    )
-    disk_flows.reset()
-    limited = _SizeLimitedDexlite(db_path, limit_bytes=1_500_000)
-    with limited as server, grpc.insecure_channel(server.address) as channel:
-        stub = dex_pb2_grpc.FlowServiceStub(channel)
-        worker = ThreadWorker(server.address, "pull", registry=disk_flows.REGISTRY).start()
-        client = dex.Client(
-            disk_flows.REGISTRY,
-            cache,
-            dex.ClientOptions(server_address=server.address, worker_target=worker.target),
-        )
-        try:
-            _result_meets_a_full_disk(stub, client, acknowledged)
-            limited.kill()
-            limited.limit_bytes = resource.RLIM_INFINITY  # room again before the restart
-            limited.start()
-            result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
-            assert result.status is dex.FlowStatus.FAILED, result.error_message
-            assert disk_flows.RUNS == [1], "a single-attempt Step ran again"
-        finally:
-            client.close()
-            worker.stop()
+    with _big_result_cluster(db_path, tmp_path) as (limited, stub, client):
+        _result_meets_a_full_disk(stub, client, acknowledged)
+        limited.kill()
+        limited.limit_bytes = resource.RLIM_INFINITY  # room again before the restart
+        limited.start()
+        result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
+        assert result.status is dex.FlowStatus.FAILED, result.error_message
+        assert disk_flows.RUNS == [1], "a single-attempt Step ran again"
     assert _integrity(db_path) == "ok"
     assert _stored_flow_ids(db_path) == set(acknowledged)
     assert _stored_record_bytes(db_path) == 0
-    cache.close()
