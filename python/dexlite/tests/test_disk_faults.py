@@ -12,19 +12,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
+import dex
 import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
 from dexlite.testing import DexliteProcess, child_env, free_port
+from helpers import disk_flows
+from helpers.workers import ThreadWorker
 
 pytestmark = pytest.mark.integration
 
@@ -39,10 +45,18 @@ class _SizeLimitedDexlite(DexliteProcess):
         super().__init__(db_path)
         self.limit_bytes = limit_bytes
 
+    def free_space(self) -> None:
+        """Lifts the size limit of the running process: the disk has room again."""
+        assert self.proc is not None
+        unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+        resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE, unlimited)
+
     def command(self) -> list[str]:
         shim = (
             "import resource, runpy, sys\n"
-            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({self.limit_bytes}, {self.limit_bytes}))\n"
+            # The soft limit only, so the test can lift it again (disk space freed).
+            "hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]\n"
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({self.limit_bytes}, hard))\n"
             "sys.argv = ['dexlite', *sys.argv[1:]]\n"
             "runpy.run_module('dexlite', run_name='__main__', alter_sys=True)\n"
         )
@@ -69,6 +83,18 @@ def _integrity(db_path: Path) -> str:
 def _stored_flow_ids(db_path: Path) -> set[str]:
     with contextlib.closing(sqlite3.connect(db_path)) as conn:
         return {row[0] for row in conn.execute("SELECT flow_id FROM runs")}
+
+
+def _fill(stub: dex_pb2_grpc.FlowServiceStub, acknowledged: list[str]) -> grpc.RpcError:
+    """Starts flows until the disk is full; returns the refusal."""
+    for n in range(200):
+        flow_id = f"filler-{n}"
+        try:
+            _start_flow(stub, flow_id)
+        except grpc.RpcError as refused:
+            return refused
+        acknowledged.append(flow_id)
+    raise AssertionError("the size limit never bit")
 
 
 def test_a_full_disk_is_a_clear_unavailable_error_and_loses_no_commit(tmp_path: Path) -> None:
@@ -152,3 +178,96 @@ def test_a_read_only_database_is_refused_at_start_and_left_unchanged(tmp_path: P
     assert db_path.read_bytes() == before
     assert _integrity(db_path) == "ok"
     assert _stored_flow_ids(db_path) == {"kept"}
+
+
+@contextlib.contextmanager
+def _big_result_cluster(
+    db_path: Path, tmp_path: Path
+) -> Iterator[tuple[_SizeLimitedDexlite, dex_pb2_grpc.FlowServiceStub, dex.Client]]:
+    """A size-limited dexlite, a pull Worker of disk_flows and a Client."""
+    disk_flows.reset()
+    cache = dex.open_blob_cache(
+        dex.BlobCacheConfig(directory=tempfile.mkdtemp(dir=tmp_path), max_bytes=1 << 24)
+    )
+    limited = _SizeLimitedDexlite(db_path, limit_bytes=1_500_000)
+    try:
+        with limited as server, grpc.insecure_channel(server.address) as channel:
+            worker = ThreadWorker(server.address, "pull", registry=disk_flows.REGISTRY).start()
+            client = dex.Client(
+                disk_flows.REGISTRY,
+                cache,
+                dex.ClientOptions(server_address=server.address, worker_target=worker.target),
+            )
+            try:
+                yield limited, dex_pb2_grpc.FlowServiceStub(channel), client
+            finally:
+                client.close()
+                worker.stop()
+    finally:
+        cache.close()
+
+
+def _result_meets_a_full_disk(
+    stub: dex_pb2_grpc.FlowServiceStub, client: dex.Client, acknowledged: list[str]
+) -> None:
+    """Runs BigResult, fills the disk while it runs, then lets it return its result."""
+    client.start_flow(disk_flows.DISK_FULL, "big", "r")
+    acknowledged.append("big")
+    assert disk_flows.ENTERED.wait(30), "the Step never ran"
+    refused = _fill(stub, acknowledged)
+    assert refused.code() is grpc.StatusCode.UNAVAILABLE
+    disk_flows.RELEASE.set()  # the Step returns its result: its commit meets the full disk
+    # Still refused and still serving; the flow waits with its result unstored.
+    with pytest.raises(grpc.RpcError) as again:
+        _start_flow(stub, "refused-again")
+    assert again.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert stub.GetFlowSummary(pb.GetFlowSummaryRequest(flow_id="big")).flow_type
+
+
+def _stored_record_bytes(db_path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        row = conn.execute(
+            "SELECT length(a.value) FROM attrs a JOIN runs r ON r.run_id=a.run_id"
+            " WHERE r.flow_id='big' AND a.key='record'"
+        ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def test_a_worker_result_met_by_a_full_disk_is_stored_once_there_is_room(tmp_path: Path) -> None:
+    """dexlite's own commit of a Worker's result fails while the disk is full: the
+    result is kept and committed once there is room, and the single-attempt Step
+    is not dispatched a second time meanwhile."""
+    db_path = tmp_path / "result.sqlite"
+    acknowledged: list[str] = []
+    with _big_result_cluster(db_path, tmp_path) as (limited, stub, client):
+        _result_meets_a_full_disk(stub, client, acknowledged)
+        limited.free_space()
+        result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
+        assert result.single_output(str) == "stored on attempt 1"
+        assert disk_flows.RUNS == [1], "the Step ran again instead of its result being stored"
+    assert _integrity(db_path) == "ok"
+    with DexliteProcess(db_path):
+        pass
+    assert _integrity(db_path) == "ok"
+    assert _stored_flow_ids(db_path) == set(acknowledged)
+    assert _stored_record_bytes(db_path) >= disk_flows.RESULT_BYTES
+
+
+def test_a_kill_while_a_result_waits_for_room_counts_the_attempt_as_interrupted(
+    tmp_path: Path,
+) -> None:
+    """dexlite SIGKILLed while a result waits for disk space: the restart counts the
+    attempt as interrupted, as after any crash; the unstored result is not stored."""
+    db_path = tmp_path / "killed.sqlite"
+    acknowledged: list[str] = []
+    with _big_result_cluster(db_path, tmp_path) as (limited, stub, client):
+        _result_meets_a_full_disk(stub, client, acknowledged)
+        limited.kill()
+        limited.limit_bytes = resource.RLIM_INFINITY  # room again before the restart
+        limited.start()
+        result = client.wait_for_flow("big", timeout=timedelta(seconds=60))
+        assert result.status is dex.FlowStatus.FAILED, result.error_message
+        assert disk_flows.RUNS == [1], "a single-attempt Step ran again"
+    assert _integrity(db_path) == "ok"
+    assert _stored_flow_ids(db_path) == set(acknowledged)
+    assert _stored_record_bytes(db_path) == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentMessage, AgentSnapshot, AgentState, AgentStatus, AgentUsage
 from dex_agents_contracts import MessageRole as Role
 from dex_agents_testing.soak.agent import effect_path
@@ -107,11 +108,13 @@ def test_an_unended_turn_and_a_stray_side_effect_are_caught(tmp_path: Path) -> N
     assert [v.detail for v in stray_effects([result], tmp_path)] == [f"{SID}__turn-9__c1.log"]
 
 
-def test_idempotent_writes_must_keep_one_key(tmp_path: Path) -> None:
-    plan = TurnPlan(kind="tools", tag=f"{SID}.1")
+def _tool_turn(
+    kind: str, outputs: dict[str, str]
+) -> tuple[SessionResult, AgentSnapshot, list[AgentMessage]]:
+    """One ended turn of plan `kind` whose calls got `outputs` (by tool call ID)."""
+    plan = TurnPlan(kind=kind, tag=f"{SID}.1")
     result = SessionResult(SID, sent=[plan.message()], expected_turns=1)
     result.turns.append(TurnRecord(plan, turn_id="turn-1"))
-    outputs = {"r1": "found", "w1": "upserted", "c1": "charged"}
     messages = [AgentMessage(sequence=1, turn_id="turn-1", role=Role.USER, text=plan.message())]
     for call in calls_for(plan, 0):
         ids = {"tool_call_id": call.tool_call_id, "tool_name": call.tool_name}
@@ -123,6 +126,13 @@ def test_idempotent_writes_must_keep_one_key(tmp_path: Path) -> None:
     snapshot = AgentSnapshot(
         state=AgentState(status=AgentStatus.WAITING_FOR_USER_MESSAGE, turn_count=1),
         usage=AgentUsage(model_calls=2, input_tokens=20, output_tokens=10),
+    )
+    return result, snapshot, messages
+
+
+def test_idempotent_writes_must_keep_one_key(tmp_path: Path) -> None:
+    result, snapshot, messages = _tool_turn(
+        "tools", {"r1": "found", "w1": "upserted", "c1": "charged"}
     )
     effect_path(tmp_path, SID, "turn-1", "c1").write_text('{"key":"x"}\n')
     keys = [f"{SID}/turn-1/w1", f"{SID}/turn-2/w1"]
@@ -139,3 +149,22 @@ def test_plans_round_trip_and_percentiles() -> None:
     assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0
     assert percentile([float(n) for n in range(1, 101)], 0.99) == 99.0
     assert percentile([], 0.5) == 0.0
+
+
+def _fail_turn(
+    tmp_path: Path, f1_output: str, x1_runs: int
+) -> tuple[SessionResult, AgentSnapshot, list[AgentMessage]]:
+    """A `fail` turn: a read that failed for good and a single-attempt call of unknown outcome."""
+    result, snapshot, messages = _tool_turn("fail", {"f1": f1_output, "x1": OUTCOME_UNKNOWN_RESULT})
+    line = json.dumps({"key": f"{SID}/turn-1/x1", "attempt": 1}) + "\n"
+    effect_path(tmp_path, SID, "turn-1", "x1").write_text(line * x1_runs)
+    return result, snapshot, messages
+
+
+def test_failure_route_turns_are_checked(tmp_path: Path) -> None:
+    failed = "The tool call failed: fetch fails on every attempt (soak workload)"
+    assert _invariants(tmp_path, *_fail_turn(tmp_path, failed, 1)) == []
+    assert _invariants(tmp_path, *_fail_turn(tmp_path, "found", 1)) == ["tool results as planned"]
+    assert _invariants(tmp_path, *_fail_turn(tmp_path, failed, 2)) == [
+        "no single-attempt tool body ran twice"
+    ]

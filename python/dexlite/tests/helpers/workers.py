@@ -20,7 +20,14 @@ Mode = Literal["listen", "pull"]
 class ThreadWorker:
     """A real SDK Worker running ``start()`` on a background thread."""
 
-    def __init__(self, server_address: str, mode: Mode, port: int = 0, max_tasks: int = 4) -> None:
+    def __init__(
+        self,
+        server_address: str,
+        mode: Mode,
+        port: int = 0,
+        max_tasks: int = 4,
+        registry: dex.Registry = REGISTRY,
+    ) -> None:
         self._cache_dir = tempfile.TemporaryDirectory()
         self.cache = dex.open_blob_cache(
             dex.BlobCacheConfig(directory=self._cache_dir.name, max_bytes=1 << 24)
@@ -37,7 +44,7 @@ class ThreadWorker:
                 server_address=server_address, bind_address=f"127.0.0.1:{port or free_port()}"
             )
         self.mode = mode
-        self.worker = dex.Worker(REGISTRY, self.cache, options)
+        self.worker = dex.Worker(registry, self.cache, options)
         self._thread = threading.Thread(target=self.worker.start, daemon=True)
 
     def start(self) -> ThreadWorker:

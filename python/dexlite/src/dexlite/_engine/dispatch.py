@@ -18,6 +18,7 @@ from dex.dexpb import dex_pb2 as pb
 from dexlite._calls import CallHandle, CallSpec, Outcome, cancelled_failure
 from dexlite._errors import WorkerFailure
 from dexlite._model import EXECUTE_RUNNING, RUNNING, RUNNING_STATES, WAITFOR_RUNNING
+from dexlite._storage import StorageError
 
 from .failures import record_failure
 from .requests import snapshot_request
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 # Below the SDK's 4 MiB gRPC receive limit, with room for framing.
 _MAX_REQUEST_BYTES = 3_500_000
+_COMMIT_RETRY_FIRST = 0.05
+_COMMIT_RETRY_MAX = 2.0
 
 
 class Dispatcher:
@@ -125,8 +128,7 @@ def _call(state: EngineState, key: StepKey, inflight: Inflight, spec: CallSpec) 
     if state.stopping.is_set():
         return  # shutting down: the restart counts this attempt as interrupted
     try:
-        with state.tx() as conn:
-            _finish_call(state, conn, key, inflight, outcome)
+        _commit_outcome(state, key, inflight, outcome)
     except Exception:
         _LOGGER.exception("applying a worker outcome failed")
         with state.db.lock:
@@ -134,6 +136,40 @@ def _call(state: EngineState, key: StepKey, inflight: Inflight, spec: CallSpec) 
                 del state.inflight[key]
             if state.dropped.get(key) is inflight:
                 del state.dropped[key]
+
+
+def _commit_outcome(state: EngineState, key: StepKey, inflight: Inflight, outcome: Outcome) -> None:
+    """Commits the outcome, trying again while the disk refuses the write.
+
+    The call stays in flight meanwhile, so no pump dispatches the attempt a
+    second time: the Worker ran it once and its result is still here. A stop
+    ends the wait; the restart then counts the attempt as interrupted.
+    """
+    delay = _COMMIT_RETRY_FIRST
+    while True:
+        with state.db.lock:
+            was_inflight = state.inflight.get(key) is inflight
+            was_dropped = state.dropped.get(key) is inflight
+            had_beat, beat = key in state.hb_dirty, state.hb_dirty.get(key)
+            try:
+                with state.tx() as conn:
+                    _finish_call(state, conn, key, inflight, outcome)
+                return
+            except StorageError as error:
+                # Rolled back: put back what _finish_call took out of the engine's maps.
+                if was_inflight:
+                    state.inflight[key] = inflight
+                if was_dropped:
+                    state.dropped[key] = inflight
+                if had_beat and key not in state.hb_dirty:
+                    state.hb_dirty[key] = beat
+                _LOGGER.warning("keeping a worker outcome until it can be stored: %s", error)
+        if state.stopping.wait(delay):  # backoff while the disk is full, not a synchronisation
+            with state.db.lock:
+                if state.inflight.get(key) is inflight:
+                    del state.inflight[key]
+            return
+        delay = min(delay * 2, _COMMIT_RETRY_MAX)
 
 
 def _invoke(state: EngineState, spec: CallSpec, inflight: Inflight) -> Outcome:

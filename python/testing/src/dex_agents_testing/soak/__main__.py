@@ -21,12 +21,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dexlite-share", type=float, default=0.2)
     parser.add_argument("--armed-share", type=float, help="kills armed for a Step type (0.6)")
     parser.add_argument("--coverage", type=int, help="kills wanted per Step type (--long: 20)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        help="timed run: turns go on until every Step type has its --coverage kills, "
+        "or for at most this many minutes",
+    )
     parser.add_argument("--root", help="keep the databases, logs and effect files here")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
     settings = SoakSettings(
         sessions=args.sessions or (100 if args.long else 20),
-        turns=args.turns or (10 if args.long else 5),
+        turns=args.turns or (1000 if args.minutes else 10 if args.long else 5),
         workers=args.workers,
         seed=seed,
         min_delay=args.min_delay,
@@ -38,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         claim_wait_seconds=10.0 if args.long else 4.0,
         stagger_seconds=60.0 if args.long else 5.0,
         coverage_target=args.coverage if args.coverage is not None else (20 if args.long else 0),
+        minutes=args.minutes or 0.0,
         root=args.root,
     )
     print(

@@ -16,11 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
+from dex_agents import AgentSessionFlow, AgentSessionOptions, CompactionPolicy, ToolPolicy
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     BuiltInToolName,
+    ContextSummaryRequest,
+    ContextSummaryResult,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
@@ -29,6 +31,11 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
+    ToolTaskCancellation,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+    ToolTaskStarted,
     TurnCompleted,
     is_final,
     model_visible_result,
@@ -58,9 +65,20 @@ TOOL_EFFECTS = {
     "survey": ToolEffect.IDEMPOTENT_WRITE,
     "charge": ToolEffect.NON_IDEMPOTENT_WRITE,
     "transfer": ToolEffect.NON_IDEMPOTENT_WRITE,
+    "fetch": ToolEffect.READ,
+    "debit": ToolEffect.NON_IDEMPOTENT_WRITE,
+    "job": ToolEffect.IDEMPOTENT_WRITE,
 }
+FAILING_TOOLS = ("fetch", "debit")
+"""Every attempt of these raises (not a ToolExecutionError), so their Steps' attempts
+run out and the failure routes record them."""
+JOB_RESULT = "job done"
+TASK_POLL_SECONDS = 0.3
+COMPACT_TOKENS = 10**6
+"""The input estimate of a `compact` turn: far over the compaction trigger."""
 _POLICIES = {
     "charge": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
+    "debit": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
     "transfer": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),
 }
 _BUILT_INS: tuple[BuiltInToolName, ...] = ("ask_user", "durable_wait")
@@ -70,6 +88,10 @@ _OUTPUTS = {"lookup": "found", "upsert": "upserted", "charge": "charged", "trans
 def effect_path(effects_dir: str | Path, flow_id: str, turn_id: str, tool_call_id: str) -> Path:
     """The side-effect file of one tool call (flow IDs carry no `/`)."""
     return Path(effects_dir) / f"{flow_id}__{turn_id}__{tool_call_id}.log"
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 def _append(path: Path, line: str) -> None:
@@ -177,12 +199,52 @@ class SoakRunner:
             return ToolInputRequested(question=f"rate {record.tool_call_id}?")
         await asyncio.sleep(self.tool_seconds)  # the tool's latency (workload)
         path = effect_path(self.effects_dir, call.flow_id, call.turn_id, record.tool_call_id)
-        if name != "lookup":
+        if name not in ("lookup", "fetch"):
             # The side effect, counted outside Dex: one line per run of the body.
             _append(path, json.dumps({"key": call.idempotency_key, "attempt": call.attempt}))
+        if name in FAILING_TOOLS:
+            raise RuntimeError(f"{name} fails on every attempt (soak workload)")
+        if name == "job":
+            return ToolTaskStarted(
+                task_id=call.idempotency_key, poll_interval_seconds=TASK_POLL_SECONDS
+            )
         if name == "survey":
             return ToolExecutionResult(output="surveyed|" + call.input_answers[-1].answer)
         return ToolExecutionResult(output=_OUTPUTS[name])
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        """A job ends after its `polls` polls; `polls` 0 runs until cancel_turn."""
+        record = poll.tool_call
+        path = effect_path(self.effects_dir, poll.flow_id, record.turn_id, record.tool_call_id)
+        polls_path = path.with_suffix(".polls")
+        _append(polls_path, json.dumps({"key": poll.idempotency_key, "attempt": poll.attempt}))
+        wanted = int(json.loads(record.arguments)["polls"])
+        if wanted and _lines(polls_path) >= wanted:
+            return ToolExecutionResult(output=JOB_RESULT)
+        return ToolTaskPending(poll_interval_seconds=TASK_POLL_SECONDS)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        record = cancellation.tool_call
+        path = effect_path(
+            self.effects_dir, cancellation.flow_id, record.turn_id, record.tool_call_id
+        )
+        _append(path.with_suffix(".cancel"), json.dumps({"key": cancellation.idempotency_key}))
+
+    def estimate_input_tokens(self, turn: AgentTurnContext) -> int:
+        return COMPACT_TOKENS if turn_plan(turn).kind == "compact" else 0
+
+    def select_compaction_cutoff(
+        self, turn: AgentTurnContext, retained_token_budget: int
+    ) -> int | None:
+        """Everything before the turn: a first turn has nothing to compact."""
+        earlier = [m.sequence for m in turn.messages if m.turn_id != turn.turn_id]
+        return max(earlier) if earlier else None
+
+    async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult:
+        await asyncio.sleep(self.model_seconds)  # the summary call's latency (workload)
+        return ContextSummaryResult(
+            text=f"summary of {len(request.messages)} messages through {request.through_sequence}"
+        )
 
 
 def build_soak_flow(config: Mapping[str, Any]) -> AgentSessionFlow:
@@ -193,7 +255,11 @@ def build_soak_flow(config: Mapping[str, Any]) -> AgentSessionFlow:
         model_seconds=float(config["model_seconds"]),
         tool_seconds=float(config["tool_seconds"]),
     )
-    options = AgentSessionOptions(tool_policies=_POLICIES, built_in_tools=_BUILT_INS)
+    options = AgentSessionOptions(
+        tool_policies=_POLICIES,
+        built_in_tools=_BUILT_INS,
+        compaction=CompactionPolicy(context_window_tokens=1000),
+    )
     flow = TracedSessionFlow(runner, flow_type=str(config["flow_type"]), options=options)
     flow.trace_dir = str(config["trace_dir"])
     return flow

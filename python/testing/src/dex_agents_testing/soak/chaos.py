@@ -58,6 +58,8 @@ class ChaosSettings:
     """The Step types armed kills go for, fewest kills first."""
     claim_wait: float = 4.0
     """Seconds an armed kill waits for its Step type before a random kill replaces it."""
+    quota: int = 0
+    """Kills wanted per Step type: armed kills go for the types under it first."""
 
 
 @dataclass
@@ -88,6 +90,8 @@ class Chaos(threading.Thread):
         self.log = ChaosLog()
         self.stopping = threading.Event()
         self.failure: BaseException | None = None
+        self._unclaimed: Counter[str] = Counter()
+        """Arms per Step type no Worker claimed: rare types are tried less often."""
         self._armed_steps: deque[str] = deque(maxlen=_EXCLUDED_STEPS)
         """The Steps armed kills took lately; the next arms leave their retries alone."""
         self._restarting: dict[int, threading.Thread] = {}
@@ -177,6 +181,7 @@ class Chaos(threading.Thread):
                 claimer = self._wait_claim(trace_dir)  # claimed while we gave up
             if claimer is None:
                 self.log.unclaimed_arms += 1
+                self._unclaimed[step_type] += 1
                 return False
         if dexlite:
             self._wait_dead(self.cluster.dexlite_alive, "dexlite")
@@ -242,9 +247,24 @@ class Chaos(threading.Thread):
         self.failure = RuntimeError(f"chaos could not restart {what}")
         self.stopping.set()
 
+    def quota_met(self, quota: int) -> bool:
+        """Every Step type has `quota` kills (False for a quota of 0)."""
+        counts = self.log.by_step_type()
+        return quota > 0 and all(counts[t] >= quota for t in self.settings.step_types)
+
     def _least_killed(self) -> str:
+        """The type under its quota with the fewest kills, counting each unclaimed arm
+        as a kill, so a type rarely running does not hold up the others."""
         counts = self.log.by_step_type()
         ran = self.traces.ran
+        quota = self.settings.quota
         types = list(self.settings.step_types)
         self.rng.shuffle(types)  # ties broken at random
-        return min(types, key=lambda t: (counts[t], ran[t] == 0))
+        return min(
+            types,
+            key=lambda t: (
+                quota > 0 and counts[t] >= quota,
+                counts[t] + self._unclaimed[t],
+                ran[t] == 0,
+            ),
+        )

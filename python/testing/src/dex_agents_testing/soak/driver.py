@@ -72,8 +72,11 @@ class SessionDriver:
         *,
         steer_plans: dict[str, TurnPlan],
         deadline_seconds: float,
+        enough: Callable[[], bool] = lambda: False,
     ) -> None:
         self.client = client
+        self.enough = enough
+        """Checked before each turn: True ends the session early (a timed run is over)."""
         self.plans = plans
         self.steer_plans = steer_plans
         self.deadline_seconds = deadline_seconds
@@ -87,6 +90,8 @@ class SessionDriver:
         try:
             self._start()
             for plan in self.plans:
+                if self.enough():
+                    break
                 self._turn(plan)
         except DriverFailure as failure:
             self.result.failure = str(failure)
@@ -143,7 +148,9 @@ class SessionDriver:
         elif kind == "steer":
             self._steer(record)
         elif kind == "cancel":
-            self._cancel(record)
+            self._cancel(record, "d1", ToolCallStatus.WAITING_FOR_TIMER)
+        elif kind == "taskcancel":
+            self._cancel(record, "t1", ToolCallStatus.WAITING_FOR_TASK)
         final = self.result.expected_turns
         ended = self._wait(f"turn {final} ({plan.tag}) to end", lambda s: _idle_after(s, final))
         assert ended.state is not None
@@ -224,13 +231,13 @@ class SessionDriver:
         self.result.sent.append(text)
         self.result.expected_turns += 1
 
-    def _cancel(self, record: TurnRecord) -> None:
+    def _cancel(self, record: TurnRecord, tool_call_id: str, status: ToolCallStatus) -> None:
+        """cancel_turn once `tool_call_id` waits in `status` (a durable wait, a task)."""
         waiting = self._in_turn(
             record,
-            "the durable wait",
+            f"{tool_call_id} to wait",
             lambda s: any(
-                t.tool_call_id == "d1" and t.status is ToolCallStatus.WAITING_FOR_TIMER
-                for t in s.tool_calls
+                t.tool_call_id == tool_call_id and t.status is status for t in s.tool_calls
             ),
         )
         if waiting is None:

@@ -21,7 +21,13 @@ from dex_agents_contracts import (
     ToolEffect,
 )
 
-from dex_agents_testing.soak.agent import INPUT_TOKENS, OUTPUT_TOKENS, TOOL_EFFECTS, effect_path
+from dex_agents_testing.soak.agent import (
+    INPUT_TOKENS,
+    JOB_RESULT,
+    OUTPUT_TOKENS,
+    TOOL_EFFECTS,
+    effect_path,
+)
 from dex_agents_testing.soak.driver import SessionResult, TurnRecord
 from dex_agents_testing.soak.plans import PREFIX, calls_for
 
@@ -62,8 +68,19 @@ def _allowed_results(record: TurnRecord, tool_call_id: str) -> set[str] | None:
         ("wait", "d1"): {waited},
         ("steer", "a1"): {_STEERED},
         ("cancel", "d1"): {_CANCELLED},
+        ("fail", "x1"): {OUTCOME_UNKNOWN_RESULT},
+        ("task", "t1"): {JOB_RESULT, OUTCOME_UNKNOWN_RESULT},
     }
     return table.get((kind, tool_call_id))
+
+
+def _failed_as_planned(record: TurnRecord, tool_call_id: str, output: str) -> bool:
+    """A call of a tool that fails on every attempt never ends as a success."""
+    if (record.plan.kind, tool_call_id) == ("fail", "f1"):
+        return output.startswith(_FAILED_PREFIX)
+    if (record.plan.kind, tool_call_id) == ("taskcancel", "t1"):
+        return output != JOB_RESULT  # the job never finishes on its own
+    return True
 
 
 def _state(result: SessionResult, snapshot: AgentSnapshot) -> list[Violation]:
@@ -170,6 +187,15 @@ def _tool_calls(
                 continue
             output = outputs[0]
             allowed = _allowed_results(record, call_id)
+            if not _failed_as_planned(record, call_id, output):
+                found.append(
+                    Violation(
+                        sid,
+                        "tool results as planned",
+                        f"{turn} {call_id} ({tool}) of a tool that cannot succeed "
+                        f"ended with {output!r}",
+                    )
+                )
             if allowed is not None and output not in allowed:
                 invariant = "no interrupt lost" if record.resolution else "tool results as planned"
                 found.append(

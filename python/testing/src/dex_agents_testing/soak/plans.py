@@ -23,11 +23,29 @@ __all__ = [
 
 PREFIX = "soak:"
 
-KINDS = ("tools", "approve", "reject", "ask", "toolq", "wait", "steer", "cancel", "text")
+KINDS = (
+    "tools",
+    "approve",
+    "reject",
+    "ask",
+    "toolq",
+    "wait",
+    "steer",
+    "cancel",
+    "fail",
+    "task",
+    "taskcancel",
+    "compact",
+    "text",
+)
 """tools: read + idempotent + single-attempt calls in parallel; approve / reject: an
 approval the driver grants or refuses; ask: ask_user; toolq: a tool that asks the
 user a question; wait: durable_wait; steer: a steer while an approval waits;
-cancel: cancel_turn while a durable wait runs; text: an answer without tools."""
+cancel: cancel_turn while a durable wait runs; fail: a read and a single-attempt tool
+whose every attempt fails (RecordToolFailure, RecordToolOutcomeUnknown); task: a tool
+that starts a task PollToolTask follows to its result; taskcancel: cancel_turn while
+such a task runs (CancelToolTask); compact: a turn whose input is over the compaction
+threshold (CompactContext); text: an answer without tools."""
 
 _WEIGHTS = {
     "tools": 4,
@@ -38,6 +56,10 @@ _WEIGHTS = {
     "wait": 1,
     "steer": 1,
     "cancel": 1,
+    "fail": 1,
+    "task": 1,
+    "taskcancel": 1,
+    "compact": 1,
     "text": 1,
 }
 
@@ -107,4 +129,10 @@ def calls_for(plan: TurnPlan, model_call: int) -> list[Call]:
             Call("r1", "lookup", {"key": plan.tag}),
             Call("d1", "durable_wait", {"seconds": 55, "reason": plan.tag}),
         ]
+    if kind == "fail":
+        return [Call("f1", "fetch", {"key": plan.tag}), Call("x1", "debit", {"usd": 4})]
+    if kind == "task":
+        return [Call("t1", "job", {"polls": 2})]
+    if kind == "taskcancel":
+        return [Call("t1", "job", {"polls": 0})]
     return []

@@ -40,6 +40,11 @@ COVERAGE_TYPES = (
     "AwaitTimer",
     "ApplyTurnControl",
     "FinishTurnCancellation",
+    "RecordToolFailure",
+    "RecordToolOutcomeUnknown",
+    "PollToolTask",
+    "CancelToolTask",
+    "CompactContext",
 )
 """The Step types the soak workload runs in every run; --long wants kills in each."""
 
@@ -63,6 +68,10 @@ class SoakSettings:
     deadline_seconds: float = 180.0
     """How long the driver waits for any one state before it gives the session up."""
     coverage_target: int = 0
+    minutes: float = 0.0
+    """Above 0, a timed run: sessions run turns until every Step type in COVERAGE_TYPES
+    has `coverage_target` kills, or until this many minutes passed (`turns` is then
+    only the most a session runs)."""
     root: str | None = None
 
 
@@ -121,7 +130,10 @@ def _run(
         for p in session
         if p.kind == "steer"
     }
-    starts = {sid: rng.uniform(0, settings.stagger_seconds) for sid in plans}
+    # A timed run spreads its starts over half its time, so StartAgentSession keeps
+    # running (and can be killed) after the first minute.
+    stagger = max(settings.stagger_seconds, settings.minutes * 30)
+    starts = {sid: rng.uniform(0, stagger) for sid in plans}
     flow = build_soak_flow(config)
     clients = {
         sid: AgentSessionClient(
@@ -141,9 +153,16 @@ def _run(
             armed_share=settings.armed_share,
             claim_wait=settings.claim_wait_seconds,
             step_types=COVERAGE_TYPES,
+            quota=settings.coverage_target,
         ),
     )
     results: dict[str, SessionResult] = {}
+    cap = time.monotonic() + settings.minutes * 60
+
+    def enough() -> bool:
+        if settings.minutes <= 0:
+            return False
+        return time.monotonic() > cap or chaos.quota_met(settings.coverage_target)
 
     def drive(sid: str) -> None:
         time.sleep(starts[sid])  # the workload's arrival pattern, not a synchronisation
@@ -153,6 +172,7 @@ def _run(
             plans[sid],
             steer_plans=steer_plans,
             deadline_seconds=settings.deadline_seconds,
+            enough=enough,
         )
         results[sid] = driver.run()
 
