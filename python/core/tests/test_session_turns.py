@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
 from dex_agents_testing import ModelReply, ScriptedTool, ScriptedToolCall, assert_step_shape
 from helpers import HarnessFactory
@@ -82,3 +84,36 @@ def test_listening_worker_runs_a_turn_and_survives_sigkill(harness: HarnessFacto
     done = h.wait_idle(session, 2)
     assert done.messages[-1].text == "again"
     assert_step_shape(h.history(session), ["RunModel", "CallTool", "ResumeTurn", "RunModel"])
+
+
+def test_run_turn_returns_the_committed_snapshot_of_the_turn_it_started(
+    harness: HarnessFactory,
+) -> None:
+    """`run_turn` waits for the commit of the Step that wrote the turn's end event."""
+    h = harness(
+        script=[
+            [
+                ModelReply(
+                    tool_calls=[
+                        ScriptedToolCall(
+                            tool_call_id="c1", tool_name="lookup", arguments={"q": "x"}
+                        )
+                    ]
+                ),
+                ModelReply(text="The answer is 42."),
+            ],
+            [ModelReply(text="Still 42.")],
+        ],
+        tools=[LOOKUP],
+    )
+    session = f"s-run-turn-{uuid.uuid4().hex[:8]}"
+    first = h.client.run_turn(session, "What is the answer?", new_session=True)
+    assert first.state is not None
+    assert first.state.active_turn_id is None
+    assert [m.text for m in first.messages][-1] == "The answer is 42."
+    assert first.state.next_message_sequence == 5
+    second = h.client.run_turn(session, "And again?")
+    assert second.state is not None
+    assert second.state.active_turn_id is None
+    assert [m.text for m in second.messages[-2:]] == ["And again?", "Still 42."]
+    assert second.state.next_message_sequence == 7

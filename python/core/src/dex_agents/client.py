@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,7 +24,9 @@ from dex import (
     RpcLockConflictError,
     RPCResult,
     StartFlowOptions,
+    StepExecutionId,
     StreamMessage,
+    WaitForStepCompletionOptions,
     WorkerTarget,
     open_blob_cache,
 )
@@ -55,6 +58,7 @@ T = TypeVar("T")
 RequestT = TypeVar("RequestT")
 
 _LOCK_RETRY_SECONDS = 10.0
+_TURN_END_EVENTS = frozenset({"turn_completed", "turn_failed", "turn_steered", "turn_cancelled"})
 
 
 class AgentSessionClient(Closing):
@@ -278,6 +282,44 @@ class AgentSessionClient(Closing):
             if until is not None and until(message.value):
                 return
 
+    def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        new_session: bool = False,
+        deadline_seconds: float = 300.0,
+    ) -> AgentSnapshot:
+        """Sends `text` and returns the committed snapshot once the turn it starts has ended.
+
+        With `new_session`, the session starts with `text` as its first message. The
+        turn is the first to start after the message is sent, so a message queued
+        behind other messages returns when the first of them has run. The end event
+        names the Step that wrote it; waiting for that Step's commit (one call the
+        server answers when it commits) avoids polling the snapshot. A retried Step
+        can decide differently from the attempt that wrote the event, so an ended
+        turn is taken from the committed snapshot, never from the event alone.
+        """
+        deadline = time.monotonic() + deadline_seconds
+        if new_session:
+            token = ""
+            self.start_session(session_id, text)
+        else:
+            token = self._event_tail(session_id)
+            if not self.send_user_message(session_id, text):
+                raise UserError(f"session {session_id!r} refused the message (blank text)")
+        turn_id: str | None = None
+        remaining = deadline - time.monotonic()
+        for event, _ in self.follow_events(session_id, token, deadline_seconds=remaining):
+            if turn_id is None and event.type == "turn_started":
+                turn_id = event.turn_id
+            if turn_id is None or event.turn_id != turn_id or event.type not in _TURN_END_EVENTS:
+                continue
+            snapshot = self._snapshot_after_commit(session_id, event, deadline)
+            if snapshot.state is not None and snapshot.state.active_turn_id != turn_id:
+                return snapshot
+        raise AssertionError("follow_events returns only by raising")  # pragma: no cover
+
     def wait_for_turn_end(
         self, session_id: str, turn_id: str, *, deadline_seconds: float = 60.0
     ) -> AgentSnapshot:
@@ -330,6 +372,36 @@ class AgentSessionClient(Closing):
             (i for i in snapshot.pending_interrupts if i.interrupt_id == interrupt_id), None
         )
 
+    def _event_tail(self, session_id: str) -> str:
+        """The resume token of the newest retained AgentEvent ("" when there is none)."""
+        page = self._call(
+            session_id,
+            lambda: self.client.list_stream_messages(session_id, self.flow.events, 1),
+        )
+        return page.messages[0].resume_token if page.messages else ""
+
+    def _snapshot_after_commit(
+        self, session_id: str, event: AgentEvent, deadline: float
+    ) -> AgentSnapshot:
+        """The snapshot once the Step that wrote `event` has committed."""
+        step = _step_execution(event.step_execution_id)
+        if step is None:  # a server that names no Step: poll until the turn leaves
+            return self._wait_for_snapshot(
+                session_id,
+                lambda s: s.state is not None and s.state.active_turn_id != event.turn_id,
+                f"turn {event.turn_id!r} to end",
+                max(0.0, deadline - time.monotonic()),
+            )
+        # Whole seconds, as the protocol counts them.
+        timeout = timedelta(seconds=max(1, math.ceil(deadline - time.monotonic())))
+        self._call(
+            session_id,
+            lambda: self.client.wait_for_step_completion(
+                session_id, step, WaitForStepCompletionOptions(request_timeout=timeout)
+            ),
+        )
+        return self.get_snapshot(session_id)
+
     def _wait_for_snapshot(
         self,
         session_id: str,
@@ -377,3 +449,11 @@ class AgentSessionClient(Closing):
                 raise SessionNotFoundError(
                     f"session {session_id!r} was not found or has closed", session_id=session_id
                 ) from error
+
+
+def _step_execution(step_execution_id: str) -> StepExecutionId | None:
+    """`RunModel-3` as the SDK's StepExecutionId; None when it is not of that form."""
+    step_type, _, number = step_execution_id.rpartition("-")
+    if not step_type or not number.isdigit() or int(number) < 1:
+        return None
+    return StepExecutionId(step_type, int(number))
