@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import cProfile
-import gc
 import json
 import os
 import signal
@@ -182,10 +181,6 @@ def worker_main(server: str, config: WorkerConfig) -> None:
         )
     if config.profile:
         _profile_on_signals(config.profile)
-    # As the README recommends for Worker processes: objects made at start-up (imports,
-    # Flows) leave the collector's view, so full collections stay short.
-    gc.collect()
-    gc.freeze()
     run_worker(
         flows,
         server_address=server,

@@ -9,23 +9,23 @@ from dex_agents_testing import ModelReply, ScriptedTool, ScriptedToolCall, asser
 from helpers import HarnessFactory
 
 LOOKUP = ScriptedTool(name="lookup", effect=ToolEffect.READ, output="42")
+LOOKUP_THEN_ANSWER_TWICE = [
+    [
+        ModelReply(
+            tool_calls=[
+                ScriptedToolCall(tool_call_id="c1", tool_name="lookup", arguments={"q": "x"})
+            ]
+        ),
+        ModelReply(text="The answer is 42."),
+    ],
+    [ModelReply(text="Still 42.")],
+]
+"""Turn 1 looks up and answers; turn 2 answers at once."""
 
 
 def test_turn_with_read_tool_has_step_shape_and_replays_history(harness: HarnessFactory) -> None:
     h = harness(
-        script=[
-            [
-                ModelReply(
-                    tool_calls=[
-                        ScriptedToolCall(
-                            tool_call_id="c1", tool_name="lookup", arguments={"q": "x"}
-                        )
-                    ]
-                ),
-                ModelReply(text="The answer is 42."),
-            ],
-            [ModelReply(text="Still 42.")],
-        ],
+        script=LOOKUP_THEN_ANSWER_TWICE,
         tools=[LOOKUP],
     )
     session = h.start("What is the answer?")
@@ -91,19 +91,7 @@ def test_run_turn_returns_the_committed_snapshot_of_the_turn_it_started(
 ) -> None:
     """`run_turn` waits for the commit of the Step that wrote the turn's end event."""
     h = harness(
-        script=[
-            [
-                ModelReply(
-                    tool_calls=[
-                        ScriptedToolCall(
-                            tool_call_id="c1", tool_name="lookup", arguments={"q": "x"}
-                        )
-                    ]
-                ),
-                ModelReply(text="The answer is 42."),
-            ],
-            [ModelReply(text="Still 42.")],
-        ],
+        script=LOOKUP_THEN_ANSWER_TWICE,
         tools=[LOOKUP],
     )
     session = f"s-run-turn-{uuid.uuid4().hex[:8]}"

@@ -315,8 +315,10 @@ class AgentSessionClient(Closing):
                 turn_id = event.turn_id
             if turn_id is None or event.turn_id != turn_id or event.type not in _TURN_END_EVENTS:
                 continue
-            snapshot = self._snapshot_after_commit(session_id, event, deadline)
-            if snapshot.state is not None and snapshot.state.active_turn_id != turn_id:
+            snapshot = self._snapshot_after_commit(
+                session_id, turn_id, event.step_execution_id, deadline
+            )
+            if _turn_has_ended(snapshot, turn_id):
                 return snapshot
         raise AssertionError("follow_events returns only by raising")  # pragma: no cover
 
@@ -331,11 +333,11 @@ class AgentSessionClient(Closing):
         commit.
         """
 
-        def ended(snapshot: AgentSnapshot) -> bool:
-            return snapshot.state is not None and snapshot.state.active_turn_id != turn_id
-
         return self._wait_for_snapshot(
-            session_id, ended, f"turn {turn_id!r} to end", deadline_seconds
+            session_id,
+            lambda snapshot: _turn_has_ended(snapshot, turn_id),
+            f"turn {turn_id!r} to end",
+            deadline_seconds,
         )
 
     def wait_for_interrupt(
@@ -381,16 +383,13 @@ class AgentSessionClient(Closing):
         return page.messages[0].resume_token if page.messages else ""
 
     def _snapshot_after_commit(
-        self, session_id: str, event: AgentEvent, deadline: float
+        self, session_id: str, turn_id: str, step_execution_id: str, deadline: float
     ) -> AgentSnapshot:
-        """The snapshot once the Step that wrote `event` has committed."""
-        step = _step_execution(event.step_execution_id)
-        if step is None:  # a server that names no Step: poll until the turn leaves
-            return self._wait_for_snapshot(
-                session_id,
-                lambda s: s.state is not None and s.state.active_turn_id != event.turn_id,
-                f"turn {event.turn_id!r} to end",
-                max(0.0, deadline - time.monotonic()),
+        """The snapshot once the Step that wrote the turn's end event has committed."""
+        step = _step_execution(step_execution_id)
+        if step is None:  # a server that names no Step: poll for the turn's end
+            return self.wait_for_turn_end(
+                session_id, turn_id, deadline_seconds=max(0.0, deadline - time.monotonic())
             )
         # Whole seconds, as the protocol counts them.
         timeout = timedelta(seconds=max(1, math.ceil(deadline - time.monotonic())))
@@ -449,6 +448,11 @@ class AgentSessionClient(Closing):
                 raise SessionNotFoundError(
                     f"session {session_id!r} was not found or has closed", session_id=session_id
                 ) from error
+
+
+def _turn_has_ended(snapshot: AgentSnapshot, turn_id: str) -> bool:
+    """Committed state shows a session whose active turn is no longer `turn_id`."""
+    return snapshot.state is not None and snapshot.state.active_turn_id != turn_id
 
 
 def _step_execution(step_execution_id: str) -> StepExecutionId | None:
