@@ -209,7 +209,10 @@ def test_a_task_survives_worker_kills_after_tools_call_and_mid_poll_as_one_task(
         for e in h.events(session, "turn_completed")
         if e.type == "mcp.task_status"
     ]
-    assert statuses[:1] == ["working"]
+    # Streams are best effort: the polled attempt the test SIGKILLs may lose its
+    # "working" frame (or keep it, and its retry write it again), and a retry that
+    # finds the task completed writes no status event. Only "working" may appear.
+    assert set(statuses) <= {"working"}
 
 
 def test_cancel_turn_sends_tasks_cancel(factory_harness: MakeHarness, tmp_path: Path) -> None:
