@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from dex_agents_contracts import AgentMessage, MessageRole
 from dex_agents_pydantic_ai._messages import (
+    FrameworkItemError,
     history_from_stored,
+    new_item_cache,
     to_framework_messages,
     usage_of,
 )
@@ -115,3 +118,30 @@ def test_usage_sums_the_responses() -> None:
     responses = [m for m in CONVERSATION if isinstance(m, ModelResponse)]
     usage = usage_of(responses)
     assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (2, 10, 5)
+
+
+def test_a_cached_history_is_the_same_history_and_decodes_only_new_messages() -> None:
+    cache = new_item_cache()
+    stored = _stored(CONVERSATION)
+    first = history_from_stored(stored[:5], cache)
+    assert cache.misses == 5
+    # Joining pieces builds new messages: the cached first pieces stay as stored.
+    assert _dump(history_from_stored(stored[:5], cache)) == _dump(first)
+    assert _dump(history_from_stored(stored, cache)) == _dump(CONVERSATION)
+    assert (cache.hits, cache.misses) == (10, 8)
+
+
+def test_a_change_to_a_loaded_message_does_not_reach_the_next_load() -> None:
+    cache = new_item_cache()
+    stored = _stored(CONVERSATION)
+    history = history_from_stored(stored, cache)
+    history[-1].metadata = {"set": "by the framework"}
+    assert _dump(history_from_stored(stored, cache)) == _dump(CONVERSATION)
+
+
+def test_a_broken_item_names_its_sequence_with_or_without_the_cache() -> None:
+    stored = _stored(CONVERSATION)
+    stored[3].framework_item = '{"kind": "not a message"}'
+    for cache in (None, new_item_cache()):
+        with pytest.raises(FrameworkItemError, match="stored message 4 is not a Pydantic AI"):
+            history_from_stored(stored, cache)

@@ -12,9 +12,9 @@ Optional capabilities are separate protocols, checked with `isinstance`:
 
 Besides the protocol: the rules an adapter applies to what the model asked for
 (tool-call IDs, effects and policies), the texts the model sees for final tool
-calls, and `FakeSession` with its doubles for an adapter's offline suite. What
-an application author declares (`ToolPolicy`, `UserError`, ...) is imported
-from `dex_agents`.
+calls, the cache of decoded framework items, and `FakeSession` with its doubles
+for an adapter's offline suite. What an application author declares
+(`ToolPolicy`, `UserError`, ...) is imported from `dex_agents`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents._runner.item_cache import DecodedItemCache
 from dex_agents._runner.policies import (
     BUILT_IN_TOOL_NAMES,
     BUILT_IN_TOOL_POLICY,
@@ -132,6 +133,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "BUILT_IN_TOOL_NAMES",
     "BUILT_IN_TOOL_POLICY",
     "BUILT_IN_TOOL_DEFINITIONS",
+    # decoding stored messages
+    "DecodedItemCache",
     # what the model sees for final tool calls
     "is_final",
     "model_visible_result",

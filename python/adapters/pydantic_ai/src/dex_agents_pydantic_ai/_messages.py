@@ -10,6 +10,8 @@ fields plus a marker in `metadata` (which Pydantic AI never sends to a model).
 Loading the history joins marked pieces back onto the message before them, so a
 later turn replays exactly the messages Pydantic AI wrote. The text and tool
 fields are a projection for display only; nothing reads them back.
+A runner keeps one `DecodedItemCache` (`new_item_cache`), so a RunModel late in a
+long session validates only the messages stored since the Worker last saw it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dex_agents.runner import FrameworkMessage
+from dex_agents.runner import DecodedItemCache, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
@@ -39,6 +41,7 @@ __all__ = [
     "dump_messages",
     "history_from_stored",
     "load_messages",
+    "new_item_cache",
     "to_framework_message",
     "to_framework_messages",
     "usage_of",
@@ -69,9 +72,20 @@ def _item_text(message: ModelMessage) -> str:
     return json.dumps(dump_messages([message])[0], separators=(",", ":"))
 
 
-def _load_item(item: str, *, sequence: int) -> ModelMessage:
+def _decode_item(item: str) -> ModelMessage:
+    return load_messages([json.loads(item)])[0]
+
+
+def new_item_cache() -> DecodedItemCache[ModelMessage]:
+    """A cache of decoded stored messages for one runner (one per Worker process)."""
+    return DecodedItemCache(_decode_item)
+
+
+def _load_item(
+    item: str, *, sequence: int, cache: DecodedItemCache[ModelMessage] | None
+) -> ModelMessage:
     try:
-        return load_messages([json.loads(item)])[0]
+        return cache.decoded(item) if cache is not None else _decode_item(item)
     except ValueError as error:
         raise FrameworkItemError(
             f"stored message {sequence} is not a Pydantic AI message "
@@ -79,11 +93,13 @@ def _load_item(item: str, *, sequence: int) -> ModelMessage:
         ) from error
 
 
-def history_from_stored(messages: Iterable[AgentMessage]) -> list[ModelMessage]:
+def history_from_stored(
+    messages: Iterable[AgentMessage], cache: DecodedItemCache[ModelMessage] | None = None
+) -> list[ModelMessage]:
     """The Pydantic AI message history of the stored conversation, pieces joined."""
     history: list[ModelMessage] = []
     for stored in messages:
-        message = _load_item(stored.framework_item, sequence=stored.sequence)
+        message = _load_item(stored.framework_item, sequence=stored.sequence, cache=cache)
         metadata = message.metadata
         if not metadata or PIECE_METADATA_KEY not in metadata:
             history.append(message)

@@ -72,6 +72,7 @@ from dex_agents_pydantic_ai._context import DEX_METADATA_KEY, DexRunInfo
 from dex_agents_pydantic_ai._deferral import ApproveEveryTool, DeferEveryTool
 from dex_agents_pydantic_ai._messages import (
     history_from_stored,
+    new_item_cache,
     to_framework_message,
     to_framework_messages,
     usage_of,
@@ -137,6 +138,7 @@ class PydanticAiRunner(Generic[DepsT]):
         self.stream = stream
         self.max_consecutive_retries = max_consecutive_retries
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
+        self._decoded_items = new_item_cache()
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 
@@ -145,7 +147,7 @@ class PydanticAiRunner(Generic[DepsT]):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         state = RunState.decode(turn.framework_run_state)
-        stored = history_from_stored(turn.messages)
+        stored = history_from_stored(turn.messages, self._decoded_items)
         history: list[ModelMessage] = [*stored, *state.messages]
         results = _deferred_results(state.pending, turn.tool_calls) if state.pending else None
         deps = self._deps(
