@@ -7,6 +7,8 @@ from typing import Any
 
 from dex_agents.options import AgentSessionOptions
 from dex_agents.runner import FrameworkMessage
+from dex_agents.session._rpcs.reads import snapshot
+from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._schema import SessionSchema, sequence_key
 from dex_agents.session._stores.messages import EMPTY_CHUNK_BYTES, MessageStore, encoded_size
 from dex_agents_contracts import AgentState, AgentStatus, InteractionMode
@@ -138,3 +140,59 @@ def test_long_history_rolls_over_and_reads_back_whole(harness: HarnessFactory) -
     # Each turn saw every earlier message.
     last = h.log.entries("model", turn=f"turn-{turns}")[0]
     assert last["seen"] == expected[:-1]
+
+
+class CountingContext(FakeContext):
+    """Counts each value read, as the SDK decodes a value on every read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[tuple[str, str | None]] = []
+
+    def _get_attribute(self, definition: Any, instance: str | None) -> Any:
+        self.reads.append((definition.name, instance))
+        return super()._get_attribute(definition, instance)
+
+
+def test_a_range_read_decodes_only_the_chunks_and_window_messages_it_returns() -> None:
+    store = _store(message_window_size=5, message_chunk_size=3)
+    context, state = CountingContext(), _state()
+    _append(store, context, state, [f"m{n}" for n in range(1, 21)])
+    assert _ranges(context, store) == [(1, 3), (4, 6), (7, 9), (10, 12)]  # 4 per commit
+    context.reads.clear()
+    got = store.read_range(context, after=10, through=17)  # type: ignore[arg-type]
+    assert [m.sequence for m in got] == list(range(11, 18))
+    chunks = [i for name, i in context.reads if name == "AgentMessageChunks"]
+    window = [i for name, i in context.reads if name == "AgentMessages"]
+    assert chunks == [sequence_key(10)]
+    assert window == [sequence_key(n) for n in range(13, 18)]
+
+
+class SnapshotContext(CountingContext):
+    """Adds the empty Channel reads of a session with nothing queued."""
+
+    def _pending_channel_messages(self, definition: Any, instance: str | None) -> list[Any]:
+        return []
+
+
+def test_the_snapshot_holds_the_newest_messages_and_decodes_no_older_chunk() -> None:
+    options = AgentSessionOptions(message_window_size=5, message_chunk_size=50)
+    runtime = SessionRuntime(
+        runner=None,  # type: ignore[arg-type]  # reads only: no Step runs
+        options=options,
+        schema=SessionSchema.create(1024),
+        steps=None,  # type: ignore[arg-type]
+    )
+    context, state = SnapshotContext(), _state()
+    store = runtime.store
+    for first in range(1, 301, 10):  # ten at a time: each commit moves at most four chunks
+        _append(store, context, state, [f"m{n}" for n in range(first, first + 10)])
+    state.status = AgentStatus.WAITING_FOR_USER_MESSAGE
+    runtime.schema.state.set(context, state)  # type: ignore[arg-type]
+    context.reads.clear()
+    got = snapshot(runtime, context)  # type: ignore[arg-type]
+    assert [m.text for m in got.messages] == [f"m{n}" for n in range(101, 301)]
+    chunks = [i for name, i in context.reads if name == "AgentMessageChunks"]
+    holding_the_newest = [(f, last) for f, last in _ranges(context, store) if last > 100]
+    assert chunks == [sequence_key(first) for first, _ in holding_the_newest]
+    assert len(holding_the_newest) < len(_ranges(context, store))

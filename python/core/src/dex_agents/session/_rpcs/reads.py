@@ -30,7 +30,9 @@ def snapshot(runtime: SessionRuntime, context: Context) -> AgentSnapshot:
     """State, recent messages, interrupts, the active turn's tool calls, usage, queues."""
     schema = runtime.schema
     state = runtime.state(context)
-    messages = runtime.store.read_all(context)
+    # Only the newest messages are returned, so only their chunks are decoded.
+    newest = state.next_message_sequence - 1 if state is not None else 0
+    messages = runtime.store.read_range(context, after=max(0, newest - SNAPSHOT_MESSAGE_LIMIT))
     queued = schema.queued_user_messages.pending_messages(context)
     tool_calls = (
         runtime.turn_records(context, state.active_turn_id)
@@ -64,10 +66,12 @@ def message_page(
     store = runtime.store
     limit = max(1, min(MAX_MESSAGE_PAGE_LIMIT, request.limit))
     before = request.before_sequence
-    messages = store.read_all(context)
-    if before is not None:
-        messages = [m for m in messages if m.sequence < before]
-    page = messages[-limit:]
+    state = runtime.state(context)
+    newest = state.next_message_sequence - 1 if state is not None else 0
+    through = newest if before is None else min(newest, before - 1)
+    # Stored sequences are one run, so the page is the `limit` sequences up to `through`;
+    # only the chunks holding them are decoded.
+    page = store.read_range(context, after=max(0, through - limit), through=through)
     index = store.index(context)
     oldest = index.first_sequence if index is not None else 1
     next_before = page[0].sequence if page and page[0].sequence > oldest else None

@@ -89,9 +89,11 @@ class MessageStore:
         AgentMessages window but only those AgentMessageChunks instances.
         """
         index = self.index(context)
+        messages = self.schema.messages
+        # Values decode on read: only the window's messages in the range are decoded.
         window = {
-            seq: message
-            for seq, message in self.window(context).items()
+            seq: messages.get(context, sequence_key(seq))
+            for seq in self._window_sequences(context)
             if _within(seq, after, through)
         }
         if index is None:
