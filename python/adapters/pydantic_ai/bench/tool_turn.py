@@ -6,7 +6,9 @@ its result. The plain turn runs it in this process with `Agent.run`; the durable
 turn runs it through `PydanticAiRunner` on dexlite, with a Worker child process
 (listening or pull), from `AgentSessionClient.run_turn`: five Dex Steps
 (StartAgentSession or AwaitUserMessage, RunModel, CallTool, ResumeTurn, RunModel),
-measured from the call until the committed snapshot is back and checked.
+measured from the call until the committed snapshot is back and checked. "Commit
+to return" is how long after dexlite committed the turn's last Step (the time in
+its Flow history) `run_turn` returned.
 
 Every variant runs in one invocation, one after the other, so the ratios compare
 figures taken on the same machine a minute apart. "Per durable call" divides the
@@ -44,7 +46,7 @@ from dex import WorkerTarget
 from dex_agents import AgentSessionClient, AgentSessionFlow, run_worker
 from dex_agents_contracts import AgentSnapshot, MessageRole
 from dex_agents_pydantic_ai import PydanticAiRunner
-from dex_agents_testing import DexliteProcess, child_env, free_port
+from dex_agents_testing import DexliteProcess, child_env, fetch_history, free_port
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import (
     ModelMessage,
@@ -159,8 +161,22 @@ def check_answered(snapshot: AgentSnapshot, expected_messages: int) -> None:
         raise AssertionError(f"{stored} messages stored, expected {expected_messages}")
 
 
-def durable_turns(address: str, mode: str, warmup: int, turns: int, *, long: bool) -> list[float]:
-    """Milliseconds per durable turn, from the client's call to the checked snapshot."""
+def last_commit_time(address: str, client: AgentSessionClient, session: str) -> float:
+    """When dexlite committed the session's newest completed Step (its history's clock)."""
+    run_id = client.client.describe_flow(session).run_id
+    history = fetch_history(address, session, run_id)
+    return max(
+        event.event_time.ToNanoseconds() / 1e9
+        for event in history
+        if event.WhichOneof("payload") == "step_execute_completed"
+    )
+
+
+def durable_turns(
+    address: str, mode: str, warmup: int, turns: int, *, long: bool
+) -> tuple[list[float], list[float]]:
+    """Milliseconds per durable turn, from the client's call to the checked snapshot, and
+    from the commit of the turn's last Step until `run_turn` returned."""
     listen_port = free_port() if mode == "listen" else None
     target = (
         WorkerTarget(address=f"127.0.0.1:{listen_port}")
@@ -168,26 +184,27 @@ def durable_turns(address: str, mode: str, warmup: int, turns: int, *, long: boo
         else WorkerTarget(pull=True)
     )
     times: list[float] = []
+    after_commit: list[float] = []
     with (
         worker_child(address, listen_port),
         AgentSessionClient(session_flow(), server_address=address, worker_target=target) as client,
     ):
         session = f"long-{uuid.uuid4().hex[:8]}"
         for n in range(warmup + turns):
+            if not long:
+                session = f"fresh-{uuid.uuid4().hex}"
+            elif n == 0:
+                client.start_session(session)
             started = time.perf_counter()
-            if long:
-                if n == 0:
-                    client.start_session(session)
-                snapshot = client.run_turn(session, QUESTION)
-                expected = 4 * (n + 1)
-            else:
-                snapshot = client.run_turn(f"fresh-{uuid.uuid4().hex}", QUESTION, new_session=True)
-                expected = 4
+            snapshot = client.run_turn(session, QUESTION, new_session=not long)
             elapsed = (time.perf_counter() - started) * 1000
-            check_answered(snapshot, expected)
+            returned = time.time()
+            check_answered(snapshot, 4 * (n + 1) if long else 4)
             if n >= warmup:
                 times.append(elapsed)
-    return times
+                committed = last_commit_time(address, client, session)
+                after_commit.append((returned - committed) * 1000)
+    return times, after_commit
 
 
 # --- report ----------------------------------------------------------------------------
@@ -197,6 +214,7 @@ def durable_turns(address: str, mode: str, warmup: int, turns: int, *, long: boo
 class Row:
     label: str
     times: list[float]
+    after_commit: list[float] | None = None
 
     @property
     def median(self) -> float:
@@ -207,18 +225,22 @@ class Row:
 
 
 def print_table(plain: Row, rows: list[Row]) -> None:
-    print("| variant | n | turn median ms | p90 ms | per durable call ms | ratio to plain |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| variant | n | turn median ms | p90 ms | per durable call ms | ratio to plain "
+        "| commit to return ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     print(
         f"| {plain.label} | {len(plain.times)} | {plain.median:.1f} | {plain.p90():.1f} "
-        "| - | 1.0x |"
+        "| - | 1.0x | - |"
     )
     for row in rows:
         per_call = (row.median - plain.median) / 3
         ratio = row.median / plain.median
+        after = statistics.median(row.after_commit) if row.after_commit else float("nan")
         print(
             f"| {row.label} | {len(row.times)} | {row.median:.1f} | {row.p90():.1f} "
-            f"| {per_call:.1f} | {ratio:.1f}x |"
+            f"| {per_call:.1f} | {ratio:.1f}x | {after:.1f} |"
         )
 
 
@@ -247,7 +269,7 @@ def main() -> None:
             rows = [
                 Row(
                     f"dex-agents, {variant}, {mode} Worker",
-                    durable_turns(dexlite.address, mode, args.warmup, args.turns, long=long),
+                    *durable_turns(dexlite.address, mode, args.warmup, args.turns, long=long),
                 )
                 for mode in modes
             ]
