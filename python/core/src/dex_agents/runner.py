@@ -33,7 +33,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
     UnfinishedTurnMessageBuilder,
 )
-from dex_agents._runner.item_cache import DecodedItemCache
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
 from dex_agents._runner.policies import (
     BUILT_IN_TOOL_NAMES,
     BUILT_IN_TOOL_POLICY,
@@ -135,6 +135,7 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "BUILT_IN_TOOL_DEFINITIONS",
     # decoding stored messages
     "DecodedItemCache",
+    "DEFAULT_ITEM_CACHE_BYTES",
     # what the model sees for final tool calls
     "is_final",
     "model_visible_result",

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dex_agents.runner import DecodedItemCache, FrameworkMessage
+from dex_agents.runner import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
@@ -76,9 +76,9 @@ def _decode_item(item: str) -> ModelMessage:
     return load_messages([json.loads(item)])[0]
 
 
-def new_item_cache() -> DecodedItemCache[ModelMessage]:
+def new_item_cache(max_bytes: int = DEFAULT_ITEM_CACHE_BYTES) -> DecodedItemCache[ModelMessage]:
     """A cache of decoded stored messages for one runner (one per Worker process)."""
-    return DecodedItemCache(_decode_item)
+    return DecodedItemCache(_decode_item, max_bytes=max_bytes)
 
 
 def _load_item(

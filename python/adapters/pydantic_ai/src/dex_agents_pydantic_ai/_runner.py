@@ -21,6 +21,7 @@ from typing import Any, Generic
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
     BUILT_IN_TOOL_POLICY,
+    DEFAULT_ITEM_CACHE_BYTES,
     NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -112,6 +113,8 @@ class PydanticAiRunner(Generic[DepsT]):
             on the retry, at least 1).
         heartbeat_interval_seconds: How often a model call or tool call that is still
             running heartbeats its Step, which Dex fails after two minutes of silence.
+        decoded_item_cache_bytes: How much stored message text the runner keeps decoded
+            between Steps (see `DecodedItemCache`); 0 decodes every message every time.
     """
 
     def __init__(
@@ -124,6 +127,7 @@ class PydanticAiRunner(Generic[DepsT]):
         stream: bool | None = None,
         max_consecutive_retries: int | None = None,
         heartbeat_interval_seconds: float = 30.0,
+        decoded_item_cache_bytes: int = DEFAULT_ITEM_CACHE_BYTES,
     ) -> None:
         if not _accepts_deferred_requests(agent.output_type):
             raise UserError(
@@ -138,7 +142,7 @@ class PydanticAiRunner(Generic[DepsT]):
         self.stream = stream
         self.max_consecutive_retries = max_consecutive_retries
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
-        self._decoded_items = new_item_cache()
+        self._decoded_items = new_item_cache(decoded_item_cache_bytes)
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 
