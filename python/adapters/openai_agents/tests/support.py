@@ -85,3 +85,30 @@ def weather_agent(**kwargs: Any) -> Agent[Any]:
         tools=[get_weather, explode, book_trip],
         **kwargs,
     )
+
+
+@function_tool
+def refund(order: str) -> str:
+    """Refunds an order."""
+    RAN.append(("refund", None))
+    return f"refunded {order}"
+
+
+def respond_with_handoff(call: ModelCall) -> Any:
+    """Triage hands refunds to billing; billing calls `refund`, then answers."""
+    names = {getattr(tool, "name", None) for tool in call.tools}
+    results = outputs(call)
+    if "refund" not in names:  # the triage agent
+        if results:  # the handoff's own output: the SDK continues with billing
+            return [assistant_message("triage should not answer after a handoff")]
+        return [function_call("transfer_to_billing", {}, call_id="h1")]
+    refunds = [value for value in results.values() if "refunded" in value]
+    if refunds:
+        return [assistant_message("Billing: " + "; ".join(refunds))]
+    return [function_call("refund", {"order": "A-1"}, call_id="f1")]
+
+
+def handoff_agents() -> Agent[Any]:
+    model = RespondingModel(respond_with_handoff)
+    billing: Agent[Any] = Agent(name="billing", model=model, tools=[refund])
+    return Agent(name="triage", model=model, handoffs=[billing])
