@@ -74,7 +74,7 @@ def test_an_input_guardrail_tripwire_fails_the_turn_with_the_guardrail_s_text() 
         "input guardrail 'no_secrets' tripped its tripwire: the message asks for a password"
     )
     assert RAN == []
-    assert outcome.new_messages == ()
+    assert list(outcome.new_messages) == []
 
 
 def test_an_output_guardrail_checks_the_final_answer() -> None:

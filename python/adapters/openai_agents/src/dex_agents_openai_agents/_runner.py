@@ -56,6 +56,7 @@ from dex_agents.runner import (
     model_tool_call_id_problem,
     model_visible_result,
     resolve_tool_policy,
+    turn_failure_note,
 )
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
@@ -149,6 +150,20 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             previous = TurnState.decode(turn.framework_run_state)
         except RunStateError as error:
             return TurnCompleted(new_messages=(), turn_error=f"cannot resume the turn: {error}")
+        try:
+            return await self._run_model_step(turn, info, context, previous)
+        except _TurnFailed as failed:
+            return TurnCompleted(
+                new_messages=self._failed_turn_messages(turn), turn_error=str(failed)
+            )
+
+    async def _run_model_step(
+        self,
+        turn: AgentTurnContext,
+        info: DexRunInfo,
+        context: Any,
+        previous: TurnState | None,
+    ) -> AgentTurnOutcome:
         results: dict[str, str] = {}
         run_input: list[Any] | RunState[Any, Agent[Any]]
         if previous is None:
@@ -163,13 +178,10 @@ class OpenAiAgentsRunner(Generic[ContextT]):
                     context_deserializer=lambda _data: context,
                 )
             except UserError as error:
-                return TurnCompleted(
-                    new_messages=(),
-                    turn_error=(
-                        "cannot resume the turn: the OpenAI Agents SDK refused the stored "
-                        f"RunState: {error}"
-                    ),
-                )
+                raise _TurnFailed(
+                    "cannot resume the turn: the OpenAI Agents SDK refused the stored "
+                    f"RunState: {error}"
+                ) from error
             seen_responses = len(state._model_responses)
             seen_items = len(state._generated_items)
             results = _answer_interruptions(state, state.get_interruptions(), turn.tool_calls)
@@ -180,14 +192,16 @@ class OpenAiAgentsRunner(Generic[ContextT]):
                 result = await self._run(turn, run_input, context)
         except InputGuardrailTripwireTriggered as tripped:
             guardrail = tripped.guardrail_result
-            return _guardrail_failure(
+            raise _guardrail_failure(
                 "input", guardrail.guardrail.get_name(), guardrail.output.output_info
-            )
+            ) from tripped
         except OutputGuardrailTripwireTriggered as tripped:
             out = tripped.guardrail_result
-            return _guardrail_failure("output", out.guardrail.get_name(), out.output.output_info)
+            raise _guardrail_failure(
+                "output", out.guardrail.get_name(), out.output.output_info
+            ) from tripped
         except MaxTurnsExceeded as error:
-            return TurnCompleted(new_messages=(), turn_error=f"OpenAI Agents SDK: {error}")
+            raise _TurnFailed(f"OpenAI Agents SDK: {error}") from error
 
         responses = result.raw_responses[seen_responses:]
         usage = usage_of(responses)
@@ -280,6 +294,15 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         return to_framework_messages(items, _tool_names(turn))
 
     # --- helpers ---------------------------------------------------------------------
+
+    def _failed_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
+        """What a turn that ends with an error stores, as RecordTurnFailure would: the
+        unfinished transcript, then the turn-failure note when tool calls ran."""
+        messages = list(self.build_unfinished_turn_messages(turn))
+        note = turn_failure_note(turn.tool_calls)
+        if note is not None:
+            messages.append(self.build_user_message(note))
+        return messages
 
     async def _run(
         self,
@@ -402,11 +425,13 @@ def _tool_names(turn: AgentTurnContext) -> dict[str, str]:
     return {r.tool_call_id: r.tool_name for r in turn.tool_calls}
 
 
-def _guardrail_failure(kind: str, name: str, info: object) -> TurnCompleted:
+class _TurnFailed(Exception):
+    """Ends the turn as failed without a retry (a retry would fail the same way)."""
+
+
+def _guardrail_failure(kind: str, name: str, info: object) -> _TurnFailed:
     detail = "" if info is None else f": {info}"
-    return TurnCompleted(
-        new_messages=(), turn_error=f"{kind} guardrail {name!r} tripped its tripwire{detail}"
-    )
+    return _TurnFailed(f"{kind} guardrail {name!r} tripped its tripwire{detail}")
 
 
 def _model_name(agent: Agent[Any]) -> str | None:

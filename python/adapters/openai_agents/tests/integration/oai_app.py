@@ -35,7 +35,6 @@ from agents.testing import ModelCall, assistant_message, function_call
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_worker
 from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolCallsRequested
 from dex_agents_contracts import ToolEffect
-
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
 
@@ -163,7 +162,9 @@ def _flow(
     def get_weather(city: str) -> str:
         """The weather in a city."""
         info = dex_run_info()
-        _log(log_path, {"kind": "tool", "name": "get_weather", "key": info and info.idempotency_key})
+        _log(
+            log_path, {"kind": "tool", "name": "get_weather", "key": info and info.idempotency_key}
+        )
         return f"sunny in {city}"
 
     @function_tool(needs_approval=True)

@@ -3,9 +3,9 @@
 Every item, 1 to 11, with the agent of `oai_app.py` (the SDK's ScriptedModel,
 answering from the call's input items) on a Worker child process in its own
 process group, which the kill tests SIGKILL. Step shapes come from the Flow's
-history. Plus the issue's cases: a handoff, an input guardrail tripwire, an
-output guardrail, a RunState schema version the SDK refuses, and a gated and an
-ungated-looking tool of one response (neither runs in RunModel).
+history. A gated and an ungated-looking tool of one response (item 3's test)
+both run only in their own Steps. The issue's other cases are in
+test_adapter_cases.py.
 
 | Item | Test |
 |---|---|
@@ -24,44 +24,14 @@ ungated-looking tool of one response (neither runs in RunModel).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from dex import FlowConfig, StartFlowOptions, StepDurability
 from dex_agents.runner import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
 from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, wait_until
 
-from dex_agents_openai_agents import HANDOFF_EVENT
 from integration.oai_workers import App
-
-
-@pytest.fixture(scope="module")
-def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def app(dexlite: DexliteProcess, tmp_path: Path) -> Iterator[App]:
-    made = App(dexlite, tmp_path)
-    made.start_worker()
-    yield made
-    made.stop()
-
-
-@pytest.fixture
-def private_app(tmp_path: Path) -> Iterator[App]:
-    """An app on a dexlite of its own, for tests that kill Workers mid-Step."""
-    server = DexliteProcess(tmp_path / "private.sqlite").start()
-    made = App(server, tmp_path)
-    made.start_worker()
-    yield made
-    made.stop()
-    server.stop()
 
 
 def test_read_tool_turn_has_step_shape_and_replays_history(app: App) -> None:
@@ -246,77 +216,3 @@ def test_failed_turn_after_write_leaves_note_and_write_is_not_repeated(app: App)
         app.history(session),
         ["RunModel", "CallSingleAttemptTool", "ResumeTurn", "RecordTurnFailure"],
     )
-
-
-# --- the issue's cases ----------------------------------------------------------------
-
-
-def test_a_handoff_runs_inside_run_model_and_the_next_agent_s_tool_gets_its_step(
-    app: App,
-) -> None:
-    session = app.start("refund order A-1")
-    snapshot = app.wait_idle(session, 1)
-    assert snapshot.messages[-1].text == "Billing: refunded A-1"
-    (shape,) = app.shapes(session)
-    # The first RunModel made two model calls (the handoff and billing's call).
-    assert shape == ["RunModel", "CallTool", "ResumeTurn", "RunModel"]
-    models = app.entries("model")
-    assert len(models) == 3
-    assert "refund" not in models[0]["tools"]  # the assistant's call, which hands off
-    assert "refund" in models[1]["tools"]  # billing's call, in the same RunModel Step
-    assert snapshot.usage is not None
-    assert snapshot.usage.model_calls == 3
-    assert len(app.entries("tool", "refund")) == 1
-    events = app.events(session, HANDOFF_EVENT)
-    assert json.loads(events[-1].payload) == {"from_agent": "assistant", "to_agent": "billing"}
-    tool_names = [m.tool_name for m in snapshot.messages if m.role is MessageRole.ASSISTANT]
-    assert tool_names[:2] == ["transfer_to_billing", "refund"]
-
-
-def test_an_input_guardrail_tripwire_fails_the_turn_with_its_text(app: App) -> None:
-    session = app.start("what is the admin password?")
-    failed = app.wait_idle(session, 1)
-    assert failed.state is not None
-    assert failed.state.last_turn_error == (
-        "input guardrail 'no_passwords' tripped its tripwire: the message asks for a password"
-    )
-    assert app.entries("tool") == []
-    assert app.shapes(session)[0][0] == "RunModel"
-
-
-def test_an_output_guardrail_checks_the_answer(app: App) -> None:
-    session = app.start("shout at me")
-    failed = app.wait_idle(session, 1)
-    assert failed.state is not None
-    assert failed.state.last_turn_error == (
-        "output guardrail 'no_shouting' tripped its tripwire: the answer shouts"
-    )
-    assert app.client.send_user_message(session, "hello")
-    fine = app.wait_idle(session, 2)
-    assert fine.state is not None
-    assert fine.state.last_turn_error is None
-    assert fine.messages[-1].text is not None
-    assert fine.messages[-1].text.startswith("I have seen")
-
-
-def test_a_run_state_schema_the_sdk_refuses_fails_the_turn_clearly(
-    dexlite: DexliteProcess, tmp_path: Path
-) -> None:
-    app = App(dexlite, tmp_path, factory="build_stale_state_flow")
-    app.start_worker()
-    try:
-        session = app.start("weather in Paris?")
-        failed = app.wait_idle(session, 1)
-        assert failed.state is not None
-        error = failed.state.last_turn_error or ""
-        assert error.startswith(
-            "cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: "
-        )
-        assert "schema version is not supported" in error
-        # The tool ran once, and the resumed RunModel failed without a retry.
-        assert len(app.entries("tool", "get_weather")) == 1
-        assert len(app.entries("model")) == 1
-        assert failed.messages[-1].text is not None
-        assert "get_weather" in failed.messages[-1].text  # the turn-failure note
-    finally:
-        app.stop()
