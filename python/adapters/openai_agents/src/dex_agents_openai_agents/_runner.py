@@ -18,7 +18,7 @@ import dataclasses
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from agents import (
     Agent,
@@ -46,11 +46,15 @@ from dex_agents.runner import (
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     ModelCallMetadata,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
     TurnCompleted,
     is_final,
     model_tool_call_id_problem,
@@ -72,7 +76,11 @@ from dex_agents_openai_agents._items import (
     usage_of,
     user_item,
 )
+from dex_agents_openai_agents._mcp_tools import McpTools
 from dex_agents_openai_agents._state import PendingCall, RunStateError, TurnState
+
+if TYPE_CHECKING:
+    from dex_agents.mcp import McpToolSource
 
 __all__ = ["HANDOFF_EVENT", "OpenAiAgentsRunner"]
 
@@ -107,6 +115,8 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             running heartbeats its Step, which Dex fails after two minutes of silence.
         decoded_item_cache_bytes: How much stored message text the runner keeps decoded
             between Steps (see `DecodedItemCache`); 0 decodes every message every time.
+        mcp_sources: `McpToolSource`s whose tools join the starting agent's function
+            tools (see `_mcp_tools`); their calls run through the source in tool Steps.
     """
 
     def __init__(
@@ -121,6 +131,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         stream: bool = True,
         heartbeat_interval_seconds: float = 30.0,
         decoded_item_cache_bytes: int = DEFAULT_ITEM_CACHE_BYTES,
+        mcp_sources: Sequence[McpToolSource] = (),
     ) -> None:
         if not isinstance(agent, Agent):
             raise TypeError(f"OpenAiAgentsRunner needs an agents.Agent, got {type(agent).__name__}")
@@ -136,6 +147,8 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
         self._graph = GatedGraph(agent)
         self._decoded_items = new_item_cache(decoded_item_cache_bytes)
+        self._mcp = McpTools(mcp_sources)
+        self._start_with_mcp: Agent[Any] | None = None
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 
@@ -165,6 +178,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         previous: TurnState | None,
     ) -> AgentTurnOutcome:
         results: dict[str, str] = {}
+        start = await self._start_agent()
         run_input: list[Any] | RunState[Any, Agent[Any]]
         if previous is None:
             run_input = history_from_stored(turn.messages, self._decoded_items)
@@ -172,7 +186,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         else:
             try:
                 state = await RunState.from_json(
-                    self._graph.start,
+                    start,
                     previous.sdk_state,
                     context_override=context,
                     context_deserializer=lambda _data: context,
@@ -189,7 +203,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
 
         try:
             with running(info), with_stored_results(results):
-                result = await self._run(turn, run_input, context)
+                result = await self._run(turn, start, run_input, context)
         except InputGuardrailTripwireTriggered as tripped:
             guardrail = tripped.guardrail_result
             raise _guardrail_failure(
@@ -232,8 +246,12 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             model_call_metadata=metadata,
         )
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         record = call.tool_call
+        source = self._mcp.owner(record.tool_source_reference)
+        if source is not None:  # an MCP tool: the source runs it, and may start a task
+            async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+                return await source.execute_deferred_tool_call(call)
         tool = self._graph.tools.get(record.tool_name)
         if tool is None:
             raise ToolExecutionError(f"this agent has no function tool named {record.tool_name!r}")
@@ -271,6 +289,21 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             raise ToolExecutionError(text) from error
         return ToolExecutionResult(output=_output_text(output))
 
+    # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ---------------
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        source = self._mcp.owner(poll.tool_call.tool_source_reference)
+        if source is None:  # not a ToolExecutionError: the call is recorded by its effect
+            raise RuntimeError(
+                f"no MCP source of this runner owns the task of {poll.tool_call.tool_name!r}"
+            )
+        return await source.poll_tool_task(poll)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        source = self._mcp.owner(cancellation.tool_call.tool_source_reference)
+        if source is not None:
+            await source.cancel_tool_task(cancellation)
+
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 
     def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
@@ -304,23 +337,34 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             messages.append(self.build_user_message(note))
         return messages
 
+    async def _start_agent(self) -> Agent[Any]:
+        """The gated starting agent, with the MCP sources' tools once they are listed."""
+        if not self._mcp.sources:
+            return self._graph.start
+        if self._start_with_mcp is None:
+            start = self._graph.start
+            tools = await self._mcp.function_tools(taken=list(self._graph.tools))
+            self._start_with_mcp = start.clone(tools=[*start.tools, *tools])
+        return self._start_with_mcp
+
     async def _run(
         self,
         turn: AgentTurnContext,
+        start: Agent[Any],
         run_input: list[Any] | RunState[Any, Agent[Any]],
         context: Any,
     ) -> RunResult | RunResultStreaming:
         async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
             if not self.stream:
                 return await Runner.run(
-                    self._graph.start,
+                    start,
                     run_input,
                     context=context,
                     max_turns=self.max_turns,
                     run_config=self.run_config,
                 )
             streamed = Runner.run_streamed(
-                self._graph.start,
+                start,
                 run_input,
                 context=context,
                 max_turns=self.max_turns,
@@ -342,7 +386,8 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         for item in interruptions:
             name = item.name or item.tool_name or ""
             call_id = item.call_id or ""
-            if name not in self._graph.tools:
+            mcp_tool = None if name in self._graph.tools else self._mcp.listed(name)
+            if name not in self._graph.tools and mcp_tool is None:
                 raise ValueError(
                     f"the model's call of {name!r} needs approval but is not a function tool "
                     "of the agent; OpenAiAgentsRunner defers function tools only"
@@ -355,6 +400,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             policy = resolve_tool_policy(
                 name,
                 tool_policies={**turn.tool_policies, **self.tool_policies},
+                framework_effect=mcp_tool.effect if mcp_tool is not None else None,
                 default_effect=(
                     self.default_tool_effect
                     if self.default_tool_effect is not None
@@ -367,7 +413,11 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             pending.append(PendingCall(tool_call_id=call_id, tool_name=name))
             calls.append(
                 DeferredToolCall(
-                    tool_call_id=call_id, tool_name=name, arguments=arguments, policy=policy
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    arguments=arguments,
+                    policy=policy,
+                    tool_source_reference=mcp_tool.reference if mcp_tool is not None else None,
                 )
             )
         return pending, calls
