@@ -149,7 +149,7 @@ class LangGraphRunner:
                 )
             pending, calls, continues = self._deferred(turn, interrupts, messages)
             next_state = RunState(
-                thread=self.saver.export_thread(thread_id),
+                thread=self.saver.export_thread(thread_id, latest_only=True),
                 pending=pending,
                 continue_interrupts=continues,
                 input_count=input_count,

@@ -218,10 +218,19 @@ class DexCheckpointSaver(BaseCheckpointSaver[int]):
 
     # --- moving a thread in and out of the session's run state -----------------------
 
-    def export_thread(self, thread_id: str) -> dict[str, Any]:
-        """Every checkpoint and write of a thread, JSON-ready (the serializer's bytes in base64)."""
+    def export_thread(self, thread_id: str, *, latest_only: bool = False) -> dict[str, Any]:
+        """A thread's checkpoints and writes, JSON-ready (the serializer's bytes in base64).
+
+        `latest_only` keeps each namespace's newest checkpoint and its writes, all a
+        resume needs: every checkpoint holds the whole state, so the full history
+        grows with the square of a turn's length.
+        """
         with self._lock:
             namespaces = self._checkpoints.get(thread_id, {})
+            kept = {
+                namespace: sorted(saved.items())[-1:] if latest_only else sorted(saved.items())
+                for namespace, saved in namespaces.items()
+            }
             checkpoints = [
                 {
                     "ns": namespace,
@@ -230,9 +239,10 @@ class DexCheckpointSaver(BaseCheckpointSaver[int]):
                     "checkpoint": _typed_json(entry.checkpoint),
                     "metadata": _typed_json(entry.metadata),
                 }
-                for namespace, saved in namespaces.items()
-                for checkpoint_id, entry in sorted(saved.items())
+                for namespace, entries in kept.items()
+                for checkpoint_id, entry in entries
             ]
+            exported = {(ns, cid) for ns, entries in kept.items() for cid, _ in entries}
             writes = [
                 {
                     "ns": namespace,
@@ -244,7 +254,7 @@ class DexCheckpointSaver(BaseCheckpointSaver[int]):
                     "path": write.task_path,
                 }
                 for (thread, namespace, checkpoint_id), stored in self._writes.items()
-                if thread == thread_id
+                if thread == thread_id and (namespace, checkpoint_id) in exported
                 for (_, index), write in stored.items()
             ]
         return {"format": _EXPORT_FORMAT, "checkpoints": checkpoints, "writes": writes}
