@@ -25,7 +25,7 @@ from dex_agents_langgraph import DexCheckpointSaver, DexStepMiddleware, LangGrap
 from dex_agents_testing.tool_turn import ANSWER, QUESTION, ToolTurnBench, run_tool_turn_bench
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
@@ -88,7 +88,7 @@ def plain_turns(warmup: int, turns: int, long: bool) -> list[float]:
                 thread = uuid.uuid4().hex
             config: Any = {"configurable": {"thread_id": thread}}
             started = time.perf_counter()
-            result = await agent.ainvoke({"messages": [("user", QUESTION)]}, config)
+            result = await agent.ainvoke({"messages": [HumanMessage(QUESTION)]}, config)
             elapsed = (time.perf_counter() - started) * 1000
             if result["messages"][-1].text != ANSWER:
                 raise AssertionError(f"plain turn answered {result['messages'][-1].text!r}")
