@@ -6,6 +6,7 @@ Step, every tool call in its own tool Step. The graph needs
 `DexStepMiddleware`; see the package README.
 """
 
+from dex_agents_langgraph._mcp_tools import langchain_mcp_tools
 from dex_agents_langgraph._middleware import DexStepMiddleware, defer_tool_call
 from dex_agents_langgraph._runner import LangGraphRunner
 from dex_agents_langgraph._saver import CheckpointImportError, DexCheckpointSaver
@@ -20,4 +21,5 @@ __all__ = [
     "LangGraphRunner",
     "RunStateError",
     "defer_tool_call",
+    "langchain_mcp_tools",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
@@ -25,11 +25,15 @@ from dex_agents.runner import (
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
     ModelCallMetadata,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     heartbeats,
@@ -46,6 +50,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Interrupt
 
+from dex_agents_langgraph._mcp_tools import McpSources
 from dex_agents_langgraph._messages import (
     history_from_stored,
     to_framework_message,
@@ -60,6 +65,9 @@ from dex_agents_langgraph._middleware import (
 from dex_agents_langgraph._saver import DexCheckpointSaver
 from dex_agents_langgraph._state import PendingCall, RunState, RunStateError
 from dex_agents_langgraph._tool_context import DexToolContext
+
+if TYPE_CHECKING:
+    from dex_agents.mcp import McpToolSource
 
 __all__ = ["LangGraphRunner"]
 
@@ -82,6 +90,8 @@ class LangGraphRunner:
         tool_policies: Per-tool effect and approval; they win over the session's.
         default_tool_effect: Effect of a tool without a policy; None uses the
             session's `default_tool_effect`.
+        mcp_sources: `McpToolSource`s whose tools the graph offers (built with
+            `langchain_mcp_tools`); their calls run through the source in tool Steps.
         recursion_limit: LangGraph's super-step limit for one Step's invocation.
         heartbeat_interval_seconds: How often a running model call or tool heartbeats.
     """
@@ -93,6 +103,7 @@ class LangGraphRunner:
         tools: Sequence[BaseTool] = (),
         tool_policies: Mapping[str, ToolPolicy] | None = None,
         default_tool_effect: ToolEffect | None = None,
+        mcp_sources: Sequence[McpToolSource] = (),
         recursion_limit: int = 50,
         heartbeat_interval_seconds: float = DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     ) -> None:
@@ -107,6 +118,7 @@ class LangGraphRunner:
         self.tools: dict[str, BaseTool] = {**_graph_tools(graph), **{t.name: t for t in tools}}
         self.tool_policies: Mapping[str, ToolPolicy] = dict(tool_policies or {})
         self.default_tool_effect = default_tool_effect
+        self._mcp = McpSources(mcp_sources)
         self.recursion_limit = recursion_limit
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
 
@@ -168,8 +180,12 @@ class LangGraphRunner:
         finally:
             self.saver.delete_thread(thread_id)
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         record = call.tool_call
+        source = self._mcp.owner(record.tool_source_reference)
+        if source is not None:  # an MCP tool: the source runs it, and may start a task
+            async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+                return await source.execute_deferred_tool_call(call)
         tool = self.tools.get(record.tool_name)
         if tool is None:
             raise ToolExecutionError(f"no tool named {record.tool_name!r} in this graph")
@@ -200,6 +216,21 @@ class LangGraphRunner:
                 raise ToolExecutionError(str(output.text))
             return ToolExecutionResult(output=str(output.text))
         return ToolExecutionResult(output=output if isinstance(output, str) else json.dumps(output))
+
+    # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ----------------
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        source = self._mcp.owner(poll.tool_call.tool_source_reference)
+        if source is None:  # not a ToolExecutionError: the call is recorded by its effect
+            raise RuntimeError(
+                f"no MCP source of this runner owns the task of {poll.tool_call.tool_name!r}"
+            )
+        return await source.poll_tool_task(poll)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        source = self._mcp.owner(cancellation.tool_call.tool_source_reference)
+        if source is not None:
+            await source.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 
@@ -270,10 +301,11 @@ class LangGraphRunner:
             if problem is not None:
                 raise ValueError(problem)
             used.add(tool_call_id)
+            mcp_tool = self._mcp.listed(tool_name)
             policy = resolve_tool_policy(
                 tool_name,
                 tool_policies={**turn.tool_policies, **self.tool_policies},
-                framework_effect=None,
+                framework_effect=mcp_tool.effect if mcp_tool is not None else None,
                 default_effect=(
                     self.default_tool_effect
                     if self.default_tool_effect is not None
@@ -289,6 +321,7 @@ class LangGraphRunner:
                     tool_name=tool_name,
                     arguments=json.dumps(call.get("args") or {}, separators=(",", ":")),
                     policy=policy,
+                    tool_source_reference=mcp_tool.reference if mcp_tool is not None else None,
                 )
             )
         return pending, calls, continues
