@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
+    BUILT_IN_TOOL_POLICY,
     NO_RESULT_TEXT,
     OUTCOME_UNKNOWN_RESULT,
     USER_REJECTED_RESULT,
@@ -274,3 +275,61 @@ def test_a_graph_without_the_dex_saver_is_refused() -> None:
     agent = create_agent(ScriptedChatModel.of("hi"), [])
     with pytest.raises(UserError, match="checkpointer=DexCheckpointSaver"):
         LangGraphRunner(agent)
+
+
+class Offered(ScriptedChatModel):
+    """Remembers the tool names each model call was offered."""
+
+    offered: list[list[str]] = []  # noqa: RUF012 - a pydantic field: copied per instance
+
+    def bind_tools(self, tools: Any, *, tool_choice: str | None = None, **kwargs: Any) -> Any:
+        self.offered.append(
+            sorted(t["function"]["name"] if isinstance(t, dict) else t.name for t in tools)
+        )
+        return self
+
+
+def test_enabled_built_ins_reach_the_model_and_their_calls_the_session() -> None:
+    tools = Tools()
+    model = Offered(
+        messages=iter(
+            [
+                AIMessage(content="", tool_calls=[call("ask_user", "q1", question="Which city?")]),
+                AIMessage(content="Paris it is."),
+            ]
+        ),
+        offered=[],
+    )
+    agent = create_agent(
+        model, tools.all(), middleware=[DexStepMiddleware()], checkpointer=DexCheckpointSaver()
+    )
+    session = FakeSession(LangGraphRunner(agent), enabled_built_in_tools=("ask_user",))
+    session.start_turn("Book me a trip")
+    outcome = session.run_model()
+    assert isinstance(outcome, ToolCallsRequested)
+    (asked,) = outcome.tool_calls
+    assert asked.tool_name == "ask_user"
+    assert asked.policy == BUILT_IN_TOOL_POLICY
+    assert model.offered[0] == ["ask_user", "book_trip", "broken", "get_weather"]
+    session.finish("q1", ToolCallStatus.SUCCEEDED, output="Paris")
+    final = session.run_model()
+    assert isinstance(final, TurnCompleted)
+    assert final.new_messages[-1].text == "Paris it is."
+
+
+def test_a_tool_with_a_reserved_built_in_name_is_refused() -> None:
+    @tool
+    def ask_user(question: str) -> str:
+        """Shadows the built-in."""
+        return question
+
+    agent = create_agent(
+        ScriptedChatModel.of("hi"),
+        [ask_user],
+        middleware=[DexStepMiddleware()],
+        checkpointer=DexCheckpointSaver(),
+    )
+    session = FakeSession(LangGraphRunner(agent), enabled_built_in_tools=("ask_user",))
+    session.start_turn("hi")
+    with pytest.raises(UserError, match="built-in tool this session enables"):
+        session.run_model()

@@ -7,8 +7,12 @@ without calling the tool. A second model call within one graph invocation
 (a structured-output retry, say) is paused the same way before it starts, so
 one RunModel Step makes one model call.
 
+The session's enabled built-in tools (ask_user, durable_wait, write_todos)
+join the model's tools in `wrap_model_call`; their calls pause the graph like
+any other, and the session runs them in its own Steps.
+
 Code a graph runs before an interrupt runs again on resume (LangGraph
-re-executes the interrupted node), so both hooks only read state.
+re-executes the interrupted node), so the hooks only read state.
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ from contextvars import ContextVar
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain.agents.middleware.types import ToolCallRequest
+from langchain.agents.middleware.types import (
+    ModelCallResult,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+)
 from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -28,8 +37,8 @@ __all__ = [
     "NEXT_MODEL_CALL_KEY",
     "TOOL_CALL_KEY",
     "DexStepMiddleware",
-    "counting_model_calls",
     "defer_tool_call",
+    "step_scope",
 ]
 
 TOOL_CALL_KEY = "dex_tool_call"
@@ -38,6 +47,9 @@ NEXT_MODEL_CALL_KEY = "dex_next_model_call"
 """Interrupt value key of a model call left for the next Step."""
 
 _model_calls: ContextVar[list[int] | None] = ContextVar("dex_langgraph_model_calls", default=None)
+_built_ins: ContextVar[tuple[dict[str, Any], ...]] = ContextVar(
+    "dex_langgraph_built_ins", default=()
+)
 
 
 def defer_tool_call(tool_call: ToolCall) -> ToolMessage:
@@ -59,14 +71,16 @@ def defer_tool_call(tool_call: ToolCall) -> ToolMessage:
 
 
 @contextlib.contextmanager
-def counting_model_calls() -> Iterator[list[int]]:
-    """Counts the model calls of one graph invocation (the runner wraps each Step in it)."""
-    counter = [0]
-    token = _model_calls.set(counter)
+def step_scope(built_in_tools: tuple[dict[str, Any], ...] = ()) -> Iterator[None]:
+    """One RunModel Step's graph invocation: its model calls are counted, and the
+    session's enabled built-ins (OpenAI function specs) are offered to the model."""
+    calls = _model_calls.set([0])
+    offered = _built_ins.set(built_in_tools)
     try:
-        yield counter
+        yield
     finally:
-        _model_calls.reset(token)
+        _built_ins.reset(offered)
+        _model_calls.reset(calls)
 
 
 class DexStepMiddleware(AgentMiddleware[AgentState[Any], Any]):
@@ -88,6 +102,20 @@ class DexStepMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
 
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelCallResult[Any]:
+        return handler(_with_built_ins(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelCallResult[Any]:
+        return await handler(_with_built_ins(request))
+
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
@@ -103,3 +131,8 @@ class DexStepMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ToolMessage | Command[Any]:
         del handler
         return defer_tool_call(request.tool_call)
+
+
+def _with_built_ins(request: ModelRequest[Any]) -> ModelRequest[Any]:
+    extra = _built_ins.get()
+    return request.override(tools=[*request.tools, *extra]) if extra else request

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
+    BUILT_IN_TOOL_DEFINITIONS,
+    BUILT_IN_TOOL_POLICY,
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     NO_RESULT_TEXT,
     AgentTurnContext,
@@ -60,7 +62,7 @@ from dex_agents_langgraph._messages import (
 from dex_agents_langgraph._middleware import (
     NEXT_MODEL_CALL_KEY,
     TOOL_CALL_KEY,
-    counting_model_calls,
+    step_scope,
 )
 from dex_agents_langgraph._saver import DexCheckpointSaver
 from dex_agents_langgraph._state import PendingCall, RunState, RunStateError
@@ -144,7 +146,7 @@ class LangGraphRunner:
             graph_input = Command(resume=_resume_values(state, turn.tool_calls))
             input_count, seen_count = state.input_count, state.seen_count
         try:
-            with counting_model_calls():
+            with step_scope(self._built_in_specs(turn)):
                 async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
                     await self.graph.ainvoke(graph_input, config)
             snapshot = await self.graph.aget_state(config)
@@ -264,6 +266,27 @@ class LangGraphRunner:
 
     # --- helpers ---------------------------------------------------------------------
 
+    def _built_in_specs(self, turn: AgentTurnContext) -> tuple[dict[str, Any], ...]:
+        """The enabled built-ins as OpenAI function specs; their names are reserved."""
+        for name in turn.enabled_built_in_tools:
+            if name in self.tools:
+                raise UserError(
+                    f"the graph has a tool named {name!r}, the name of a built-in tool this "
+                    "session enables (`AgentSessionOptions.built_in_tools`), which the session "
+                    f"reserves: rename the tool, or leave {name!r} out of `built_in_tools`"
+                )
+        return tuple(
+            {
+                "type": "function",
+                "function": {
+                    "name": definition.name,
+                    "description": definition.description,
+                    "parameters": dict(definition.parameters),
+                },
+            }
+            for definition in (BUILT_IN_TOOL_DEFINITIONS[n] for n in turn.enabled_built_in_tools)
+        )
+
     def _deferred(
         self,
         turn: AgentTurnContext,
@@ -302,15 +325,19 @@ class LangGraphRunner:
                 raise ValueError(problem)
             used.add(tool_call_id)
             mcp_tool = self._mcp.listed(tool_name)
-            policy = resolve_tool_policy(
-                tool_name,
-                tool_policies={**turn.tool_policies, **self.tool_policies},
-                framework_effect=mcp_tool.effect if mcp_tool is not None else None,
-                default_effect=(
-                    self.default_tool_effect
-                    if self.default_tool_effect is not None
-                    else turn.default_tool_effect
-                ),
+            policy = (
+                BUILT_IN_TOOL_POLICY
+                if tool_name in turn.enabled_built_in_tools
+                else resolve_tool_policy(
+                    tool_name,
+                    tool_policies={**turn.tool_policies, **self.tool_policies},
+                    framework_effect=mcp_tool.effect if mcp_tool is not None else None,
+                    default_effect=(
+                        self.default_tool_effect
+                        if self.default_tool_effect is not None
+                        else turn.default_tool_effect
+                    ),
+                )
             )
             pending.append(
                 PendingCall(tool_call_id=tool_call_id, tool_name=tool_name, interrupt_id=item.id)
