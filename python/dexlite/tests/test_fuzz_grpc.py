@@ -8,7 +8,8 @@ call must end with a gRPC status other than UNKNOWN or INTERNAL (which mean an
 uncaught exception), the server must keep serving, and a call that fails must
 leave the database exactly as it was (an SQLite dump before and after).
 
-`DEX_AGENTS_FUZZ=long` runs 10,000 cases per method (see the dexlite README).
+`DEX_AGENTS_FUZZ=long` runs 10,000 cases per method, or `DEX_AGENTS_FUZZ_CASES`
+(see the dexlite README).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ settings.register_profile(
 )
 settings.register_profile(
     "dex-fuzz-grpc-long",
-    max_examples=10_000,
+    # DEX_AGENTS_FUZZ_CASES splits a long run into sittings (the default takes hours).
+    max_examples=int(os.environ.get("DEX_AGENTS_FUZZ_CASES", "10000")),
     database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
