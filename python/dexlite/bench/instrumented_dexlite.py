@@ -59,6 +59,8 @@ class TimedConnection:
 
     def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
         stats = self._stats
+        if _TRACE is not None:
+            _TRACE.write(" ".join(sql.split())[:160] + "\n")
         if sql == "COMMIT":
             started = time.perf_counter()
             cursor = self._conn.execute(sql)
@@ -79,6 +81,8 @@ class TimedConnection:
 
 
 _STATS: dict[str, WriterStats] = {}
+_TRACE = open(os.environ["DEXLITE_BENCH_TRACE"], "a") if os.environ.get("DEXLITE_BENCH_TRACE") else None  # noqa: SIM115
+"""Every writer statement, one line each, when DEXLITE_BENCH_TRACE names a file."""
 _original_init = _storage.Database.__init__
 
 
