@@ -81,7 +81,8 @@ class TimedConnection:
 
 
 _STATS: dict[str, WriterStats] = {}
-_TRACE = open(os.environ["DEXLITE_BENCH_TRACE"], "a") if os.environ.get("DEXLITE_BENCH_TRACE") else None  # noqa: SIM115
+_TRACE_PATH = os.environ.get("DEXLITE_BENCH_TRACE")
+_TRACE = open(_TRACE_PATH, "a") if _TRACE_PATH else None  # noqa: SIM115 - open until exit
 """Every writer statement, one line each, when DEXLITE_BENCH_TRACE names a file."""
 _original_init = _storage.Database.__init__
 
