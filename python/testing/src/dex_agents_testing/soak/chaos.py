@@ -136,6 +136,7 @@ class Chaos(threading.Thread):
         return sum(self.traces.ran.values())
 
     def _one_kill(self) -> None:
+        self._restart_the_self_killed()
         dexlite = self.rng.random() < self.settings.dexlite_share
         if self.rng.random() < self.settings.armed_share and self._armed(dexlite):
             return
@@ -150,6 +151,21 @@ class Chaos(threading.Thread):
             index = self.rng.choice(live)
             pid = self.cluster.kill_worker(index)
             self._worker_died(index, pid, "random")
+
+    def _restart_the_self_killed(self) -> None:
+        """Restarts a Worker that died with no kill of this loop's: one that claimed an
+        arm after the loop had given up on it (a slow claim on a busy machine), and
+        dexlite when such a claim killed it."""
+        if not self.cluster.dexlite_alive():
+            self.cluster.kill_dexlite()  # reaps it
+            self._dexlite_died("armed")
+        for index in range(len(self.cluster.workers)):
+            restarting = self._restarting.get(index)
+            if restarting is not None and restarting.is_alive():
+                continue
+            if not self.cluster.worker_alive(index):
+                pid = self.cluster.workers[index].pid
+                self._worker_died(index, pid, "armed")
 
     def _settled(self, index: int) -> bool:
         """Worker `index` runs and no restart of it is under way."""
@@ -188,7 +204,14 @@ class Chaos(threading.Thread):
             self.cluster.kill_dexlite()  # reaps it
             self._dexlite_died("armed")
             return True
-        index = self.cluster.worker_index(claimer)
+        try:
+            index = self.cluster.worker_index(claimer)
+        except LookupError:
+            # A late claim: the Worker claimed after this loop gave up on an earlier arm,
+            # killed itself, and was replaced since. Its kill still counts.
+            self._record("worker", "armed", self.traces.in_flight(claimer))
+            self.traces.forget(claimer)
+            return True
         self._wait_dead(lambda: self.cluster.worker_alive(index), f"Worker {claimer}")
         pending = self._restarting.get(index)
         if pending is not None:

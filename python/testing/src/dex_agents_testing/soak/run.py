@@ -160,6 +160,8 @@ def _run(
     cap = time.monotonic() + settings.minutes * 60
 
     def enough() -> bool:
+        if chaos.failure is not None:
+            return True  # the run fails anyway: end the turns now, not at the time cap
         if settings.minutes <= 0:
             return False
         return time.monotonic() > cap or chaos.quota_met(settings.coverage_target)
