@@ -1,0 +1,125 @@
+"""Reads one turn's events on a thread and emits its UI chunks, each with its token."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+
+from dex import DexServiceError, LongPollTimeoutError, StreamMessage
+from dex_agents_contracts import AgentEvent
+
+from dex_agents.http._bridge import Emit
+from dex_agents.http._ui_state import TurnState
+from dex_agents.http._ui_token import OpenParts, UiToken
+from dex_agents.http._ui_translate import Chunk, UiTurnTranslator
+
+__all__ = ["DONE", "TurnReader", "UiItem"]
+
+UiItem = tuple[Chunk, str] | None
+"""A chunk and its token, or None for the closing `[DONE]`."""
+
+DONE: UiItem = None
+
+_END_EVENTS = frozenset({"turn_completed", "turn_failed", "turn_steered", "turn_cancelled"})
+_RECHECK_EVENTS = frozenset({"interrupt_raised", "interrupt_resolved", "tool_call_finished"})
+
+
+class _Gone(Exception):
+    """The browser went away."""
+
+
+@dataclass
+class TurnReader:
+    """One response of one turn: reads from `read_from`, translates, tokens every chunk."""
+
+    state: TurnState
+    translator: UiTurnTranslator
+    start: str
+    read_from: str
+    poll: timedelta
+    joins_midway: bool = False
+    skip_through: tuple[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._parts = OpenParts()
+        self._emit: Emit[UiItem] | None = None
+
+    def run(self, emit: Emit[UiItem], stopped: threading.Event) -> None:
+        self._emit = emit
+        try:
+            self._run(stopped)
+            if not stopped.is_set():
+                emit(DONE)
+        except _Gone:
+            return
+
+    def _out(self, chunks: list[Chunk], position: str) -> None:
+        assert self._emit is not None
+        for chunk in chunks:
+            index = self._counts[position]
+            self._counts[position] += 1
+            open_parts = self._parts.apply(chunk)
+            if self.skip_through is not None:
+                if self.skip_through == (position, index):
+                    self.skip_through = None
+                continue
+            token = UiToken(
+                session_id=self.state.session_id,
+                turn_id=self.state.turn_id,
+                start=self.start,
+                position=position,
+                chunk=index,
+                open_parts=open_parts,
+            )
+            if not self._emit((chunk, token.encode())):
+                raise _Gone
+
+    def _read(self, position: str, wait: timedelta | None) -> StreamMessage[AgentEvent] | None:
+        try:
+            return self.state.client.read_event(self.state.session_id, position, wait)
+        except LongPollTimeoutError:
+            return None
+
+    def _run(self, stopped: threading.Event) -> None:
+        translator, state = self.translator, self.state
+        position = self.read_from
+        if self.joins_midway:
+            self._out(translator.begin(), position)
+        check_step: str | None = None  # a Step whose commit may leave the turn paused
+        while not translator.done and not stopped.is_set():
+            message = self._read(position, None if check_step else self.poll)
+            if message is None:
+                if check_step is not None:
+                    state.wait_for_commit(check_step)
+                    check_step = None
+                    message = self._read(position, None)
+                if message is None:
+                    self._idle(position)
+                    continue
+            position = message.resume_token
+            event = message.value
+            if event.turn_id != state.turn_id:
+                continue
+            if event.type in _END_EVENTS:
+                if state.ended_with(event):
+                    self._out(translator.end(event), position)
+                continue
+            self._out(translator.feed(event), position)
+            if event.type in _RECHECK_EVENTS and translator.pending_approvals:
+                check_step = event.step_execution_id
+
+    def _idle(self, position: str) -> None:
+        """Nothing new: pause for approvals, or end from state if the end was lost."""
+        translator, state = self.translator, self.state
+        if translator.pending_approvals and state.waits_only_for_approvals():
+            self._out(translator.pause_for_approvals(), position)
+        elif state.turn_ended(fresh=True):
+            self._out(translator.begin(), position)
+            self._out(translator.end_from_state(state.last_error()), position)
+
+
+def refused_token(error: Exception) -> bool:
+    return isinstance(error, DexServiceError) and error.code.name == "INVALID_ARGUMENT"
