@@ -28,13 +28,14 @@ class HttpLimits:
     """Interval of `: ping` comments, which keep proxies from closing a quiet stream."""
     send_timeout_seconds: float = 30.0
     """A write the browser does not take within this time closes the stream."""
-    poll_seconds: float = 2.0
-    """Long-poll of one Dex read; also how soon a closed stream frees its thread."""
+    poll_seconds: int = 2
+    """Long-poll of one Dex read in whole seconds (as Dex counts them); also how soon a
+    closed stream frees its thread."""
     retry_ms: int = 1000
     """The `retry:` an EventSource waits before it reconnects."""
 
     def __post_init__(self) -> None:
-        for name in ("max_streams", "queue_size", "retry_ms"):
+        for name in ("max_streams", "queue_size", "retry_ms", "poll_seconds"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"HttpLimits.{name} must be a positive integer, got {value!r}")
@@ -42,7 +43,6 @@ class HttpLimits:
             "idle_timeout_seconds",
             "ping_seconds",
             "send_timeout_seconds",
-            "poll_seconds",
         ):
             value = getattr(self, name)
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
