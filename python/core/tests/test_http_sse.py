@@ -98,7 +98,8 @@ def test_snapshot_leaves_out_step_fields_and_names_the_token(
     with serving(h.client) as served:
         body = httpx2.get(f"{served.base_url}/sessions/{session}/snapshot", timeout=30).json()
         snapshot = body["snapshot"]
-        assert snapshot["messages"] and snapshot["tool_calls"]
+        assert snapshot["messages"]
+        assert snapshot["tool_calls"]
         for message in snapshot["messages"]:
             assert "framework_item" not in message
         (record,) = snapshot["tool_calls"]

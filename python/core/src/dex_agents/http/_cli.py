@@ -7,6 +7,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+import uvicorn
+
 from dex_agents.client import AgentSessionClient
 from dex_agents.http._app import create_app
 from dex_agents.http._limits import HttpLimits
@@ -49,8 +51,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    import uvicorn  # only `serve` needs it
-
     try:
         limits = HttpLimits(
             max_streams=args.max_streams,
