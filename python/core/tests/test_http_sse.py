@@ -18,9 +18,14 @@ from http_support import serving, sse_events
 FLOW = "http_flows:flow"
 
 
-def _read(base: str, session: str, after: str | None, until: Callable[[dict[str, Any]], bool]):
+Received = list[tuple[str | None, dict[str, Any]]]
+
+
+def _read(
+    base: str, session: str, after: str | None, until: Callable[[dict[str, Any]], bool]
+) -> Received:
     headers = {"Last-Event-ID": after} if after else {}
-    got: list[tuple[str | None, dict[str, Any]]] = []
+    got: Received = []
     with httpx2.stream(
         "GET", f"{base}/sessions/{session}/events", headers=headers, timeout=30
     ) as response:
@@ -35,7 +40,7 @@ def _read(base: str, session: str, after: str | None, until: Callable[[dict[str,
 
 
 def _turn_end(value: dict[str, Any]) -> bool:
-    return value["type"] == "turn_completed"
+    return bool(value["type"] == "turn_completed")
 
 
 def test_resume_from_every_id_gives_the_same_events(

@@ -114,10 +114,10 @@ def rpc_routes(ctx: AppContext) -> list[Route]:
             except BadRequest as refused:
                 return error_response(str(refused), refused.status)
             except Exception as error:
-                refused = dex_error(error)
-                if refused is None:
+                mapped = dex_error(error)
+                if mapped is None:
                     raise
-                return error_response(str(refused), refused.status)
+                return error_response(str(mapped), mapped.status)
             return json_response({"result": result})
 
         return handle

@@ -59,14 +59,14 @@ class UiRoutes:
                 start = self._checked_start(state, token.start)
                 skip = (token.position, token.chunk) if exact else None
                 return self._reader(state, start, start, skip_through=skip)
-            turn_id = turn_param or self._active_turn(session_id)
+            turn_id: str | None = turn_param or self._active_turn(session_id)
             if turn_id is None:
                 return None
             state = TurnState(self.ctx.client, session_id, turn_id)
-            start = state.listed_start()
-            if start is None:
+            listed = state.listed_start()
+            if listed is None:
                 raise BadRequest(f"turn {turn_id!r} has no retained events in this session")
-            return self._reader(state, start, start)
+            return self._reader(state, listed, listed)
 
         return await self._respond(plan)
 
@@ -269,15 +269,15 @@ def _parse_submit(body: dict[str, Any]) -> tuple[str | None, list[Approval]]:
     for index, part in enumerate(parts):
         if not isinstance(part, dict) or part.get("state") != "approval-responded":
             continue
-        approval = part.get("approval")
+        answer = part.get("approval")
         what = f"messages[-1].parts[{index}].approval"
-        if not isinstance(approval, dict):
+        if not isinstance(answer, dict):
             raise BadRequest(f"{what} must be an object")
         approvals.append(
             (
-                required_str(approval, "id", what),
-                required_bool(approval, "approved", what),
-                optional_str(approval, "reason", what),
+                required_str(answer, "id", what),
+                required_bool(answer, "approved", what),
+                optional_str(answer, "reason", what),
             )
         )
     if not approvals:

@@ -133,8 +133,9 @@ class TurnState:
             messages = [m for m in self._messages if m.tool_call_id == tool_call_id]
         call = next((m for m in messages if m.role is MessageRole.ASSISTANT), None)
         result = next((m for m in messages if m.role is MessageRole.TOOL), None)
+        either = call or result
         return ToolFacts(
-            tool_name=(call or result).tool_name or "" if (call or result) else "",
+            tool_name=(either.tool_name or "") if either is not None else "",
             arguments=call.tool_arguments if call is not None else None,
             output=result.tool_output if result is not None else None,
         )
