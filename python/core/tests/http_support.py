@@ -3,6 +3,7 @@ fold of UI chunks into a message (the AI SDK's rules for the parts these tests u
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 import threading
@@ -97,9 +98,9 @@ def fold_message(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         kind = chunk["type"]
         if kind == "start":
             message["id"] = chunk.get("messageId") or message["id"]
-            message["metadata"].update(chunk.get("messageMetadata") or {})
+            _merge(message["metadata"], chunk.get("messageMetadata") or {})
         elif kind == "message-metadata":
-            message["metadata"].update(chunk["messageMetadata"])
+            _merge(message["metadata"], chunk["messageMetadata"])
         elif kind == "start-step":
             parts.append({"type": "step-start"})
         elif kind == "reset-step":
@@ -143,6 +144,15 @@ def fold_message(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         else:
             raise AssertionError(f"unexpected chunk {chunk}")
     return message
+
+
+def _merge(target: dict[str, Any], source: dict[str, Any]) -> None:
+    """The AI SDK's deep merge of message metadata."""
+    for key, value in source.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
 
 
 def ui_chunks(response: httpx2.Response) -> Iterator[tuple[dict[str, Any], str | None]]:

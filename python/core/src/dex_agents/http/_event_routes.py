@@ -20,6 +20,9 @@ from dex_agents.http._sse import sse_response
 
 __all__ = ["EventRoutes", "requested_token", "streams_full"]
 
+# The shortest Dex long poll (whole seconds; 0 would mean the server's longest).
+_PROBE = timedelta(seconds=1)
+
 
 def requested_token(request: Request) -> str:
     """Where to resume: Last-Event-ID (an EventSource reconnecting), else `?after=`."""
@@ -87,7 +90,7 @@ class EventRoutes:
     def _first(self, session_id: str, token: str) -> StreamMessage[AgentEvent] | None:
         """The first event after `token` if one is there; BadRequest if Dex refuses the token."""
         try:
-            return self.ctx.client.read_event(session_id, token, None)
+            return self.ctx.client.read_event(session_id, token, _PROBE)
         except LongPollTimeoutError:
             return None
         except Exception as error:

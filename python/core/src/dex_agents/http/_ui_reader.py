@@ -87,18 +87,23 @@ class TurnReader:
         translator, state = self.translator, self.state
         position = self.read_from
         if self.joins_midway:
-            self._out(translator.begin(), position)
+            snapshot = state.snapshot()
+            known = [t.tool_call_id for t in snapshot.tool_calls if t.turn_id == state.turn_id]
+            asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
+            self._out(translator.begin(known, asked), position)
         check_step: str | None = None  # a Step whose commit may leave the turn paused
         while not translator.done and not stopped.is_set():
-            message = self._read(position, None if check_step else self.poll)
-            if message is None:
-                if check_step is not None:
-                    state.wait_for_commit(check_step)
-                    check_step = None
-                    message = self._read(position, None)
-                if message is None:
+            if check_step is not None:
+                # Everything the Step wrote is in the Stream once it has committed.
+                state.wait_for_commit(check_step)
+                check_step = None
+                if state.at_tail(position):
                     self._idle(position)
                     continue
+            message = self._read(position, self.poll)
+            if message is None:
+                self._idle(position)
+                continue
             position = message.resume_token
             event = message.value
             if event.turn_id != state.turn_id:

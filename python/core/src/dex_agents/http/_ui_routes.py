@@ -31,6 +31,8 @@ __all__ = ["UI_STREAM_HEADERS", "UiRoutes"]
 
 UI_STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no"}
 _TURN_WAIT_SECONDS = 60.0
+# The shortest Dex long poll (whole seconds; 0 would mean the server's longest).
+_PROBE = timedelta(seconds=1)
 
 Approval = tuple[str, bool, str | None]
 
@@ -109,7 +111,7 @@ class UiRoutes:
     def _checked_start(self, state: TurnState, start: str) -> str:
         """`start` if Dex accepts it, else the turn's listed start; BadRequest without one."""
         try:
-            state.client.read_event(state.session_id, start, None)
+            state.client.read_event(state.session_id, start, _PROBE)
             return start
         except LongPollTimeoutError:
             return start

@@ -83,6 +83,12 @@ class TurnState:
         self.wait_for_commit(event.step_execution_id)
         return self.turn_ended()
 
+    def at_tail(self, position: str) -> bool:
+        """No event follows `position` now (asked without waiting)."""
+        client = self.client
+        page = client.client.list_stream_messages(self.session_id, client.flow.events, 1)
+        return not page.messages or page.messages[0].resume_token == position
+
     def waits_only_for_approvals(self) -> bool:
         """The active turn waits for approvals and for nothing else."""
         snapshot = self.snapshot(fresh=True)

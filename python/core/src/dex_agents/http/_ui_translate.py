@@ -10,7 +10,7 @@ sends `reset-step` and restarts with part ids of its own attempt.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +85,6 @@ class UiTurnTranslator:
         self._tools: dict[str, str] = {}  # tool call id -> the step key that opened it
         self._approvals: dict[str, str] = {}  # pending interrupt id -> tool call id
         self._denied: set[str] = set()
-        self._usage: dict[str, dict[str, int]] = {}
 
     # --- what the route asks ----------------------------------------------------------
 
@@ -93,8 +92,17 @@ class UiTurnTranslator:
     def pending_approvals(self) -> frozenset[str]:
         return frozenset(self._approvals)
 
-    def begin(self) -> list[Chunk]:
-        """`start` for a response that joins the turn midway (after an approval)."""
+    def begin(
+        self, tool_call_ids: Iterable[str] = (), approvals: Mapping[str, str] | None = None
+    ) -> list[Chunk]:
+        """`start` for a response that joins the turn midway (after an approval).
+
+        The browser's message already has the parts of `tool_call_ids`, and
+        `approvals` (interrupt id -> tool call id) were requested in it.
+        """
+        for tool_call_id in tool_call_ids:
+            self._tools.setdefault(tool_call_id, "")
+        self._approvals.update(approvals or {})
         return self._start()
 
     def feed(self, event: AgentEvent) -> list[Chunk]:
@@ -164,7 +172,6 @@ class UiTurnTranslator:
                 return []
             key = self._step_key()
             self._tools = {k: v for k, v in self._tools.items() if v != key}
-            self._usage.pop(step, None)
             self._attempt, self._parts = attempt, 0
             self._text = self._reasoning = None
             return [{"type": "reset-step"}]
@@ -347,12 +354,10 @@ class UiTurnTranslator:
         if out is None:
             return []
         recorded = decode_usage_recorded_payload(event.payload).recorded
-        self._usage[event.step_execution_id] = _usage_json(recorded)
-        total = {name: 0 for name in next(iter(self._usage.values()))}
-        for usage in self._usage.values():
-            for name, value in usage.items():
-                total[name] += value
-        out.append({"type": "message-metadata", "messageMetadata": {"usage": total}})
+        # Keyed by Step execution: the AI SDK merges metadata deeply, so every response
+        # of the turn adds its model calls, and a retried attempt replaces its own.
+        usage = {event.step_execution_id: _usage_json(recorded)}
+        out.append({"type": "message-metadata", "messageMetadata": {"usage": usage}})
         return out
 
     def _plan_updated(self, event: AgentEvent) -> list[Chunk]:
