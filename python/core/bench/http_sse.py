@@ -9,8 +9,7 @@ message's created time, read afterwards through the Client; milliseconds, the
 same clock). Then `--readers` readers replay the finished turn at once, which
 gives events per second when the reader is not waiting for the model.
 
-    PYTHONPATH=python/contracts/src:python/core/src:python/dexlite/src:python/testing/src:python/core/bench \
-        .venv/bin/python python/core/bench/http_sse.py --words 2000
+    bazel run //python/core:http_sse_bench -- --words 2000 --readers 20
 """
 
 from __future__ import annotations
@@ -111,8 +110,7 @@ def main() -> int:
             live.join(300)
             live_seconds = time.perf_counter() - started
             created = {
-                token: event_time
-                for token, event_time in _created_times(client, "bench", count[0])
+                token: event_time for token, event_time in _created_times(client, "bench", count[0])
             }
             latencies = [
                 (stamps[token] - created[token]) * 1000 for token in stamps if token in created

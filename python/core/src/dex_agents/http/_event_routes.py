@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from dex_agents.http._bridge import Emit, StreamIdle, bridged
 from dex_agents.http._context import AppContext
+from dex_agents.http._cursor import EventCursor
 from dex_agents.http._responses import BadRequest, dex_error, error_response, json_response
 from dex_agents.http._snapshot import ui_snapshot_json
 from dex_agents.http._sse import sse_response
@@ -106,19 +107,15 @@ class EventRoutes:
         poll = timedelta(seconds=self.ctx.limits.poll_seconds)
 
         def produce(emit: Emit[tuple[str, str]], stopped: threading.Event) -> None:
-            after = token
-            if first is not None:
-                after = first.resume_token
-                if not emit((encode_agent_event(first.value), after)):
-                    return
+            if first is not None and not emit(
+                (encode_agent_event(first.value), first.resume_token)
+            ):
+                return
+            cursor = EventCursor(client, session_id, first.resume_token if first else token)
             while not stopped.is_set():
-                try:
-                    message = client.read_event(session_id, after, poll)
-                except LongPollTimeoutError:
-                    continue
-                after = message.resume_token
-                if not emit((encode_agent_event(message.value), after)):
-                    return
+                for message in cursor.next(poll):
+                    if not emit((encode_agent_event(message.value), message.resume_token)):
+                        return
 
         try:
             async for data, event_token in bridged(

@@ -7,10 +7,11 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
-from dex import DexServiceError, LongPollTimeoutError, StreamMessage
+from dex import DexServiceError, StreamMessage
 from dex_agents_contracts import AgentEvent
 
 from dex_agents.http._bridge import Emit
+from dex_agents.http._cursor import EventCursor
 from dex_agents.http._ui_state import TurnState
 from dex_agents.http._ui_token import OpenParts, UiToken
 from dex_agents.http._ui_translate import Chunk, UiTurnTranslator
@@ -77,44 +78,46 @@ class TurnReader:
             if not self._emit((chunk, token.encode())):
                 raise _Gone
 
-    def _read(self, position: str, wait: timedelta | None) -> StreamMessage[AgentEvent] | None:
-        try:
-            return self.state.client.read_event(self.state.session_id, position, wait)
-        except LongPollTimeoutError:
-            return None
-
     def _run(self, stopped: threading.Event) -> None:
         translator, state = self.translator, self.state
-        position = self.read_from
+        cursor = EventCursor(state.client, state.session_id, self.read_from)
         if self.joins_midway:
             snapshot = state.snapshot()
             known = [t.tool_call_id for t in snapshot.tool_calls if t.turn_id == state.turn_id]
             asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
-            self._out(translator.begin(known, asked), position)
+            self._out(translator.begin(known, asked), cursor.after)
         check_step: str | None = None  # a Step whose commit may leave the turn paused
         while not translator.done and not stopped.is_set():
             if check_step is not None:
                 # Everything the Step wrote is in the Stream once it has committed.
                 state.wait_for_commit(check_step)
                 check_step = None
-                if state.at_tail(position):
-                    self._idle(position)
+                if state.at_tail(cursor.after):
+                    self._idle(cursor.after)
                     continue
-            message = self._read(position, self.poll)
-            if message is None:
-                self._idle(position)
+            messages = cursor.next(self.poll)
+            if not messages:
+                self._idle(cursor.after)
                 continue
-            position = message.resume_token
-            event = message.value
-            if event.turn_id != state.turn_id:
-                continue
-            if event.type in _END_EVENTS:
-                if state.ended_with(event):
-                    self._out(translator.end(event), position)
-                continue
-            self._out(translator.feed(event), position)
-            if event.type in _RECHECK_EVENTS and translator.pending_approvals:
-                check_step = event.step_execution_id
+            for message in messages:
+                check_step = self._take(message, check_step)
+                if self.translator.done:  # the rest of the batch is past the turn's end
+                    break
+
+    def _take(self, message: StreamMessage[AgentEvent], check_step: str | None) -> str | None:
+        """Translates one event; returns the Step whose commit to check for a pause."""
+        translator, state = self.translator, self.state
+        position, event = message.resume_token, message.value
+        if event.turn_id != state.turn_id:
+            return check_step
+        if event.type in _END_EVENTS:
+            if state.ended_with(event):
+                self._out(translator.end(event), position)
+            return check_step
+        self._out(translator.feed(event), position)
+        if event.type in _RECHECK_EVENTS and translator.pending_approvals:
+            return event.step_execution_id
+        return check_step
 
     def _idle(self, position: str) -> None:
         """Nothing new: pause for approvals, or end from state if the end was lost."""
