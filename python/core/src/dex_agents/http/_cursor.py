@@ -58,7 +58,7 @@ class EventCursor:
             )
             tokens = [message.resume_token for message in page.messages]
             if token in tokens:
-                pages.append(page.messages[: tokens.index(token)])
+                pages.append(list(page.messages[: tokens.index(token)]))
                 return [message for newer in reversed(pages) for message in reversed(newer)]
             pages.append(list(page.messages))
             if not page.next_page_token:
