@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +23,16 @@ Received = list[tuple[str | None, dict[str, Any]]]
 
 
 def _read(
-    base: str, session: str, after: str | None, until: Callable[[dict[str, Any]], bool]
+    base: str,
+    session: str,
+    after: str | None,
+    until: Callable[[dict[str, Any]], bool],
+    http: httpx2.Client | None = None,
 ) -> Received:
     headers = {"Last-Event-ID": after} if after else {}
     got: Received = []
-    with httpx2.stream(
-        "GET", f"{base}/sessions/{session}/events", headers=headers, timeout=30
-    ) as response:
+    url = f"{base}/sessions/{session}/events"
+    with (http or httpx2).stream("GET", url, headers=headers, timeout=30) as response:
         assert response.status_code == 200, response.read()
         assert response.headers["content-type"].startswith("text/event-stream")
         for event in sse_events(response):
@@ -220,3 +224,48 @@ def test_a_reader_that_stops_reading_stops_the_reads(
         stalled.close()
     # ~600 KB of events; what was read is bounded by the queue and the socket buffers.
     assert reads[0] < words // 3, reads[0]
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_200_clients_on_one_session_and_50_sessions_stay_bounded(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    """Every client reads a whole turn; the process grows by less than 256 MiB.
+
+    The bound is loose on purpose: it covers the 250 client threads, their
+    connections and the app's 276 reader threads in this process too. What it
+    rules out is buffering per event or per stream beyond the queue.
+    """
+    h = factory_harness(FLOW)
+    busy = h.start("say " + " ".join(["word"] * 200))
+    others = [h.start("say hi") for _ in range(50)]
+    h.wait_idle(busy, 1)
+    for session in others:
+        h.wait_idle(session, 1)
+    limits = HttpLimits(max_streams=260, poll_seconds=1)
+    readers = [busy] * 200 + others
+    counts: dict[int, int] = {}
+    before = _rss_bytes()
+    pool = httpx2.Limits(max_connections=len(readers), max_keepalive_connections=0)
+    with serving(h.client, limits) as served, httpx2.Client(limits=pool) as http:
+
+        def read(index: int) -> None:
+            counts[index] = len(_read(served.base_url, readers[index], None, _turn_end, http))
+
+        threads = [threading.Thread(target=read, args=(i,)) for i in range(len(readers))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(180)
+        peak = _rss_bytes()
+    assert len(counts) == len(readers)
+    assert {counts[i] for i in range(200)} == {counts[0]}
+    assert counts[0] > 200
+    assert peak - before < 256 * 1024 * 1024, (before, peak)
