@@ -34,7 +34,7 @@ from dex_agents.models import (
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import ToolEffect
 
-__all__ = ["flow"]
+__all__ = ["CLI_FLOW_TYPE", "cli_flow", "flow"]
 
 
 def _command(messages: Sequence[object]) -> str:
@@ -123,3 +123,11 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
     return AgentSessionFlow(
         StepwiseRunner(definition), flow_type=str(config["flow_type"]), options=options
     )
+
+
+CLI_FLOW_TYPE = "HttpCliSessions"
+
+
+def cli_flow() -> AgentSessionFlow:
+    """The Flow `dex-agents serve --flow http_flows:cli_flow` serves in the CLI test."""
+    return flow({"flow_type": CLI_FLOW_TYPE})

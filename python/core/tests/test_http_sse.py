@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -12,8 +14,9 @@ from typing import Any
 import httpx2
 import pytest
 from dex_agents.http import HttpLimits
-from dex_agents_testing import wait_until
+from dex_agents_testing import child_env, free_port, wait_until
 from helpers import Harness
+from http_flows import CLI_FLOW_TYPE
 from http_support import serving, sse_events
 
 FLOW = "http_flows:flow"
@@ -269,3 +272,42 @@ def test_200_clients_on_one_session_and_50_sessions_stay_bounded(
     assert {counts[i] for i in range(200)} == {counts[0]}
     assert counts[0] > 200
     assert peak - before < 256 * 1024 * 1024, (before, peak)
+
+
+def test_dex_agents_serve_runs_the_app(factory_harness: Callable[..., Harness]) -> None:
+    h = factory_harness(FLOW, {"flow_type": CLI_FLOW_TYPE})
+    session = h.start("say served")
+    h.wait_idle(session, 1)
+    port = free_port()
+    args = ["serve", "--dex", h.server.address, "--flow", "http_flows:cli_flow"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dex_agents.http._cli", *args, "--port", str(port)],
+        env=child_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline().strip() == f"serving on http://127.0.0.1:{port}"
+
+        def snapshot() -> httpx2.Response | None:
+            try:
+                return httpx2.get(f"http://127.0.0.1:{port}/sessions/{session}/snapshot")
+            except httpx2.TransportError:
+                return None
+
+        response = wait_until(snapshot, timeout=30, what="dex-agents serve")
+        assert response.status_code == 200
+        assert response.json()["snapshot"]["messages"][-1]["text"] == "ok served"
+    finally:
+        process.terminate()
+        process.wait(30)
+    bad = subprocess.run(
+        [sys.executable, "-m", "dex_agents.http._cli", *args[:3], "--flow", "nowhere"],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode != 0
+    assert "--flow 'nowhere' must be 'module:name'" in bad.stderr
