@@ -1,0 +1,254 @@
+"""The AI SDK UI message stream of dex_agents.http over dexlite, Worker processes and
+uvicorn on loopback: approvals, reconnects, a Worker SIGKILLed mid-RunModel, tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from dex_agents.http import HttpLimits, UiToken
+from dex_agents_testing import DexliteProcess, wait_until
+from helpers import Harness
+from http_support import fold_message, serving, ui_chunks
+
+FLOW = "http_flows:flow"
+LIMITS = HttpLimits(poll_seconds=1, idle_timeout_seconds=30)
+Chunks = list[tuple[dict[str, Any], str | None]]
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {
+        "id": "chat",
+        "trigger": "submit-message",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}],
+    }
+
+
+@contextmanager
+def _post(base: str, session: str, body: object) -> Iterator[httpx2.Response]:
+    with httpx2.stream(
+        "POST", f"{base}/sessions/{session}/ui-stream", json=body, timeout=60
+    ) as response:
+        yield response
+
+
+def _get(base: str, session: str, token: str | None = None, *, exact: bool = False) -> Chunks:
+    headers = {"Last-Event-ID": token} if token else {}
+    query = "?exact=1" if exact else ""
+    url = f"{base}/sessions/{session}/ui-stream{query}"
+    with httpx2.stream("GET", url, headers=headers, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        return list(ui_chunks(response))
+
+
+def _types(chunks: Chunks) -> list[str]:
+    return [chunk["type"] for chunk, _ in chunks]
+
+
+def _message(chunks: Chunks) -> dict[str, Any]:
+    return fold_message([chunk for chunk, _ in chunks])
+
+
+def test_approval_through_tool_approval_response(factory_harness: Callable[..., Harness]) -> None:
+    h = factory_harness(FLOW)
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("approve:1")) as response:
+            assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+            first = list(ui_chunks(response))
+        assert _types(first) == [
+            "start",
+            "start-step",
+            "message-metadata",
+            "tool-input-start",
+            "tool-input-available",
+            "tool-approval-request",
+            "finish-step",
+            "finish",
+        ]
+        assert first[0][0]["messageId"] == "msg_turn-1"
+        assert first[4][0]["input"] == {"target": "prod"}
+        assert first[4][0]["dynamic"] is True
+        assert first[5][0] == {
+            "type": "tool-approval-request",
+            "approvalId": "call-1",
+            "toolCallId": "call-1",
+        }
+        assert first[-1][0]["finishReason"] == "tool-calls"
+        answer = {"type": "tool-approval-response", "approvalId": "call-1", "approved": True}
+        with _post(base, session, answer) as response:
+            assert response.status_code == 200
+            second = list(ui_chunks(response))
+        assert _types(second) == [
+            "start",
+            "tool-approval-response",
+            "tool-output-available",
+            "start-step",
+            "text-start",
+            "text-delta",
+            "message-metadata",
+            "text-end",
+            "finish-step",
+            "finish",
+        ]
+        assert second[0][0]["messageId"] == "msg_turn-1"
+        assert second[2][0]["output"] == "deployed to prod"
+        assert second[-1][0]["finishReason"] == "stop"
+        message = _message(first + second)
+        tool_part = message["parts"][1]
+        assert tool_part["state"] == "output-available"
+        assert tool_part["approval"] == {"id": "call-1", "approved": True}
+        assert [p["type"] for p in message["parts"]] == [
+            "step-start",
+            "dynamic-tool",
+            "step-start",
+            "text",
+        ]
+        assert message["parts"][3]["text"] == "deployed"
+        assert sorted(message["metadata"]["usage"]) == ["RunModel-1", "RunModel-2"]
+        # A reconnect with the last token replays the whole turn into the same message.
+        assert _message(_get(base, session, second[-1][1])) == message
+        # The interrupt is no longer pending.
+        with _post(base, session, answer) as response:
+            assert response.status_code == 409
+            assert "no active turn" in response.read().decode()
+
+
+def test_rejection_through_use_chat_approval_parts(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    h = factory_harness(FLOW)
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("approve:2")) as response:
+            first = list(ui_chunks(response))
+        part = fold_message([c for c, _ in first])["parts"][1]
+        part["state"] = "approval-responded"
+        part["approval"] = {"id": "call-2", "approved": False, "reason": "not today"}
+        body = {
+            "id": "chat",
+            "trigger": "submit-message",
+            "messages": [
+                {"id": "msg_turn-1", "role": "assistant", "parts": [{"type": "step-start"}, part]}
+            ],
+        }
+        with _post(base, session, body) as response:
+            second = list(ui_chunks(response))
+        assert second[1][0] == {
+            "type": "tool-approval-response",
+            "approvalId": "call-2",
+            "approved": False,
+            "reason": "not today",
+        }
+        assert second[2][0] == {"type": "tool-output-denied", "toolCallId": "call-2"}
+        assert second[-1][0]["finishReason"] == "stop"
+        assert _message(first + second)["parts"][1]["state"] == "output-denied"
+
+
+def test_reconnect_from_every_token(factory_harness: Callable[..., Harness]) -> None:
+    h = factory_harness(FLOW)
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("tool:1")) as response:
+            whole = list(ui_chunks(response))
+        assert "tool-output-available" in _types(whole)
+        message = _message(whole)
+        assert [p["type"] for p in message["parts"]] == [
+            "step-start",
+            "dynamic-tool",
+            "step-start",
+            "text",
+        ]
+        for index, (_, token) in enumerate(whole):
+            assert token is not None
+            assert _get(base, session, token) == whole  # the default replays the turn
+            assert _get(base, session, token, exact=True) == whole[index + 1 :]
+
+
+def test_worker_killed_mid_run_model_resets_the_step(
+    private_dexlite: DexliteProcess, tmp_root: Path, tmp_path: Path
+) -> None:
+    h = Harness.create_from_factory(private_dexlite, tmp_root, FLOW, {"gate_dir": str(tmp_path)})
+    try:
+        session = h.start()
+        with (
+            serving(h.client, LIMITS) as served,
+            _post(served.base_url, session, _user("kill:g1")) as response,
+        ):
+            chunks: Chunks = []
+            stream = ui_chunks(response)
+            for item in stream:
+                chunks.append(item)
+                if item[0].get("delta") == "answer ":
+                    break
+            wait_until(
+                lambda: (tmp_path / "g1.streamed").exists() or None, timeout=30, what="marker"
+            )
+            h.restart_worker()
+            chunks.extend(stream)
+        types = _types(chunks)
+        assert types.count("reset-step") == 1
+        assert types.index("reset-step") > types.index("text-delta")
+        assert chunks[-1][0] == {"type": "finish", "finishReason": "stop"}
+        message = _message(chunks)
+        assert [p["type"] for p in message["parts"]] == ["step-start", "text"]
+        assert message["parts"][1]["text"] == "final answer"
+        reset_at = types.index("reset-step")
+        old_ids = {c["id"] for c, _ in chunks[:reset_at] if "id" in c}
+        new_ids = {c["id"] for c, _ in chunks[reset_at:] if "id" in c}
+        assert old_ids
+        assert not old_ids & new_ids
+        # The committed snapshot agrees, and a replay rebuilds the same message.
+        assert h.snapshot(session).messages[-1].text == "final answer"
+        with serving(h.client, LIMITS) as served:
+            assert _message(_get(served.base_url, session, chunks[-1][1])) == message
+    finally:
+        h.close()
+
+
+def test_bad_and_stale_ui_tokens_get_400(factory_harness: Callable[..., Harness]) -> None:
+    h = factory_harness(FLOW)
+    session = h.start("say hi")
+    other = h.start("say there")
+    h.wait_idle(session, 1)
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        assert httpx2.get(f"{base}/sessions/{session}/ui-stream", timeout=30).status_code == 204
+        token = UiToken(session_id=other, turn_id="turn-1", start="", position="1", chunk=0)
+        cases = {
+            "garbage": "does not start with 'u1.'",
+            "u1.!!!": "is malformed",
+            token.encode(): f"belongs to session {other!r}",
+            UiToken(
+                session_id=session, turn_id="turn-9", start="bad", position="1", chunk=0
+            ).encode(): "position was refused and turn 'turn-9' has no retained events",
+        }
+        for text, error in cases.items():
+            response = httpx2.get(
+                f"{base}/sessions/{session}/ui-stream", headers={"Last-Event-ID": text}, timeout=30
+            )
+            assert response.status_code == 400, text
+            assert error in response.json()["error"]
+        # A position Dex refuses restarts the turn from its listed start.
+        refused = UiToken(session_id=session, turn_id="turn-1", start="bad", position="1", chunk=0)
+        replayed = _message(_get(base, session, refused.encode()))
+        assert replayed["parts"][-1]["text"] == "ok hi"
+        bad_bodies = [
+            ({"messages": []}, "the body needs 'messages'"),
+            ({"type": "tool-approval-response", "approved": True}, "'approvalId' is required"),
+            (
+                {"messages": [{"role": "system", "parts": []}]},
+                "role 'system' is neither user nor assistant",
+            ),
+        ]
+        for body, error in bad_bodies:
+            with _post(base, session, body) as response:
+                assert response.status_code == 400
+                assert error in response.read().decode()
+        assert served.open_streams == 0
