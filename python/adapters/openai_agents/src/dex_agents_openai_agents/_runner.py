@@ -116,7 +116,8 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         decoded_item_cache_bytes: How much stored message text the runner keeps decoded
             between Steps (see `DecodedItemCache`); 0 decodes every message every time.
         mcp_sources: `McpToolSource`s whose tools join the starting agent's function
-            tools (see `_mcp_tools`); their calls run through the source in tool Steps.
+            tools, gated like the others; their calls run through the source in tool
+            Steps (which may start a task that PollToolTask follows).
     """
 
     def __init__(

@@ -178,6 +178,8 @@ def test_sigkill_during_run_model_reruns_only_that_model_call(private_app: App) 
     app.restart_worker()
     app.gate("model").touch()
     done = app.wait_idle(session, 1, timeout=60)
+    assert done.state is not None
+    assert done.state.last_turn_error is None, done.state.last_turn_error
     assert done.messages[-1].text == "Results: get_weather=sunny in Paris"
     models = app.entries("model")
     assert [bool(e["results"]) for e in models] == [False, True, True]
