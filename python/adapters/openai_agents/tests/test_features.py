@@ -8,7 +8,9 @@ import pytest
 from agents import (
     Agent,
     GuardrailFunctionOutput,
+    ModelResponse,
     RunContextWrapper,
+    Usage,
     input_guardrail,
     output_guardrail,
 )
@@ -17,6 +19,7 @@ from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import MessageRole
 from dex_agents_openai_agents import HANDOFF_EVENT, OpenAiAgentsRunner
 from dex_agents_openai_agents.testing import FakeSession, RespondingModel
+from pydantic import BaseModel
 from support import RAN, handoff_agents, weather_agent
 
 
@@ -100,3 +103,34 @@ def _shouting_agent() -> Agent[Any]:
         model=RespondingModel(lambda _call: [assistant_message("HELLO")]),
         output_guardrails=[no_shouting],
     )
+
+
+class City(BaseModel):
+    name: str
+    country: str
+
+
+def test_structured_output_and_token_usage_keep_working() -> None:
+    def respond(_call: Any) -> ModelResponse:
+        return ModelResponse(
+            output=[assistant_message('{"name": "Paris", "country": "FR"}')],
+            usage=Usage(requests=1, input_tokens=12, output_tokens=7, total_tokens=19),
+            response_id="resp-city",
+        )
+
+    agent: Agent[Any] = Agent(name="geo", model=RespondingModel(respond), output_type=City)
+    session = FakeSession(OpenAiAgentsRunner(agent))
+    session.start_turn("city of light?")
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert done.turn_error is None
+    assert City.model_validate_json(done.new_messages[-1].text or "") == City(
+        name="Paris", country="FR"
+    )
+    assert (done.usage.model_calls, done.usage.input_tokens, done.usage.output_tokens) == (
+        1,
+        12,
+        7,
+    )
+    assert done.model_call_metadata is not None
+    assert done.model_call_metadata.response_id == "resp-city"

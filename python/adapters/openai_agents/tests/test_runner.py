@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
-from agents import Agent
+from agents import Agent, FunctionTool
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, ToolExecutionError, TurnCompleted
 from dex_agents_contracts import MessageRole, TextDeltaPayload, ToolCallStatus, ToolEffect
@@ -175,3 +176,34 @@ def test_the_application_agent_is_left_ungated() -> None:
     tools = {t.name: t for t in agent.tools if hasattr(t, "needs_approval")}
     assert tools["get_weather"].needs_approval is False
     assert isinstance(agent, Agent)
+
+
+def test_a_needs_approval_callable_decides_per_call() -> None:
+    async def only_rome(_ctx: object, arguments: dict[str, object], _call_id: str) -> bool:
+        return arguments.get("city") == "Rome"
+
+    agent = weather_agent()
+    agent.tools = [
+        dataclasses.replace(t, needs_approval=only_rome) if t.name == "get_weather" else t
+        for t in agent.tools
+        if isinstance(t, FunctionTool)
+    ]
+    session = FakeSession(
+        OpenAiAgentsRunner(agent, tool_policies={"book_trip": ToolPolicy(effect=ToolEffect.READ)})
+    )
+    session.start_turn("book Rome")
+    outcome = session.run_model()
+    assert isinstance(outcome, ToolCallsRequested)
+    approvals = {c.tool_name: c.policy.requires_approval for c in outcome.tool_calls}
+    # get_weather(Rome) asks for approval by its callable; book_trip's explicit policy wins
+    # over its needs_approval=True.
+    assert approvals == {"get_weather": True, "book_trip": False}
+
+
+def test_a_call_of_an_unknown_tool_is_a_failure_the_model_sees() -> None:
+    session = _session()
+    session.start_turn("weather")
+    session.run_model()
+    session.tool_calls[0] = dataclasses.replace(session.tool_calls[0], tool_name="gone")
+    with pytest.raises(ToolExecutionError, match="no function tool named 'gone'"):
+        session.execute("w1")

@@ -116,7 +116,8 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         decoded_item_cache_bytes: How much stored message text the runner keeps decoded
             between Steps (see `DecodedItemCache`); 0 decodes every message every time.
         mcp_sources: `McpToolSource`s whose tools join the starting agent's function
-            tools (see `_mcp_tools`); their calls run through the source in tool Steps.
+            tools, gated like the others; their calls run through the source in tool
+            Steps (which may start a task that PollToolTask follows).
     """
 
     def __init__(
@@ -196,8 +197,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
                     "cannot resume the turn: the OpenAI Agents SDK refused the stored "
                     f"RunState: {error}"
                 ) from error
-            seen_responses = len(state._model_responses)
-            seen_items = len(state._generated_items)
+            seen_responses, seen_items = previous.responses, previous.run_items
             results = _answer_interruptions(state, state.get_interruptions(), turn.tool_calls)
             run_input = state
 
@@ -234,7 +234,11 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             sdk_state = result.to_state().to_json(context_serializer=lambda _context: {})
             return ToolCallsRequested(
                 framework_run_state=TurnState(
-                    sdk_state=sdk_state, pending=pending, items=items
+                    sdk_state=sdk_state,
+                    pending=pending,
+                    items=items,
+                    responses=len(result.raw_responses),
+                    run_items=len(result.new_items),
                 ).encode(),
                 tool_calls=calls,
                 usage=usage,

@@ -4,7 +4,8 @@
 it to `RunState.from_json`, which also restores the current agent after a
 handoff. `pending` lists the interruptions the session turned into tool calls,
 and `items` the turn's input items so far, so a turn that ends without an answer
-can store its transcript without reading the SDK's own format.
+can store its transcript without reading the SDK's own format; the two counts
+say which of the resumed run's responses and items are new in the next Step.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ class TurnState:
     sdk_state: dict[str, Any]
     pending: list[PendingCall] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)
+    responses: int = 0
+    """How many model responses the SDK run holds so far (the next Step counts from it)."""
+    run_items: int = 0
+    """How many run items (`RunResult.new_items`) the SDK run holds so far."""
 
     def encode(self) -> str:
         return json.dumps(
@@ -43,6 +48,8 @@ class TurnState:
                     {"tool_call_id": p.tool_call_id, "tool_name": p.tool_name} for p in self.pending
                 ],
                 "items": self.items,
+                "responses": self.responses,
+                "run_items": self.run_items,
             },
             separators=(",", ":"),
         )
@@ -69,6 +76,8 @@ class TurnState:
                     for p in data["pending"]
                 ],
                 items=[dict(item) for item in data["items"]],
+                responses=int(data["responses"]),
+                run_items=int(data["run_items"]),
             )
         except RunStateError:
             raise

@@ -4,8 +4,8 @@ Every item, 1 to 11, with the agent of `oai_app.py` (the SDK's ScriptedModel,
 answering from the call's input items) on a Worker child process in its own
 process group, which the kill tests SIGKILL. Step shapes come from the Flow's
 history. A gated and an ungated-looking tool of one response (item 3's test)
-both run only in their own Steps. The issue's other cases are in
-test_adapter_cases.py.
+both run only in their own Steps. Items 5, 6 and 9 (Worker SIGKILLs) are in
+test_worker_kills.py, the issue's other cases in test_adapter_cases.py.
 
 | Item | Test |
 |---|---|
@@ -13,12 +13,11 @@ test_adapter_cases.py.
 | 2 | test_parallel_tool_calls_run_as_parallel_steps |
 | 3 | test_approved_write_survives_worker_restart_and_runs_once |
 | 4 | test_rejected_write_never_runs_and_the_model_sees_why |
-| 5 | test_sigkill_during_single_attempt_tool_records_outcome_unknown |
-| 6 | test_sigkill_during_run_model_reruns_only_that_model_call |
+| 5, 6 | test_worker_kills.py |
 | 7 | test_rejected_write_... (a second resolve_interrupt is false) |
 | 7 | test_approval_deadline_rejects_the_call |
 | 8 | test_failed_turn_after_write_leaves_note_and_write_is_not_repeated |
-| 9 | test_async_durability_default_never_reruns_single_attempt_write |
+| 9 | test_worker_kills.py |
 | 10 | test_message_sent_during_a_turn_is_queued |
 """
 
@@ -26,10 +25,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dex import FlowConfig, StartFlowOptions, StepDurability
-from dex_agents.runner import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
+from dex_agents.runner import APPROVAL_DEADLINE_PASSED
 from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
-from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, wait_until
+from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history
 
 from integration.oai_workers import App
 
@@ -142,47 +140,6 @@ def test_message_sent_during_a_turn_is_queued(app: App) -> None:
     # outputs, the answer, and the new message.
     assert snapshot.messages[-1].text == "I have seen 7 items."
     assert [len(shape) for shape in app.shapes(session)][1] == 1
-
-
-def _kill_during_single_attempt_write(app: App, options: StartFlowOptions | None) -> None:
-    session = app.start("charge me", options=options)
-    wait_until(lambda: len(app.entries("tool", "charge")) == 1, what="the charge to start")
-    app.restart_worker()  # SIGKILL mid-call, then a fresh Worker
-    app.gate("charge").touch()  # a second run would now finish at once
-    done = app.wait_idle(session, 1, timeout=60)
-    assert len(app.entries("tool", "charge")) == 1
-    resumed = app.entries("model")[-1]
-    assert resumed["results"] == {"p1": OUTCOME_UNKNOWN_RESULT}
-    assert done.messages[-1].text == f"Results: charge={OUTCOME_UNKNOWN_RESULT}"
-    assert_step_shape(
-        app.history(session),
-        ["RunModel", "RecordToolOutcomeUnknown", "ResumeTurn", "RunModel"],
-    )
-
-
-def test_sigkill_during_single_attempt_tool_records_outcome_unknown(private_app: App) -> None:
-    _kill_during_single_attempt_write(private_app, None)
-
-
-def test_async_durability_default_never_reruns_single_attempt_write(private_app: App) -> None:
-    options = StartFlowOptions(config_override=FlowConfig(step_durability=StepDurability.ASYNC))
-    _kill_during_single_attempt_write(private_app, options)
-
-
-def test_sigkill_during_run_model_reruns_only_that_model_call(private_app: App) -> None:
-    app = private_app
-    session = app.start("slow weather")
-    wait_until(
-        lambda: any(e["results"] for e in app.entries("model")), what="the second model call"
-    )
-    app.restart_worker()
-    app.gate("model").touch()
-    done = app.wait_idle(session, 1, timeout=60)
-    assert done.messages[-1].text == "Results: get_weather=sunny in Paris"
-    models = app.entries("model")
-    assert [bool(e["results"]) for e in models] == [False, True, True]
-    assert len(app.entries("tool", "get_weather")) == 1
-    assert_step_shape(app.history(session), ["RunModel", "CallTool", "ResumeTurn", "RunModel"])
 
 
 def test_failed_turn_after_write_leaves_note_and_write_is_not_repeated(app: App) -> None:
