@@ -307,3 +307,26 @@ def test_importing_dex_agents_loads_no_opentelemetry() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_pydantic_ai_instrumentation_nests_under_the_activation_root(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    spans_path = tmp_path / "spans.jsonl"
+    h = factory_harness("tracing_factories:pai_flow", {"spans_path": str(spans_path)})
+    session = h.start("hi")
+    h.wait_idle(session, 1)
+    spans = _ended(spans_path)
+    (root,) = _named(spans, "invoke_agent " + str(h.scenario.config["flow_type"]))  # type: ignore[union-attr]
+    ours = [s for s in spans if "dex.step.type" in s["attributes"]]
+    theirs = [s for s in spans if "dex.step.type" not in s["attributes"]]
+    assert {s["name"] for s in ours} == {root["name"], "chat function:answer:"}
+    (chat,) = [s for s in ours if s["name"].startswith("chat")]
+    assert chat["attributes"]["gen_ai.request.model"] == "function:answer:"  # from the adapter
+    assert chat["attributes"]["gen_ai.usage.output_tokens"] == 1
+    assert theirs  # Pydantic AI's agent run and model request spans
+    for span in theirs:
+        assert span["trace_id"] == root["trace_id"], span["name"]
+    # Its outermost span is a child of our root, not the start of another trace.
+    top = [s for s in theirs if s["parent_span_id"] not in {t["span_id"] for t in theirs}]
+    assert [s["parent_span_id"] for s in top] == [root["span_id"]]

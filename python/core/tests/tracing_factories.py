@@ -145,3 +145,32 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
         options=options,
         tracing=_tracing(config),
     )
+
+
+def pai_flow(config: Mapping[str, Any]) -> AgentSessionFlow:
+    """A Pydantic AI agent with its own instrumentation on, on the same tracer provider.
+
+    Its spans should land in the activation's trace: RunModel makes the stored
+    root current while the agent runs. The FunctionModel answers `hello`.
+    """
+    pydantic_ai = importlib.import_module("pydantic_ai")
+    function_model = importlib.import_module("pydantic_ai.models.function")
+    instrumented = importlib.import_module("pydantic_ai.models.instrumented")
+    messages = importlib.import_module("pydantic_ai.messages")
+    adapter = importlib.import_module("dex_agents_pydantic_ai")
+
+    def answer(history: Any, info: Any) -> Any:
+        return messages.ModelResponse(parts=[messages.TextPart(content="hello")])
+
+    tracing = _tracing(config)
+    assert tracing is not None
+    agent = pydantic_ai.Agent(
+        function_model.FunctionModel(answer),
+        output_type=[str, pydantic_ai.DeferredToolRequests],
+    )
+    agent.instrument = instrumented.InstrumentationSettings(
+        tracer_provider=tracing.tracer_provider, include_content=False
+    )
+    return AgentSessionFlow(
+        adapter.PydanticAiRunner(agent), flow_type=str(config["flow_type"]), tracing=tracing
+    )
