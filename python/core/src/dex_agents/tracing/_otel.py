@@ -7,6 +7,7 @@ so a Worker killed mid-call never leaves a span open.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,15 @@ def _context_of(traceparent: str | None) -> Context | None:
     """The remote parent context a stored traceparent names, or None if it names none."""
     if not traceparent:
         return None
+    return _parsed(traceparent)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(traceparent: str) -> Context | None:
+    """Parsing costs more than a span's attributes; a Worker sees each root many times.
+
+    Contexts are immutable, so sharing one between Steps is safe.
+    """
     extracted = _PROPAGATOR.extract({"traceparent": traceparent})
     if not trace.get_current_span(extracted).get_span_context().is_valid:
         return None
