@@ -7,9 +7,11 @@ reads the spans they wrote. Each turn asks for `lookup` (read) and
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,17 @@ from typing import Any
 import grpc
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-from dex_agents_testing import wait_until
+from dex_agents import ToolPolicy
+from dex_agents_contracts import ToolEffect
+from dex_agents_testing import (
+    ModelReply,
+    Scenario,
+    ScriptedPoll,
+    ScriptedTask,
+    ScriptedTool,
+    ScriptedToolCall,
+    wait_until,
+)
 from helpers import Harness
 from tracing_factories import MODEL_NAME, read_spans
 
@@ -330,3 +342,107 @@ def test_pydantic_ai_instrumentation_nests_under_the_activation_root(
     # Its outermost span is a child of our root, not the start of another trace.
     top = [s for s in theirs if s["parent_span_id"] not in {t["span_id"] for t in theirs}]
     assert [s["parent_span_id"] for s in top] == [root["span_id"]]
+
+
+def test_each_turn_is_an_activation_and_compaction_gets_a_chat_span(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    spans_path = tmp_path / "spans.jsonl"
+    name = f"TC{uuid.uuid4().hex[:8]}"
+    inner = {
+        "flow_type": name,
+        "log_path": str(tmp_path / "inner.jsonl"),
+        "answer_tokens": 100,
+        # Window 1000 tokens: the third turn compacts first (stepwise_flows counts `#`s).
+        "compaction": {"context_window_tokens": 1000, "trigger_ratio": 0.5, "retained_ratio": 0.2},
+    }
+    h = factory_harness(
+        "tracing_factories:traced",
+        {
+            "inner": "stepwise_flows:flow",
+            "inner_config": inner,
+            "spans_path": str(spans_path),
+            "flow_type": name,
+        },
+    )
+    session = h.start()
+    for n in range(1, 4):
+        assert h.client.send_user_message(session, f"say {'#' * 100} {n}")
+        h.wait_idle(session, n)
+    spans = _ended(spans_path)
+    roots = sorted(_named(spans, "invoke_agent"), key=lambda r: r["start"])
+    assert [
+        (r["attributes"]["dex.step.type"], r["attributes"].get("dex.agent.turn.id")) for r in roots
+    ] == [
+        ("StartAgentSession", None),
+        ("AwaitUserMessage", "turn-1"),
+        ("AwaitUserMessage", "turn-2"),
+        ("AwaitUserMessage", "turn-3"),
+    ]
+    for previous, root in itertools.pairwise(roots):
+        assert root["links"] == [{"trace_id": previous["trace_id"], "span_id": previous["span_id"]}]
+    (summary,) = [s for s in spans if s["attributes"].get("dex.step.type") == "CompactContext"]
+    assert summary["name"] == "chat default"
+    assert summary["kind"] == "CLIENT"
+    assert summary["attributes"]["dex.agent.model_call.outcome"] == "context_summary"
+    assert summary["attributes"]["dex.agent.compaction.through_sequence"] == 3
+    assert summary["attributes"]["gen_ai.usage.input_tokens"] == 7
+    assert (summary["trace_id"], summary["parent_span_id"]) == (
+        roots[-1]["trace_id"],
+        roots[-1]["span_id"],
+    )
+
+
+def test_a_tool_task_gets_an_execute_tool_span_per_poll(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    spans_path = tmp_path / "spans.jsonl"
+    name = f"TT{uuid.uuid4().hex[:8]}"
+    report = ScriptedTool(
+        name="report",
+        task=ScriptedTask(
+            poll_interval_seconds=0.2,
+            polls=(
+                ScriptedPoll(kind="pending", poll_interval_seconds=0.2),
+                ScriptedPoll(kind="succeed", output="report ready"),
+            ),
+        ),
+    )
+    scenario = Scenario(
+        flow_type=name,
+        script=[
+            [
+                ModelReply(tool_calls=[ScriptedToolCall(tool_call_id="r1", tool_name="report")]),
+                ModelReply(text="done"),
+            ]
+        ],
+        tools=[report],
+        log_path=str(tmp_path / "inner.jsonl"),
+        task_runner=True,
+        tool_policies={"report": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)},
+    )
+    path = scenario.save(tmp_path / "scenario.json")
+    h = factory_harness(
+        "tracing_factories:traced",
+        {
+            "inner": "scenario",
+            "scenario_path": str(path),
+            "spans_path": str(spans_path),
+            "flow_type": name,
+        },
+    )
+    session = h.start("make the report")
+    h.wait_idle(session, 1)
+    spans = _ended(spans_path)
+    (root,) = _named(spans, "invoke_agent")
+    tools = sorted(_named(spans, "execute_tool report"), key=lambda s: s["start"])
+    assert [t["attributes"]["dex.step.type"] for t in tools] == [
+        "CallTool",
+        "PollToolTask",
+        "PollToolTask",
+    ]
+    for span in tools:
+        assert (span["trace_id"], span["parent_span_id"]) == (root["trace_id"], root["span_id"])
+        assert span["attributes"]["gen_ai.tool.call.id"] == "r1"
+    # The scripted runner reports no ModelCallMetadata: the chat spans are just `chat`.
+    assert {s["name"] for s in _named(spans, "chat")} == {"chat"}

@@ -38,7 +38,7 @@ from dex_agents.models import (
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import ToolEffect
-from dex_agents_testing import RunLog
+from dex_agents_testing import RunLog, load_flow
 
 __all__ = ["MODEL_NAME", "flow", "read_spans"]
 
@@ -174,3 +174,19 @@ def pai_flow(config: Mapping[str, Any]) -> AgentSessionFlow:
     return AgentSessionFlow(
         adapter.PydanticAiRunner(agent), flow_type=str(config["flow_type"]), tracing=tracing
     )
+
+
+def traced(config: Mapping[str, Any]) -> AgentSessionFlow:
+    """Another test Flow, traced: `inner` is `module:function` (given `inner_config`),
+    or `scenario` (the JSON Scenario saved at `scenario_path`)."""
+    inner = str(config["inner"])
+    if inner == "scenario":
+        built = load_flow(str(config["scenario_path"]))
+    else:
+        module_name, _, function_name = inner.partition(":")
+        build = getattr(importlib.import_module(module_name), function_name)
+        built = build(dict(config["inner_config"]))
+    tracing = _tracing(config)
+    assert tracing is not None
+    built.enable_tracing(tracing)
+    return built
