@@ -446,3 +446,35 @@ def test_a_tool_task_gets_an_execute_tool_span_per_poll(
         assert span["attributes"]["gen_ai.tool.call.id"] == "r1"
     # The scripted runner reports no ModelCallMetadata: the chat spans are just `chat`.
     assert {s["name"] for s in _named(spans, "chat")} == {"chat"}
+
+
+def test_a_steered_message_starts_its_own_activation_in_apply_turn_control(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    h, spans_path = _harness(factory_harness, tmp_path, gate_dir=str(gates))
+    session = h.start("work")
+    wait_until(lambda: h.log.count("tool", name="lookup") == 1, what="lookup to start")
+    assert h.client.wait_for_interrupt(session, "call-write") is not None
+    assert h.client.steer_user_message(session, text="work again")
+    (gates / "lookup").touch()  # the running read finishes; the approval was abandoned
+    h.wait_snapshot(
+        session,
+        lambda s: (
+            s.state is not None
+            and s.state.active_turn_id == "turn-2"
+            and any(i.interrupt_id == "call-write" for i in s.pending_interrupts)
+        ),
+        what="the steered turn's approval",
+    )
+    assert h.client.resolve_interrupt(session, "call-write", approved=True)
+    h.wait_idle(session, 2)
+    roots = sorted(_named(_ended(spans_path), "invoke_agent"), key=lambda r: r["start"])
+    steered = [r for r in roots if r["attributes"]["dex.step.type"] == "ApplyTurnControl"]
+    assert len(steered) == 1
+    assert steered[0]["attributes"]["dex.agent.turn.id"] == "turn-2"
+    previous = roots[roots.index(steered[0]) - 1]
+    assert steered[0]["links"] == [
+        {"trace_id": previous["trace_id"], "span_id": previous["span_id"]}
+    ]
