@@ -7,6 +7,7 @@ unsampled root, a missing `otel` extra.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from types import SimpleNamespace
@@ -62,11 +63,16 @@ def test_the_worker_traces_every_session_flow_without_options_of_its_own() -> No
     own = TracingOptions(agent_name="own")
     plain, traced = _flow("Plain"), _flow("Own", own)
     worker_options = TracingOptions(agent_name="worker")
-    AgentWorker([plain, traced], server_address="127.0.0.1:1", tracing=worker_options)
+
+    async def build() -> None:  # the SDK's Worker needs a running loop
+        worker = AgentWorker([plain, traced], server_address="127.0.0.1:1", tracing=worker_options)
+        worker.close_cache()
+        with pytest.raises(UserError, match="not a Registry"):
+            AgentWorker(agent_registry([_flow("R")]), server_address="127.0.0.1:1", tracing=own)
+
+    asyncio.run(build())
     assert plain.tracing_options is worker_options
     assert traced.tracing_options is own
-    with pytest.raises(UserError, match="not a Registry"):
-        AgentWorker(agent_registry([_flow("R")]), server_address="127.0.0.1:1", tracing=own)
 
 
 def test_enable_tracing_without_the_extra_says_what_to_install(
