@@ -478,3 +478,31 @@ def test_a_steered_message_starts_its_own_activation_in_apply_turn_control(
     assert steered[0]["links"] == [
         {"trace_id": previous["trace_id"], "span_id": previous["span_id"]}
     ]
+
+
+def test_a_failing_model_call_gets_an_error_span_per_attempt(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    spans_path = tmp_path / "spans.jsonl"
+    name = f"TF{uuid.uuid4().hex[:8]}"
+    inner = {"flow_type": name, "log_path": str(tmp_path / "inner.jsonl")}
+    h = factory_harness(
+        "tracing_factories:traced",
+        {
+            "inner": "stepwise_flows:flow",
+            "inner_config": inner,
+            "spans_path": str(spans_path),
+            "flow_type": name,
+        },
+    )
+    session = h.start("fail-after-tool:1")
+    h.wait_idle(session, 1, timeout=120)
+    spans = _ended(spans_path)
+    failed = [s for s in _named(spans, "chat") if s["status"] == "ERROR"]
+    attempts = sorted(s["attributes"]["dex.step.attempt"] for s in failed)
+    assert attempts == list(range(1, len(attempts) + 1))
+    assert len(attempts) >= 2  # RunModel retries; each attempt has its own span
+    for span in failed:
+        assert span["attributes"]["error.type"] == "RuntimeError"
+        assert span["kind"] == "INTERNAL"  # no model call reported
+    _assert_nothing_left_open(spans_path)
