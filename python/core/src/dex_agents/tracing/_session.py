@@ -47,6 +47,8 @@ _VERSION = "0.1.0"
 @dataclass
 class _Attempt:
     step: StepIdentity
+    start_ns: int
+    """When the attempt began: the root covers the whole activation Step."""
     root: Any = None
     root_traceparent: str | None = None
     activated: bool = False
@@ -111,7 +113,8 @@ class SessionTracing:
                 step_type=step_type,
                 step_execution_id=str(context.step_execution_id),
                 attempt=int(context.attempt),
-            )
+            ),
+            time.time_ns(),
         )
         token = _CURRENT.set(current)
         error: str | None = None
@@ -160,7 +163,7 @@ class SessionTracing:
                 attributes,
                 client=on.profile.root_is_client,
                 previous=previous,
-                start_ns=time.time_ns(),
+                start_ns=current.start_ns,
             )
 
         _guarded(start, "invoke_agent")
