@@ -23,9 +23,10 @@ ADAPTER_NAMES = """
     AgentFrameworkRunner AgentTurnContext AgentTurnOutcome APPROVAL_DEADLINE_PASSED
     BUILT_IN_TOOL_DEFINITIONS BUILT_IN_TOOL_NAMES BUILT_IN_TOOL_POLICY BuiltInToolName
     ContextCompactionRunner ContextSummaryRequest ContextSummaryResult
-    DecodedItemCache DEFAULT_ITEM_CACHE_BYTES DEFAULT_REQUIRES_APPROVAL default_tool_effect
+    DecodedItemCache DEFAULT_HEARTBEAT_INTERVAL_SECONDS DEFAULT_ITEM_CACHE_BYTES
+    DEFAULT_REQUIRES_APPROVAL default_tool_effect
     DeferredToolCall DeferredToolExecution DeferredToolOutcome EventWriter FakeSession
-    FrameworkMessage Heartbeat
+    FrameworkMessage Heartbeat heartbeats
     invalid_tool_call_ids is_final model_tool_call_id_problem model_visible_result
     ModelCallMetadata no_checkpoint no_heartbeat NO_RESULT_TEXT NullEventWriter
     OUTCOME_UNKNOWN_RESULT PlanModeRunner RecordingEventWriter resolve_tool_policy

@@ -169,6 +169,15 @@ def test_raw_channel_api_history_and_long_polls(
                 request_id="r1",
             )
         )
+        # A replay of the same request succeeds and deletes nothing more.
+        stub.DeleteChannelMessage(
+            pb.DeleteChannelMessageRequest(
+                flow_id=flow_id,
+                channel_name="inbox",
+                message_id=message.message_id,
+                request_id="r1",
+            )
+        )
         with pytest.raises(grpc.RpcError) as info:
             stub.DeleteChannelMessage(
                 pb.DeleteChannelMessageRequest(
@@ -179,13 +188,21 @@ def test_raw_channel_api_history_and_long_polls(
                 )
             )
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
+        with pytest.raises(grpc.RpcError) as info:
+            stub.DeleteChannelMessage(
+                pb.DeleteChannelMessageRequest(
+                    flow_id=flow_id, channel_name="inbox", message_id="other", request_id="r1"
+                )
+            )
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "request_id 'r1' already deleted message" in (info.value.details() or "")
         events = stub.GetHistoryEvents(
             pb.GetHistoryEventsRequest(flow_id=flow_id, run_id=run_id)
         ).events
         kinds = [e.WhichOneof("payload") for e in events]
         assert kinds[0] == "flow_started_or_continued"
         assert "channel_external_publish" in kinds
-        assert "channel_external_delete" in kinds
+        assert kinds.count("channel_external_delete") == 1
         assert [e.event_id for e in events] == list(range(1, len(events) + 1))
         waited = stub.WaitForHistoryEvent(
             pb.WaitForHistoryEventRequest(flow_id=flow_id, run_id=run_id, next_internal_event_id=1)

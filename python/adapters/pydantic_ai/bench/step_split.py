@@ -39,8 +39,9 @@ from dex_agents.runner import (  # after the sys.path line above
 )
 from dex_agents_contracts import ToolCallStatus
 from dex_agents_pydantic_ai import PydanticAiRunner
+from dex_agents_testing.tool_turn import ANSWER, QUESTION
 from pydantic_ai.messages import ModelMessage
-from tool_turn import ANSWER, QUESTION, durable_agent, plain_agent
+from tool_turn import durable_agent, plain_agent
 
 T = TypeVar("T")
 

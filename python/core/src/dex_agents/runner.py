@@ -33,6 +33,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, heartbeats
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
 from dex_agents._runner.policies import (
     BUILT_IN_TOOL_NAMES,
@@ -99,6 +100,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "ModelCallMetadata",
     "EventWriter",
     "Heartbeat",
+    "heartbeats",
+    "DEFAULT_HEARTBEAT_INTERVAL_SECONDS",
     # tool execution
     "DeferredToolCall",
     "DeferredToolExecution",

@@ -156,6 +156,15 @@ CREATE TABLE IF NOT EXISTS history (
   PRIMARY KEY (run_id, event_id)
 );
 
+-- Raw DeleteChannelMessage calls by request ID, so a replay succeeds without a second delete.
+CREATE TABLE IF NOT EXISTS external_deletes (
+  run_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  PRIMARY KEY (run_id, request_id)
+);
+
 CREATE TABLE IF NOT EXISTS indexes (
   key TEXT PRIMARY KEY,
   type INTEGER NOT NULL

@@ -30,6 +30,7 @@ from dex_agents_testing.scripted import (
     ScriptedToolCall,
     TaskScriptedRunner,
 )
+from dex_agents_testing.worker_apps import WorkerApp, load_app
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     # processes
@@ -38,6 +39,9 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "child_env",
     "free_port",
     "wait_until",
+    # an adapter's test application on a Worker child process
+    "WorkerApp",
+    "load_app",
     # in-process helpers for examples and benchmarks
     "dexlite_or",
     "worker_in_thread",

@@ -21,6 +21,7 @@ from typing import Any, Generic
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
     BUILT_IN_TOOL_POLICY,
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     DEFAULT_ITEM_CACHE_BYTES,
     NO_RESULT_TEXT,
     AgentTurnContext,
@@ -39,6 +40,7 @@ from dex_agents.runner import (
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
+    heartbeats,
     is_final,
     model_tool_call_id_problem,
     model_visible_result,
@@ -68,7 +70,7 @@ from pydantic_graph import End
 from typing_extensions import TypeVar
 
 from dex_agents_pydantic_ai._built_ins import built_in_tool_definitions
-from dex_agents_pydantic_ai._calls import heartbeats, stream_model_call
+from dex_agents_pydantic_ai._calls import stream_model_call
 from dex_agents_pydantic_ai._context import DEX_METADATA_KEY, DexRunInfo
 from dex_agents_pydantic_ai._deferral import ApproveEveryTool, DeferEveryTool
 from dex_agents_pydantic_ai._messages import (
@@ -126,7 +128,7 @@ class PydanticAiRunner(Generic[DepsT]):
         deps_factory: Callable[[DexRunInfo], DepsT] | None = None,
         stream: bool | None = None,
         max_consecutive_retries: int | None = None,
-        heartbeat_interval_seconds: float = 30.0,
+        heartbeat_interval_seconds: float = DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
         decoded_item_cache_bytes: int = DEFAULT_ITEM_CACHE_BYTES,
     ) -> None:
         if not _accepts_deferred_requests(agent.output_type):

@@ -1,167 +1,25 @@
-"""Worker child processes for the integration tests: one Flow type per `App`.
+"""Worker child processes for the integration tests: `pai_app.py` on `WorkerApp`.
 
-An `App` loads a test application module (`pai_app.py` by default) by path, so
-the client holds the same Flow object as the Worker, which runs that module as a
-child process in its own process group (the kill tests SIGKILL the group). The
-application logs its model calls and tool runs as JSON lines, which `entries`
-reads back; gate files (`App.gate`) hold a model call or tool until a test opens
-them.
+`App` is dex_agents_testing's `WorkerApp` with this suite's application module
+(`pai_app.py`) as the default script.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib.util
-import json
-import os
-import signal
-import subprocess
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from dex import StartFlowOptions
-from dex_agents import AgentSessionClient
-from dex_agents_contracts import AgentEvent, AgentSnapshot, AgentStatus
-from dex_agents_testing import (
-    DexliteProcess,
-    child_env,
-    events_until,
-    fetch_history,
-    turn_shapes,
-    wait_until,
-)
+from dex_agents_testing import WorkerApp, load_app
 
 __all__ = ["APP", "App", "load_app"]
 
 APP = Path(__file__).resolve().parent / "pai_app.py"
 
 
-@functools.cache
-def load_app(script: Path) -> Any:
-    """A test application module, loaded by path: the client needs the Worker's Flow object."""
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @dataclass
-class App:
-    """One Flow type served by a Worker child process in its own process group."""
+class App(WorkerApp):
+    """A `WorkerApp` running `pai_app.py` unless told otherwise."""
 
-    server: DexliteProcess
-    root: Path
     script: Path = APP
-    """The application module; it has `build_flow(flow_type, log_path, interrupt_deadline)`
-    and runs a Worker for that Flow when run as a script with pai_app.py's arguments."""
-    factory: str = "build_flow"
-    """Another function of the module with `build_flow`'s signature, which the script
-    then takes as `--factory NAME`."""
     flow_type: str = field(default_factory=lambda: f"Pai{uuid.uuid4().hex[:10]}")
-    interrupt_deadline: float | None = None
-    timeout: float = 30.0
-    proc: subprocess.Popen[bytes] | None = None
-    runs: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.log_path = self.root / f"{self.flow_type}.jsonl"
-        self.log_path.touch()
-        build = getattr(load_app(self.script), self.factory)
-        flow = build(self.flow_type, str(self.log_path), self.interrupt_deadline)
-        self.client = AgentSessionClient(flow, server_address=self.server.address)
-
-    def gate(self, name: str) -> Path:
-        return Path(f"{self.log_path}.{name}-gate")
-
-    def start_worker(self) -> None:
-        with (self.root / f"{self.flow_type}.worker.log").open("ab") as err:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    str(self.script),
-                    "--server",
-                    self.server.address,
-                    "--flow-type",
-                    self.flow_type,
-                    "--log",
-                    str(self.log_path),
-                    *(
-                        ["--interrupt-deadline", str(self.interrupt_deadline)]
-                        if self.interrupt_deadline is not None
-                        else []
-                    ),
-                    *(["--factory", self.factory] if self.factory != "build_flow" else []),
-                ],
-                env=child_env(),
-                stdout=subprocess.PIPE,
-                stderr=err,
-                start_new_session=True,
-            )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().decode()
-        assert line.startswith("ready"), f"the Worker did not start: {line!r}"
-
-    def kill_worker(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(40)
-            except subprocess.TimeoutExpired:
-                self.kill_worker()
-        self.client.close()
-
-    def restart_worker(self) -> None:
-        self.kill_worker()
-        self.start_worker()
-
-    def start(self, text: str, options: StartFlowOptions | None = None) -> str:
-        session = f"s-{uuid.uuid4().hex[:12]}"
-        self.runs[session] = self.client.start_session(session, text, options=options)
-        return session
-
-    def entries(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
-        lines = self.log_path.read_text().splitlines()
-        entries = [json.loads(line) for line in lines if line]
-        return [e for e in entries if e["kind"] == kind and (name is None or e["name"] == name)]
-
-    def wait(self, session: str, what: str, check: Any) -> AgentSnapshot:
-        def probe() -> AgentSnapshot | None:
-            snapshot = self.client.get_snapshot(session)
-            return snapshot if check(snapshot) else None
-
-        result: AgentSnapshot = wait_until(probe, timeout=self.timeout, what=what)
-        return result
-
-    def wait_idle(self, session: str, turns: int, timeout: float = 30.0) -> AgentSnapshot:
-        self.timeout = timeout
-        return self.wait(
-            session,
-            f"{turns} turns",
-            lambda s: (
-                s.state is not None
-                and s.state.turn_count >= turns
-                and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
-            ),
-        )
-
-    def events(self, session: str, until_type: str, *, count: int = 1) -> list[AgentEvent]:
-        """AgentEvents from the oldest retained until the `count`-th of `until_type`."""
-        return events_until(self.client, session, until_type, count=count)
-
-    def history(self, session: str) -> list[Any]:
-        return list(fetch_history(self.server.address, session, self.runs[session]))
-
-    def shapes(self, session: str) -> list[list[str]]:
-        return turn_shapes(self.history(session))

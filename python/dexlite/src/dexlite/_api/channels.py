@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from dex.dexpb import dex_pb2 as pb
 
 from dexlite import _errors, _snapshot
@@ -56,10 +58,17 @@ class ChannelCalls(OpsBase):
             raise _errors.invalid("channel_name and message_id are required")
         with self.state.tx() as conn:
             run = rows.running_run(self.state, request.flow_id, request.run_id)
+            if request.request_id and _is_replay(conn, run["run_id"], request):
+                return
             deletion = pb.ChannelMessageDeletion(
                 channel_name=request.channel_name, message_id=request.message_id
             )
             writes.apply_writes(conn, run["run_id"], [], [], [deletion], strict_deletions=True)
+            if request.request_id:
+                conn.execute(
+                    "INSERT INTO external_deletes VALUES (?, ?, ?, ?)",
+                    (run["run_id"], request.request_id, request.channel_name, request.message_id),
+                )
             rows.event(
                 conn,
                 run["run_id"],
@@ -89,3 +98,21 @@ class ChannelCalls(OpsBase):
                     upsert_attributes=request.attributes, is_set_attribute_api=True
                 ),
             )
+
+
+def _is_replay(
+    conn: sqlite3.Connection, run_id: str, request: pb.DeleteChannelMessageRequest
+) -> bool:
+    """True for a request ID that already deleted this message; an error if it named another."""
+    row = conn.execute(
+        "SELECT channel, message_id FROM external_deletes WHERE run_id=? AND request_id=?",
+        (run_id, request.request_id),
+    ).fetchone()
+    if row is None:
+        return False
+    if (row[0], row[1]) != (request.channel_name, request.message_id):
+        raise _errors.invalid(
+            f"request_id {request.request_id!r} already deleted message {row[1]!r}"
+            f" of channel {row[0]!r}"
+        )
+    return True

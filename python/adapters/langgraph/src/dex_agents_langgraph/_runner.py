@@ -1,0 +1,398 @@
+"""`LangGraphRunner`: a LangGraph graph (or a `create_agent` agent) in Step mode.
+
+A RunModel Step invokes the graph once. `DexStepMiddleware` turns every tool
+call into an interrupt and pauses a second model call, so the invocation makes
+one model call and runs no tool. The graph's checkpoint thread then goes into
+FrameworkRunState; the next RunModel imports it into the shared
+`DexCheckpointSaver` under a fresh thread ID and resumes with
+`Command(resume={interrupt_id: result})`, the results taken from the final
+tool call records. A tool Step runs the real LangChain tool once, outside the
+graph, with the idempotency key in its config.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from dex_agents import ToolPolicy, UserError
+from dex_agents.runner import (
+    BUILT_IN_TOOL_DEFINITIONS,
+    BUILT_IN_TOOL_POLICY,
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    NO_RESULT_TEXT,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolCall,
+    DeferredToolExecution,
+    DeferredToolOutcome,
+    FrameworkMessage,
+    ModelCallMetadata,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolExecutionResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+    TurnCompleted,
+    TurnContinued,
+    heartbeats,
+    is_final,
+    model_tool_call_id_problem,
+    model_visible_result,
+    resolve_tool_policy,
+)
+from dex_agents_contracts import AgentToolCall, ToolEffect
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, ToolException
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
+from langgraph.types import Command, Interrupt
+
+from dex_agents_langgraph._mcp_tools import McpSources
+from dex_agents_langgraph._messages import (
+    history_from_stored,
+    to_framework_message,
+    usage_of,
+    user_message,
+)
+from dex_agents_langgraph._middleware import (
+    NEXT_MODEL_CALL_KEY,
+    TOOL_CALL_KEY,
+    step_scope,
+)
+from dex_agents_langgraph._saver import DexCheckpointSaver
+from dex_agents_langgraph._state import PendingCall, RunState, RunStateError
+from dex_agents_langgraph._tool_context import DexToolContext
+
+if TYPE_CHECKING:
+    from dex_agents.mcp import McpToolSource
+
+__all__ = ["LangGraphRunner"]
+
+_MESSAGES_KEY = "messages"
+
+
+class LangGraphRunner:
+    """Runs a compiled LangGraph graph on `AgentSessionFlow`, one model call per RunModel Step.
+
+    The graph keeps its conversation under the `messages` state key (as
+    `create_agent` and `MessagesState` do), is compiled with
+    `checkpointer=DexCheckpointSaver()`, and turns every tool call into an
+    interrupt: `create_agent(..., middleware=[DexStepMiddleware()])`, or a plain
+    graph's node calling `defer_tool_call`.
+
+    Args:
+        graph: The compiled graph or agent.
+        tools: Tools that run in tool Steps besides those of the graph's `ToolNode`s
+            (which are found by themselves); a name given here wins.
+        tool_policies: Per-tool effect and approval; they win over the session's.
+        default_tool_effect: Effect of a tool without a policy; None uses the
+            session's `default_tool_effect`.
+        mcp_sources: `McpToolSource`s whose tools the graph offers (built with
+            `langchain_mcp_tools`); their calls run through the source in tool Steps.
+        recursion_limit: LangGraph's super-step limit for one Step's invocation.
+        heartbeat_interval_seconds: How often a running model call or tool heartbeats.
+    """
+
+    def __init__(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        *,
+        tools: Sequence[BaseTool] = (),
+        tool_policies: Mapping[str, ToolPolicy] | None = None,
+        default_tool_effect: ToolEffect | None = None,
+        mcp_sources: Sequence[McpToolSource] = (),
+        recursion_limit: int = 50,
+        heartbeat_interval_seconds: float = DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    ) -> None:
+        if not isinstance(graph.checkpointer, DexCheckpointSaver):
+            raise UserError(
+                "LangGraphRunner keeps the graph's checkpoint in the session, so the graph "
+                "must be compiled with `checkpointer=DexCheckpointSaver()` "
+                "(e.g. `create_agent(..., checkpointer=DexCheckpointSaver())`)"
+            )
+        self.graph = graph
+        self.saver: DexCheckpointSaver = graph.checkpointer
+        self.tools: dict[str, BaseTool] = {**_graph_tools(graph), **{t.name: t for t in tools}}
+        self.tool_policies: Mapping[str, ToolPolicy] = dict(tool_policies or {})
+        self.default_tool_effect = default_tool_effect
+        self._mcp = McpSources(mcp_sources)
+        self.recursion_limit = recursion_limit
+        self.heartbeat_interval_seconds = heartbeat_interval_seconds
+
+    # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return to_framework_message(user_message(text))
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        state = RunState.decode(turn.framework_run_state)
+        thread_id = f"dex/{turn.flow_id}/{turn.turn_id}/{uuid.uuid4().hex}"
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id},
+            "recursion_limit": self.recursion_limit,
+        }
+        graph_input: Any
+        if state.thread is None:
+            history = history_from_stored(turn.messages)
+            graph_input = {_MESSAGES_KEY: history}
+            input_count = seen_count = len(history)
+        else:
+            self.saver.import_thread(thread_id, state.thread)
+            graph_input = Command(resume=_resume_values(state, turn.tool_calls))
+            input_count, seen_count = state.input_count, state.seen_count
+        try:
+            with step_scope(self._built_in_specs(turn)):
+                async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
+                    await self.graph.ainvoke(graph_input, config)
+            snapshot = await self.graph.aget_state(config)
+            messages: list[BaseMessage] = list(snapshot.values.get(_MESSAGES_KEY, []))
+            interrupts = [i for task in snapshot.tasks for i in task.interrupts]
+            responses = [m for m in messages[seen_count:] if isinstance(m, AIMessage)]
+            usage = usage_of(responses)
+            metadata = _metadata(responses)
+            if not interrupts:
+                return TurnCompleted(
+                    new_messages=[to_framework_message(m) for m in messages[input_count:]],
+                    usage=usage,
+                    model_call_metadata=metadata,
+                )
+            pending, calls, continues = self._deferred(turn, interrupts, messages)
+            next_state = RunState(
+                thread=self.saver.export_thread(thread_id, latest_only=True),
+                pending=pending,
+                continue_interrupts=continues,
+                input_count=input_count,
+                seen_count=len(messages),
+            ).encode()
+            if not calls:
+                return TurnContinued(
+                    framework_run_state=next_state, usage=usage, model_call_metadata=metadata
+                )
+            return ToolCallsRequested(
+                framework_run_state=next_state,
+                tool_calls=calls,
+                usage=usage,
+                model_call_metadata=metadata,
+            )
+        finally:
+            self.saver.delete_thread(thread_id)
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
+        record = call.tool_call
+        source = self._mcp.owner(record.tool_source_reference)
+        if source is not None:  # an MCP tool: the source runs it, and may start a task
+            async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+                return await source.execute_deferred_tool_call(call)
+        tool = self.tools.get(record.tool_name)
+        if tool is None:
+            raise ToolExecutionError(f"no tool named {record.tool_name!r} in this graph")
+        try:
+            arguments = json.loads(record.arguments) if record.arguments else {}
+        except ValueError as error:
+            raise ToolExecutionError(f"the arguments are not JSON: {error}") from error
+        context = DexToolContext(
+            flow_id=call.flow_id,
+            turn_id=call.turn_id,
+            tool_call_id=record.tool_call_id,
+            idempotency_key=call.idempotency_key,
+            attempt=call.attempt,
+        )
+        tool_call = {
+            "type": "tool_call",
+            "id": record.tool_call_id,
+            "name": record.tool_name,
+            "args": arguments,
+        }
+        try:
+            async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+                output = await tool.ainvoke(tool_call, context.config())
+        except ToolException as error:
+            raise ToolExecutionError(str(error)) from error
+        if isinstance(output, ToolMessage):
+            if output.status == "error":
+                raise ToolExecutionError(str(output.text))
+            return ToolExecutionResult(output=str(output.text))
+        return ToolExecutionResult(output=output if isinstance(output, str) else json.dumps(output))
+
+    # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ----------------
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        source = self._mcp.owner(poll.tool_call.tool_source_reference)
+        if source is None:  # not a ToolExecutionError: the call is recorded by its effect
+            raise RuntimeError(
+                f"no MCP source of this runner owns the task of {poll.tool_call.tool_name!r}"
+            )
+        return await source.poll_tool_task(poll)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        source = self._mcp.owner(cancellation.tool_call.tool_source_reference)
+        if source is not None:
+            await source.cancel_tool_task(cancellation)
+
+    # --- UnfinishedTurnMessageBuilder ------------------------------------------------
+
+    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
+        """The turn's messages so far, with a tool result for every pending call."""
+        state = RunState.decode(turn.framework_run_state)
+        if state.thread is None:
+            return ()
+        thread_id = f"dex/{turn.flow_id}/{turn.turn_id}/{uuid.uuid4().hex}"
+        self.saver.import_thread(thread_id, state.thread)
+        try:
+            snapshot = self.graph.get_state({"configurable": {"thread_id": thread_id}})
+        finally:
+            self.saver.delete_thread(thread_id)
+        messages: list[BaseMessage] = list(snapshot.values.get(_MESSAGES_KEY, []))
+        by_id = {r.tool_call_id: r for r in turn.tool_calls}
+        answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+        for pending in state.pending:
+            if pending.tool_call_id in answered:
+                continue
+            record = by_id.get(pending.tool_call_id)
+            text = (
+                model_visible_result(record)
+                if record is not None and is_final(record.status)
+                else NO_RESULT_TEXT
+            )
+            messages.append(
+                ToolMessage(content=text, tool_call_id=pending.tool_call_id, name=pending.tool_name)
+            )
+        return [to_framework_message(m) for m in messages[state.input_count :]]
+
+    # --- helpers ---------------------------------------------------------------------
+
+    def _built_in_specs(self, turn: AgentTurnContext) -> tuple[dict[str, Any], ...]:
+        """The enabled built-ins as OpenAI function specs; their names are reserved."""
+        for name in turn.enabled_built_in_tools:
+            if name in self.tools:
+                raise UserError(
+                    f"the graph has a tool named {name!r}, the name of a built-in tool this "
+                    "session enables (`AgentSessionOptions.built_in_tools`), which the session "
+                    f"reserves: rename the tool, or leave {name!r} out of `built_in_tools`"
+                )
+        return tuple(
+            {
+                "type": "function",
+                "function": {
+                    "name": definition.name,
+                    "description": definition.description,
+                    "parameters": dict(definition.parameters),
+                },
+            }
+            for definition in (BUILT_IN_TOOL_DEFINITIONS[n] for n in turn.enabled_built_in_tools)
+        )
+
+    def _deferred(
+        self,
+        turn: AgentTurnContext,
+        interrupts: Sequence[Interrupt],
+        messages: Sequence[BaseMessage],
+    ) -> tuple[list[PendingCall], list[DeferredToolCall], list[str]]:
+        order = {
+            call["id"]: index
+            for message in messages
+            if isinstance(message, AIMessage)
+            for index, call in enumerate(message.tool_calls)
+        }
+        tool_interrupts: list[tuple[Interrupt, Mapping[str, Any]]] = []
+        continues: list[str] = []
+        for item in interrupts:
+            value = item.value
+            if isinstance(value, Mapping) and isinstance(value.get(TOOL_CALL_KEY), Mapping):
+                tool_interrupts.append((item, value[TOOL_CALL_KEY]))
+            elif isinstance(value, Mapping) and value.get(NEXT_MODEL_CALL_KEY):
+                continues.append(item.id)
+            else:
+                raise UserError(
+                    "the graph paused on an interrupt LangGraphRunner cannot answer: "
+                    f"{value!r:.200}; in Step mode only tool calls may interrupt "
+                    "(DexStepMiddleware or defer_tool_call), and questions to the "
+                    "user go through the session's ask_user"
+                )
+        tool_interrupts.sort(key=lambda pair: order.get(str(pair[1].get("id")), len(order)))
+        used = {record.tool_call_id for record in turn.tool_calls}
+        pending: list[PendingCall] = []
+        calls: list[DeferredToolCall] = []
+        for item, call in tool_interrupts:
+            tool_call_id, tool_name = str(call.get("id") or ""), str(call.get("name") or "")
+            problem = model_tool_call_id_problem(tool_name, tool_call_id, used)
+            if problem is not None:
+                raise ValueError(problem)
+            used.add(tool_call_id)
+            mcp_tool = self._mcp.listed(tool_name)
+            policy = (
+                BUILT_IN_TOOL_POLICY
+                if tool_name in turn.enabled_built_in_tools
+                else resolve_tool_policy(
+                    tool_name,
+                    tool_policies={**turn.tool_policies, **self.tool_policies},
+                    framework_effect=mcp_tool.effect if mcp_tool is not None else None,
+                    default_effect=(
+                        self.default_tool_effect
+                        if self.default_tool_effect is not None
+                        else turn.default_tool_effect
+                    ),
+                )
+            )
+            pending.append(
+                PendingCall(tool_call_id=tool_call_id, tool_name=tool_name, interrupt_id=item.id)
+            )
+            calls.append(
+                DeferredToolCall(
+                    tool_call_id=tool_call_id,
+                    tool_name=tool_name,
+                    arguments=json.dumps(call.get("args") or {}, separators=(",", ":")),
+                    policy=policy,
+                    tool_source_reference=mcp_tool.reference if mcp_tool is not None else None,
+                )
+            )
+        return pending, calls, continues
+
+
+def _resume_values(state: RunState, records: Sequence[AgentToolCall]) -> dict[str, object]:
+    """Each pending interrupt's answer: a call's model-visible result, or go on."""
+    by_id = {r.tool_call_id: r for r in records}
+    values: dict[str, object] = dict.fromkeys(state.continue_interrupts, True)
+    for call in state.pending:
+        record = by_id.get(call.tool_call_id)
+        if record is None:
+            raise RunStateError(
+                f"the turn has no tool call record for {call.tool_call_id!r} "
+                f"({call.tool_name!r}), which the graph is waiting for"
+            )
+        if not is_final(record.status):
+            raise RunStateError(
+                f"tool call {call.tool_call_id!r} ({call.tool_name!r}) is not final"
+            )
+        values[call.interrupt_id] = model_visible_result(record)
+    return values
+
+
+def _graph_tools(graph: CompiledStateGraph[Any, Any, Any, Any]) -> dict[str, BaseTool]:
+    tools: dict[str, BaseTool] = {}
+    for node in graph.nodes.values():
+        bound = getattr(node, "bound", None)
+        if isinstance(bound, ToolNode):
+            tools.update(bound.tools_by_name)
+    return tools
+
+
+def _metadata(responses: Sequence[AIMessage]) -> ModelCallMetadata | None:
+    if not responses:
+        return None
+    response = responses[-1]
+    info = response.response_metadata or {}
+    model = info.get("model_name") or info.get("model")
+    finish = info.get("finish_reason") or info.get("stop_reason")
+    return ModelCallMetadata(
+        request_model=model,
+        response_model=model,
+        provider_name=info.get("model_provider"),
+        response_id=response.id,
+        finish_reasons=(str(finish),) if finish else (),
+    )

@@ -1,0 +1,1 @@
+"""Integration tests: LangGraphRunner on dexlite with Worker child processes."""

@@ -1,0 +1,114 @@
+"""The gated copy of the application's agent graph, used in every RunModel Step.
+
+The SDK runs a function tool without `needs_approval` as soon as the model asks
+for it, even when another call of the same response waits for approval, so the
+runner gates every function tool of every agent the run can reach (the starting
+agent and each handoff target). A gated tool's body never runs in RunModel: once
+the call's Dex record is final, the runner approves the interruption and the
+body returns the stored result (see `_context.stored_result`). The copies keep
+the agents' names, which is how `RunState.from_json` finds the current agent.
+Hosted tools (web search, file search, code interpreter, ...) run on the model
+provider's side inside the model call; they are left as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from agents import Agent, FunctionTool, Handoff, RunContextWrapper
+from agents.tool_context import ToolContext
+from dex_agents import UserError
+
+from dex_agents_openai_agents._context import stored_result
+
+__all__ = ["GatedGraph", "agents_of"]
+
+
+def agents_of(start: Agent[Any]) -> Iterator[Agent[Any]]:
+    """Every agent reachable from `start` through handoffs, each once, breadth first."""
+    queue: list[Agent[Any]] = [start]
+    seen: set[int] = set()
+    while queue:
+        agent = queue.pop(0)
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        yield agent
+        for item in agent.handoffs:
+            target = _handoff_target(item)
+            if target is not None:
+                queue.append(target)
+
+
+def _handoff_target(item: object) -> Agent[Any] | None:
+    if isinstance(item, Agent):
+        return item
+    if isinstance(item, Handoff):
+        ref = getattr(item, "_agent_ref", None)
+        target = ref() if callable(ref) else None
+        return target if isinstance(target, Agent) else None
+    return None
+
+
+def _gated_tool(tool: FunctionTool) -> FunctionTool:
+    async def return_stored(ctx: ToolContext[Any], _arguments: str) -> str:
+        return stored_result(tool.name, ctx.tool_call_id)
+
+    return dataclasses.replace(tool, needs_approval=True, on_invoke_tool=return_stored)
+
+
+class GatedGraph:
+    """The application's agents with every function tool gated, plus the real tools by name.
+
+    Built once per runner: the copies must outlive every run (handoffs refer to
+    their targets weakly), and building them per Step would repeat work.
+    """
+
+    def __init__(self, start: Agent[Any]) -> None:
+        self.original = start
+        self.tools: dict[str, FunctionTool] = {}
+        """The real function tools of every agent, by name (the first agent's wins)."""
+        self.requires_approval: dict[str, object] = {}
+        """Each tool's own `needs_approval`, which the runner maps to a Dex approval."""
+        self._copies: dict[int, Agent[Any]] = {}
+        for agent in agents_of(start):
+            if agent.mcp_servers:
+                raise UserError(
+                    f"agent {agent.name!r} has mcp_servers, whose tools the SDK would run "
+                    "inside the RunModel Step; give the agent function tools instead"
+                )
+            for tool in agent.tools:
+                if isinstance(tool, FunctionTool) and tool.name not in self.tools:
+                    self.tools[tool.name] = tool
+                    self.requires_approval[tool.name] = tool.needs_approval
+        self.start = self._copy(start)
+
+    def _copy(self, agent: Agent[Any]) -> Agent[Any]:
+        copied = self._copies.get(id(agent))
+        if copied is not None:
+            return copied
+        tools = [_gated_tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
+        copied = agent.clone(tools=tools, handoffs=[])
+        self._copies[id(agent)] = copied  # before the handoffs: graphs may have cycles
+        copied.handoffs = [self._copy_handoff(item) for item in agent.handoffs]
+        return copied
+
+    def _copy_handoff(self, item: Agent[Any] | Handoff[Any, Any]) -> Any:
+        if isinstance(item, Agent):
+            return self._copy(item)
+        target = _handoff_target(item)
+        if target is None:
+            return item
+        gated_target = self._copy(target)
+        invoke = item.on_invoke_handoff
+
+        async def to_gated(ctx: RunContextWrapper[Any], arguments: str) -> Agent[Any]:
+            reached: Agent[Any] = await invoke(ctx, arguments)
+            return self._copies.get(id(reached), reached)
+
+        copied = dataclasses.replace(item, on_invoke_handoff=to_gated)
+        copied._agent_ref = weakref.ref(gated_target)
+        return copied

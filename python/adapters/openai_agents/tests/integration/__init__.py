@@ -1,0 +1,1 @@
+"""Integration tests: OpenAiAgentsRunner on dexlite with real Worker processes."""

@@ -1,0 +1,177 @@
+"""OpenAiAgentsRunner driven through the core's FakeSession: no Dex, no key, no network."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agents import Agent
+from dex_agents import ToolPolicy, UserError
+from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, ToolExecutionError, TurnCompleted
+from dex_agents_contracts import MessageRole, TextDeltaPayload, ToolCallStatus, ToolEffect
+from dex_agents_openai_agents import OpenAiAgentsRunner
+from dex_agents_openai_agents.testing import FakeSession
+from support import RAN, weather_agent
+
+
+@pytest.fixture(autouse=True)
+def _clear_runs() -> None:
+    RAN.clear()
+
+
+def _session(**kwargs: object) -> FakeSession:
+    return FakeSession(OpenAiAgentsRunner(weather_agent(), **kwargs))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_read_tool_turn_defers_the_call_and_resumes_with_its_result(stream: bool) -> None:
+    session = _session(
+        tool_policies={"get_weather": ToolPolicy(effect=ToolEffect.READ)}, stream=stream
+    )
+    session.start_turn("weather in Paris?")
+    first = session.run_model()
+    assert isinstance(first, ToolCallsRequested)
+    (call,) = first.tool_calls
+    assert (call.tool_call_id, call.tool_name, json.loads(call.arguments)) == (
+        "w1",
+        "get_weather",
+        {"city": "Paris"},
+    )
+    assert call.policy.effect is ToolEffect.READ
+    assert not call.policy.requires_approval
+    assert RAN == []  # nothing ran inside RunModel
+    assert first.usage.model_calls == 1
+    assert first.model_call_metadata is not None
+    assert first.model_call_metadata.request_model == "responding-model"
+    assert json.loads(first.framework_run_state)["sdk_state"]["$schemaVersion"]
+
+    session.execute_and_record("w1")
+    assert RAN == [("get_weather", "session-1/turn-1/w1")]
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert done.turn_error is None
+    assert done.usage.model_calls == 1
+    assert RAN == [("get_weather", "session-1/turn-1/w1")]  # the stored result, not a rerun
+    assert [(m.role, m.tool_call_id) for m in session.messages] == [
+        (MessageRole.USER, None),
+        (MessageRole.ASSISTANT, "w1"),
+        (MessageRole.TOOL, "w1"),
+        (MessageRole.ASSISTANT, None),
+    ]
+    assert session.messages[1].tool_name == "get_weather"
+    assert session.messages[2].tool_name == "get_weather"
+    assert session.messages[2].tool_output == "sunny in Paris"
+    assert session.messages[3].text == "Results: w1=sunny in Paris"
+
+    session.start_turn("thanks")
+    again = session.run_model()
+    assert isinstance(again, TurnCompleted)
+    assert session.messages[-1].text == "I have seen 5 items."
+
+
+def test_streaming_writes_text_deltas() -> None:
+    session = _session()
+    session.start_turn("hello")
+    session.run_model()
+    deltas = [p for kind, p in session.events.events if isinstance(p, TextDeltaPayload)]
+    assert deltas
+    text = "".join(p.text for p in deltas)
+    assert text == "I have seen 1 items."
+
+
+def test_parallel_calls_rejections_and_approval_defaults() -> None:
+    session = _session(tool_policies={"get_weather": ToolPolicy(effect=ToolEffect.READ)})
+    session.start_turn("book Rome")
+    outcome = session.run_model()
+    assert isinstance(outcome, ToolCallsRequested)
+    policies = {c.tool_name: c.policy for c in outcome.tool_calls}
+    assert not policies["get_weather"].requires_approval
+    # book_trip declares needs_approval=True and has no policy: unclassified, approved by the user.
+    assert policies["book_trip"].effect is ToolEffect.UNCLASSIFIED
+    assert policies["book_trip"].requires_approval
+    session.execute_and_record("r1")
+    session.finish("k1", ToolCallStatus.REJECTED, rejection_message="Not this week.")
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert session.messages[-1].text == "Results: r1=sunny in Rome; k1=Not this week."
+    assert [name for name, _ in RAN] == ["get_weather"]
+
+
+def test_a_failing_tool_is_a_failure_the_model_sees() -> None:
+    session = _session()
+    session.start_turn("explode")
+    session.run_model()
+    with pytest.raises(ToolExecutionError) as raised:
+        session.execute("x1")
+    # The tool's failure formatter (the SDK's default here) words what the model sees.
+    assert raised.value.message == "An error occurred while running the tool. Please try again."
+    session.execute_and_record("x1")
+    session.run_model()
+    assert session.messages[2].tool_output == f"The tool call failed: {raised.value.message}"
+
+
+def test_outcome_unknown_is_approved_with_the_unknown_text() -> None:
+    session = _session()
+    session.start_turn("weather")
+    session.run_model()
+    session.finish("w1", ToolCallStatus.OUTCOME_UNKNOWN)
+    session.run_model()
+    assert session.messages[2].tool_output is not None
+    assert "unknown" in session.messages[2].tool_output.lower()
+    assert RAN == []
+
+
+def test_unfinished_turn_messages_answer_every_pending_call() -> None:
+    session = _session()
+    session.start_turn("book Rome")
+    session.run_model()
+    session.execute_and_record("r1")
+    messages = session.runner.build_unfinished_turn_messages(session.context())
+    assert [(m.role, m.tool_call_id, m.tool_output) for m in messages] == [
+        ("assistant", "r1", None),
+        ("assistant", "k1", None),
+        ("tool", "r1", "sunny in Rome"),
+        ("tool", "k1", NO_RESULT_TEXT),
+    ]
+
+
+def test_a_state_from_another_runner_fails_the_turn_clearly() -> None:
+    session = _session()
+    session.start_turn("weather")
+    session.run_state = '{"messages": []}'
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.turn_error is not None
+    assert "not written by OpenAiAgentsRunner" in outcome.turn_error
+
+
+def test_a_schema_version_the_sdk_refuses_fails_the_turn_clearly() -> None:
+    session = _session()
+    session.start_turn("weather")
+    session.run_model()
+    session.execute_and_record("w1")
+    state = json.loads(session.run_state or "")
+    state["sdk_state"]["$schemaVersion"] = "0.1"
+    session.run_state = json.dumps(state)
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.turn_error is not None
+    assert outcome.turn_error.startswith(
+        "cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: "
+    )
+    assert "schema version is not supported" in outcome.turn_error
+
+
+def test_an_agent_with_mcp_servers_is_refused() -> None:
+    agent = weather_agent()
+    agent.mcp_servers = [object()]  # type: ignore[list-item]
+    with pytest.raises(UserError, match="mcp_servers"):
+        OpenAiAgentsRunner(agent)
+
+
+def test_the_application_agent_is_left_ungated() -> None:
+    agent = weather_agent()
+    OpenAiAgentsRunner(agent)
+    tools = {t.name: t for t in agent.tools if hasattr(t, "needs_approval")}
+    assert tools["get_weather"].needs_approval is False
+    assert isinstance(agent, Agent)
