@@ -13,6 +13,7 @@ Run it from the repository root (no model key, no network):
         .venv/bin/python python/examples/demo.py
 
 `--server host:port` uses a running dexlite or Dex server instead of starting one.
+`--trace` also prints the turn's OpenTelemetry spans as a tree (span_tree.py).
 """
 
 from __future__ import annotations
@@ -177,8 +178,14 @@ def print_snapshot(snapshot: AgentSnapshot) -> None:
 # --- the demo -----------------------------------------------------------------------
 
 
-def run_demo(address: str) -> int:
+def run_demo(address: str, *, trace: bool = False) -> int:
     flow = build_flow()
+    spans = None
+    if trace:
+        from span_tree import SpanCollector  # noqa: PLC0415 - the SDK only with --trace
+
+        spans = SpanCollector()
+        flow.enable_tracing(spans.options())
     session_id = f"demo-{uuid.uuid4().hex[:8]}"
     started = time.monotonic()
     with (
@@ -225,6 +232,9 @@ def run_demo(address: str) -> int:
     print("\nStep shape of the turn (from the Flow's history)")
     print("  " + " -> ".join(shapes[0]) if shapes else "  (no turn found)")
     assert_step_shape(history, EXPECTED_SHAPE, turn=0)
+    if spans is not None:
+        spans.print_tree()
+        spans.shutdown()
     print(f"\nDone in {time.monotonic() - started:.1f} s.")
     return 0
 
@@ -232,9 +242,10 @@ def run_demo(address: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", help="a running dexlite or Dex server; default: start one")
+    parser.add_argument("--trace", action="store_true", help="print the turn's span tree")
     args = parser.parse_args()
     with dexlite_or(args.server) as address:
-        return run_demo(address)
+        return run_demo(address, trace=args.trace)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import pytest
 APPLICATION_NAMES = """
     agent_registry AgentSessionClient AgentSessionError AgentSessionFlow AgentSessionOptions
     AgentSessionRunError AgentWorker CompactionPolicy run_worker SessionAlreadyStartedError
-    SessionNotFoundError ToolEffect ToolPolicy UserError ValueTooLarge
+    SessionNotFoundError ToolEffect ToolPolicy TracingOptions UserError ValueTooLarge
 """.split()  # noqa: SIM905 - several names a line keep the pin readable
 
 ADAPTER_NAMES = """

@@ -12,10 +12,10 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent
 
 
-def _run(script: str) -> subprocess.CompletedProcess[str]:
+def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     return subprocess.run(
-        [sys.executable, str(EXAMPLES / script)],
+        [sys.executable, str(EXAMPLES / script), *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -35,6 +35,17 @@ def test_demo_runs_a_turn_with_a_read_tool_and_an_approved_write() -> None:
     assert steps[0] == "RunModel"
     assert steps[-2:] == ["ResumeTurn", "RunModel"]
     assert sorted(steps[1:-2]) == ["AwaitToolApproval", "CallSingleAttemptTool", "CallTool"]
+
+
+def test_demo_trace_prints_the_span_tree() -> None:
+    result = _run("demo.py", "--trace")
+    assert result.returncode == 0, result.stdout + result.stderr
+    tree = result.stdout.split("\nSpans ", 1)[1]
+    assert tree.count("invoke_agent SupportAgent [INTERNAL]") == 2  # the start and the approval
+    assert tree.count("chat scripted [CLIENT]") == 2
+    assert "execute_tool get_order [INTERNAL]" in tree
+    assert "execute_tool issue_refund [INTERNAL]" in tree
+    assert "linked to the root of trace" in tree
 
 
 @pytest.mark.parametrize(

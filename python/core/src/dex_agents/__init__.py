@@ -21,6 +21,7 @@ from dex_agents.errors import (
 )
 from dex_agents.options import AgentSessionOptions, CompactionPolicy
 from dex_agents.session import AgentSessionFlow
+from dex_agents.tracing import TracingOptions
 from dex_agents.worker import AgentWorker, agent_registry, run_worker
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
@@ -31,6 +32,7 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "CompactionPolicy",
     "ToolPolicy",
     "ToolEffect",
+    "TracingOptions",
     # client and worker
     "AgentSessionClient",
     "AgentWorker",

@@ -26,6 +26,9 @@ from dex import (
 
 from dex_agents._sdk_compat import cache_pull_stream_sdk_version
 from dex_agents.codecs import agent_codec_registry
+from dex_agents.errors import UserError
+from dex_agents.session import AgentSessionFlow
+from dex_agents.tracing import TracingOptions
 
 __all__ = [
     "DEFAULT_BLOB_CACHE_BYTES",
@@ -64,7 +67,10 @@ class AgentWorker:
         max_concurrent_tasks: int = DEFAULT_MAX_CONCURRENT_TASKS,
         blob_cache_dir: str | None = None,
         blob_cache_bytes: int = DEFAULT_BLOB_CACHE_BYTES,
+        tracing: TracingOptions | None = None,
     ) -> None:
+        if tracing is not None:
+            _enable_tracing(flows, tracing)
         self.registry = flows if isinstance(flows, Registry) else agent_registry(flows)
         self._temp_dir = (
             None if blob_cache_dir else tempfile.TemporaryDirectory(prefix="dex-blobs-")
@@ -136,6 +142,15 @@ class AgentWorker:
             self._temp_dir = None
 
 
+def _enable_tracing(flows: Sequence[Flow[Any]] | Registry, tracing: TracingOptions) -> None:
+    """The Worker's tracing for every session Flow without options of its own."""
+    if isinstance(flows, Registry):
+        raise UserError("`tracing` needs the Flows themselves, not a Registry")
+    for flow in flows:
+        if isinstance(flow, AgentSessionFlow) and flow.tracing_options is None:
+            flow.enable_tracing(tracing)
+
+
 def run_worker(
     flows: Sequence[Flow[Any]],
     *,
@@ -143,9 +158,11 @@ def run_worker(
     listen: str | None = None,
     max_concurrent_tasks: int = DEFAULT_MAX_CONCURRENT_TASKS,
     on_ready: Callable[[], None] | None = None,
+    tracing: TracingOptions | None = None,
 ) -> None:
     """Run a Worker for `flows` in the foreground until SIGINT or SIGTERM.
 
+    `tracing` turns on spans for the session Flows (see `TracingOptions`).
     `on_ready`, if given, is called (with no arguments) once the Worker serves.
     Objects that exist before the Worker starts (imports, Flows) are moved out of
     the garbage collector's view, so its full collections stay short.
@@ -159,6 +176,7 @@ def run_worker(
             server_address=server_address,
             listen=listen,
             max_concurrent_tasks=max_concurrent_tasks,
+            tracing=tracing,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

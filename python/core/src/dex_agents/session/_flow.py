@@ -8,6 +8,7 @@ in `_steps/` and the RPCs' rules in `_rpcs/`.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, ClassVar, TypeVar
 
 from dex import (
@@ -79,6 +80,7 @@ from dex_agents.session._steps.tools import (
     RecordToolFailure,
     RecordToolOutcomeUnknown,
 )
+from dex_agents.tracing import TracingOptions
 
 __all__ = [
     "DEFAULT_MESSAGE_PAGE_LIMIT",
@@ -140,6 +142,7 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         *,
         flow_type: str,
         options: AgentSessionOptions | None = None,
+        tracing: TracingOptions | None = None,
     ) -> None:
         if not isinstance(runner, AgentFrameworkRunner):
             raise UserError(
@@ -165,6 +168,25 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         self._runtime = self.runtime_type(
             runner=runner, options=self.options, schema=self.schema, steps=self.step_table
         )
+        self.tracing_options: TracingOptions | None = None
+        if tracing is not None:
+            self.enable_tracing(tracing)
+
+    def enable_tracing(self, options: TracingOptions) -> None:
+        """Emit this Flow type's spans (design "Tracing"); loads OpenTelemetry.
+
+        A Worker given `tracing=` calls this for each session Flow that has no
+        options of its own. Raises UserError without the `otel` extra.
+        """
+        if not isinstance(options, TracingOptions):
+            raise UserError(f"`tracing` must be TracingOptions, not {type(options).__name__}")
+        if options.enabled:
+            try:
+                importlib.import_module("opentelemetry.trace")
+            except ImportError as error:
+                raise UserError("tracing needs OpenTelemetry: install dex-agents[otel]") from error
+        self._runtime.tracing.configure(options, default_agent_name=self._flow_type)
+        self.tracing_options = options
 
     @property
     def events(self) -> Stream[AgentEvent]:

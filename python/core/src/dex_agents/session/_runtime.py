@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dex import AsyncContext, Context, StepDecision, force_fail
@@ -55,6 +55,7 @@ from dex_agents.session._schema import SessionSchema
 from dex_agents.session._step_table import SessionSteps
 from dex_agents.session._stores.interrupts import InterruptStore
 from dex_agents.session._stores.messages import MessageStore
+from dex_agents.tracing import SessionTracing
 
 __all__ = ["SessionRuntime", "is_value_too_large_run_state"]
 
@@ -79,6 +80,8 @@ class SessionRuntime:
     schema: SessionSchema
     steps: SessionSteps
     """The Step table: where a Step finds the Steps of other families."""
+    tracing: SessionTracing = field(default_factory=SessionTracing)
+    """Spans of this Flow type's Steps; off until a Worker or the Flow enables it."""
 
     @property
     def store(self) -> MessageStore:
@@ -172,6 +175,43 @@ class SessionRuntime:
             context_summary=summary,
         )
 
+    # --- tracing -------------------------------------------------------------------
+
+    def activate(
+        self,
+        context: Context,
+        *,
+        turn_id: str | None,
+        activation: str,
+        tool_call_id: str | None = None,
+    ) -> str | None:
+        """This attempt consumed an outside input: start its root, store its traceparent.
+
+        AgentTraceContext holds the traceparent while the root has a valid context
+        and is deleted otherwise; with tracing off it is never written.
+        """
+        tracing = self.tracing
+        if not tracing.enabled:
+            return None
+        stored = self.schema.trace_context
+        traceparent = tracing.activation(
+            previous=stored.get(context) or None,
+            turn_id=turn_id,
+            activation=activation,
+            tool_call_id=tool_call_id,
+        )
+        if traceparent is None:
+            stored.delete(context)
+        else:
+            stored.set(context, traceparent)
+        return traceparent
+
+    def activation_root(self, context: Context) -> str | None:
+        """The current activation's traceparent (None with tracing off or without one)."""
+        if not self.tracing.enabled:
+            return None
+        return self.schema.trace_context.get(context) or None
+
     # --- turn lifecycle ------------------------------------------------------------
 
     def turn_mode(self, context: Context, messages: Sequence[AgentUserMessage]) -> InteractionMode:
@@ -217,6 +257,11 @@ class SessionRuntime:
         plan_revision: int | None,
     ) -> bool:
         turn_id = f"turn-{state.turn_count + 1}"
+        self.activate(
+            context,
+            turn_id=turn_id,
+            activation="plan_execution" if plan_revision is not None else "user_message",
+        )
         state.active_turn_id = turn_id
         state.status = AgentStatus.RUNNING_MODEL
         state.interaction_mode = mode

@@ -89,6 +89,8 @@ PENDING_PLAN_EXECUTION: Attribute[PlanExecutionRequest] = Attribute(
     "PendingPlanExecution", PlanExecutionRequest
 )
 CONTEXT_SUMMARY: Attribute[ContextSummary] = Attribute("ContextSummary", ContextSummary)
+AGENT_TRACE_CONTEXT: Attribute[str] = Attribute("AgentTraceContext", str)
+"""The traceparent of the current activation's root; only written with tracing enabled."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class SessionSchema:
     plan_executions: ChannelMap[PlanExecutionRequest]
     pending_plan_execution: Attribute[PlanExecutionRequest]
     context_summary: Attribute[ContextSummary]
+    trace_context: Attribute[str]
     events: Stream[AgentEvent]
 
     @staticmethod
@@ -144,6 +147,7 @@ class SessionSchema:
             plan_executions=PLAN_EXECUTIONS,
             pending_plan_execution=PENDING_PLAN_EXECUTION,
             context_summary=CONTEXT_SUMMARY,
+            trace_context=AGENT_TRACE_CONTEXT,
             events=Stream("AgentEvents", AgentEvent, event_stream_capacity_bytes),
         )
 
@@ -171,5 +175,6 @@ class SessionSchema:
             self.plan_executions,
             self.pending_plan_execution,
             self.context_summary,
+            self.trace_context,
             self.events,
         )

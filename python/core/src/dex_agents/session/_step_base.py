@@ -49,7 +49,8 @@ class SessionStep(Step[InputT]):
 
     # The SDK's sync signature cannot say "coroutine taking AsyncContext" (see above).
     async def execute(self, context: AsyncContext, input: InputT) -> StepDecision:  # type: ignore[override]
-        return await self.run(context, input)
+        with self._runtime.tracing.attempt(context, self.get_step_type()):
+            return await self.run(context, input)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

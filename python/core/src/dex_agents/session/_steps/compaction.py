@@ -57,20 +57,32 @@ class CompactContext(SessionStep[CompactContextInput | None]):
         with runtime.writer(context, turn_id) as events:
             events.write(CompactionStartedPayload(through_sequence=through))
 
-            result = await runner.summarize_context(
-                ContextSummaryRequest(
-                    flow_id=context.flow_id,
-                    turn_id=turn_id,
-                    attempt=context.attempt,
-                    previous_summary=previous,
-                    messages=tuple(runtime.store.read_range(context, after=after, through=through)),
-                    through_sequence=through,
-                    events=events,
-                    heartbeat=context.heartbeat,
-                    input_token_budget=policy.context_window_tokens,
-                    session_settings=runtime.turn_settings(context, turn_id),
+            model_call = runtime.tracing.model_call(runtime.activation_root(context), turn_id)
+            with model_call:
+                result = await runner.summarize_context(
+                    ContextSummaryRequest(
+                        flow_id=context.flow_id,
+                        turn_id=turn_id,
+                        attempt=context.attempt,
+                        previous_summary=previous,
+                        messages=tuple(
+                            runtime.store.read_range(context, after=after, through=through)
+                        ),
+                        through_sequence=through,
+                        events=events,
+                        heartbeat=context.heartbeat,
+                        input_token_budget=policy.context_window_tokens,
+                        session_settings=runtime.turn_settings(context, turn_id),
+                    )
                 )
-            )
+                model_call.outcome(
+                    metadata=result.model_call_metadata,
+                    usage=result.usage,
+                    references={
+                        "dex.agent.model_call.outcome": "context_summary",
+                        "dex.agent.compaction.through_sequence": through,
+                    },
+                )
             text = result.text
             if not isinstance(text, str) or not text.strip():
                 raise BlankSummaryError(BLANK_SUMMARY_ERROR, session_id=context.flow_id)

@@ -70,6 +70,7 @@ from dex_agents.session._step_options import (
 )
 from dex_agents.session._stores.interrupts import interrupt_raised, new_interrupt
 from dex_agents.session._time import utc_now
+from dex_agents.session._tracing import model_call_content, model_call_references
 
 __all__ = [
     "INCREMENTAL_MESSAGES_NEED_BUILDER",
@@ -162,7 +163,15 @@ class RunModel(SessionStep[CompactContextInput | None]):
             compaction = compaction_decision(runtime, context, state, turn)
             if compaction is not None:
                 return compaction
-            outcome = await runtime.runner.run_model_step(turn)
+            root = runtime.activation_root(context)
+            with runtime.tracing.model_call(root, turn_id) as call:
+                outcome = await runtime.runner.run_model_step(turn)
+                call.outcome(
+                    metadata=outcome.model_call_metadata,
+                    usage=outcome.usage,
+                    references=model_call_references(turn, state, outcome),
+                    content=lambda: model_call_content(turn, outcome),
+                )
             runtime.record_usage(context, outcome.usage, events)
             if isinstance(outcome, TurnCompleted):
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)
@@ -212,6 +221,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
             return go_to(runtime.steps.await_user_message, None)
         self._store_run_state(context, outcome.framework_run_state)
         runtime.append_messages(context, state, turn_id, outcome.new_messages)
+        root = runtime.activation_root(context)
         raised: list[AgentInterrupt] = []
         now = utc_now()
         built_ins = BuiltInCallRouter(
@@ -226,6 +236,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
         movements: list[StepMovement[str]] = []
         for order, call in enumerate(calls, start=len(earlier)):
             record = built_ins.record_for(call, turn_id=turn_id, order=order)
+            record.trace_context = root  # the tool spans join this activation
             runtime.schema.tool_calls.set(context, call.tool_call_id, record)
             events.write(
                 ToolCallDeferredPayload(

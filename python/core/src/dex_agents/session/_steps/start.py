@@ -38,6 +38,7 @@ class StartAgentSession(SessionStep[AgentSessionStartInput]):
 
     async def run(self, context: AsyncContext, input: AgentSessionStartInput) -> StepDecision:
         runtime = self._runtime
+        runtime.activate(context, turn_id=None, activation="session_start")
         settings = input.session_settings
         if settings is not None:
             problem = session_settings_problem(settings)

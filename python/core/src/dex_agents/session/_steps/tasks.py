@@ -98,7 +98,10 @@ class PollToolTask(WaitingSessionStep[str]):
                 pending_answer=pending_answer,
             )
             try:
-                outcome = await runner.poll_tool_task(poll)
+                with runtime.tracing.tool_call(record) as span:
+                    outcome = await runner.poll_tool_task(poll)
+                    if isinstance(outcome, ToolExecutionResult):
+                        span.result(outcome.output)
             except ToolExecutionError as error:
                 record.status = ToolCallStatus.FAILED
                 record.error = error.message

@@ -125,6 +125,11 @@ class AwaitToolApproval(WaitingSessionStep[str]):
             resolutions = runtime.schema.interrupt_resolutions.results(context, input)
             if resolutions:
                 resolution = resolutions[0]
+                # The user's answer is an outside input: its own activation, whose
+                # root the call's spans join from now on.
+                record.trace_context = runtime.activate(
+                    context, turn_id=record.turn_id, activation="approval", tool_call_id=input
+                )
                 if pending is not None:
                     runtime.interrupt_store.remove(context, input)
                 events.write(
@@ -145,6 +150,12 @@ class AwaitToolApproval(WaitingSessionStep[str]):
                 return dead_end()
             deadline = utc_from(pending.deadline) if pending is not None else None
             if deadline is not None and context.has_timer_fired() and utc_now() >= deadline:
+                record.trace_context = runtime.activate(
+                    context,
+                    turn_id=record.turn_id,
+                    activation="approval_deadline",
+                    tool_call_id=input,
+                )
                 runtime.interrupt_store.remove(context, input)
                 events.write(
                     interrupt_resolved(
@@ -232,7 +243,10 @@ class _ToolStep(RecordStep):
             supports_tool_tasks=isinstance(runtime.runner, ToolTaskPoller),
         )
         try:
-            outcome = await runtime.runner.execute_deferred_tool_call(execution)
+            with runtime.tracing.tool_call(record) as span:
+                outcome = await runtime.runner.execute_deferred_tool_call(execution)
+                if isinstance(outcome, ToolExecutionResult):
+                    span.result(outcome.output)
         except ToolExecutionError as error:
             record.status = ToolCallStatus.FAILED
             record.error = error.message
