@@ -40,6 +40,7 @@ from agents.tool import invoke_function_tool, maybe_invoke_function_tool_failure
 from agents.tool_context import ToolContext
 from dex_agents import ToolPolicy
 from dex_agents.runner import (
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     DEFAULT_ITEM_CACHE_BYTES,
     NO_RESULT_TEXT,
     AgentTurnContext,
@@ -56,6 +57,7 @@ from dex_agents.runner import (
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
+    heartbeats,
     is_final,
     model_tool_call_id_problem,
     model_visible_result,
@@ -65,7 +67,7 @@ from dex_agents.runner import (
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
 
-from dex_agents_openai_agents._calls import heartbeats, write_delta
+from dex_agents_openai_agents._calls import write_delta
 from dex_agents_openai_agents._context import DexRunInfo, running, with_stored_results
 from dex_agents_openai_agents._gating import GatedGraph
 from dex_agents_openai_agents._items import (
@@ -130,7 +132,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         run_config: RunConfig | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         stream: bool = True,
-        heartbeat_interval_seconds: float = 30.0,
+        heartbeat_interval_seconds: float = DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
         decoded_item_cache_bytes: int = DEFAULT_ITEM_CACHE_BYTES,
         mcp_sources: Sequence[McpToolSource] = (),
     ) -> None:
