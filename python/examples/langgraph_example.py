@@ -19,73 +19,44 @@ python/adapters/langgraph/src .venv/bin/python python/examples/langgraph_example
 from __future__ import annotations
 
 import argparse
-import json
-import uuid
-from collections.abc import Callable, Sequence
-from typing import Any
 
-from dex_agents import AgentSessionClient, AgentSessionFlow, ToolPolicy
-from dex_agents_contracts import MessageRole, ToolEffect
+from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
     DexToolContext,
     LangGraphRunner,
 )
+from dex_agents_langgraph.testing import RespondingChatModel
 from dex_agents_testing import (
-    assert_step_shape,
     dexlite_or,
-    fetch_history,
-    turn_shapes,
-    worker_in_thread,
 )
 from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, tool
-from refund_scenario import EXPECTED_SHAPE, ORDER_ID
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from refund_scenario import ORDER_ID, run_refund_session
 
 # --- the agent ----------------------------------------------------------------------
 
 
-class ScriptedSupportModel(BaseChatModel):
+def scripted_support_model(messages: list[BaseMessage]) -> AIMessage:
     """Stands in for a real model: call both tools, then answer from their results."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-support"
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        del tools, tool_choice, kwargs
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        seen = {m.name: str(m.text) for m in messages if isinstance(m, ToolMessage)}
-        if not seen:
-            reply = AIMessage(
-                content="I'll check the order and prepare the refund.",
-                tool_calls=[
-                    {"id": "call-order", "name": "get_order", "args": {"order_id": ORDER_ID}},
-                    {
-                        "id": "call-refund",
-                        "name": "issue_refund",
-                        "args": {"order_id": ORDER_ID, "amount_eur": 42.0},
-                    },
-                ],
-            )
-        else:
-            reply = AIMessage(
-                content=f"Order checked ({seen['get_order']}); {seen['issue_refund']}."
-            )
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+    seen = {m.name: str(m.text) for m in messages if isinstance(m, ToolMessage)}
+    if seen:
+        return AIMessage(content=f"Order checked ({seen['get_order']}); {seen['issue_refund']}.")
+    return AIMessage(
+        content="I'll check the order and prepare the refund.",
+        tool_calls=[
+            {"id": "call-order", "name": "get_order", "args": {"order_id": ORDER_ID}},
+            {
+                "id": "call-refund",
+                "name": "issue_refund",
+                "args": {"order_id": ORDER_ID, "amount_eur": 42.0},
+            },
+        ],
+    )
 
 
 @tool
@@ -105,7 +76,7 @@ def issue_refund(order_id: str, amount_eur: float, config: RunnableConfig) -> st
 
 # Use a real model here, such as create_agent("openai:gpt-5.2", ...) with a key set.
 agent = create_agent(
-    ScriptedSupportModel(),
+    RespondingChatModel(respond=scripted_support_model),
     [get_order, issue_refund],
     system_prompt="You are a support agent. Check the order before refunding it.",
     middleware=[DexStepMiddleware()],
@@ -128,42 +99,7 @@ def build_flow() -> AgentSessionFlow:
 
 
 def run(address: str) -> None:
-    flow = build_flow()
-    session_id = f"langgraph-{uuid.uuid4().hex[:8]}"
-    with (
-        worker_in_thread([flow], address),
-        AgentSessionClient(flow, server_address=address) as client,
-    ):
-        run_id = client.start_session(session_id, f"Order {ORDER_ID} arrived broken. Refund it.")
-        for event, _ in client.follow_events(
-            session_id,
-            until=lambda e: e.type in {"turn_completed", "turn_failed"},
-            deadline_seconds=60,
-        ):
-            print(f"event {event.type}: {event.payload}")
-            if event.type == "interrupt_raised":
-                interrupt_id = json.loads(event.payload)["interrupt_id"]
-                # The event streams before its Step commits: wait until it is pending.
-                if client.wait_for_interrupt(session_id, interrupt_id) is not None:
-                    print(f"approving {interrupt_id}")
-                    if not client.resolve_interrupt(session_id, interrupt_id, approved=True):
-                        raise SystemExit(f"the approval of {interrupt_id} was refused")
-            if event.type == "turn_failed":
-                raise SystemExit("the turn failed")
-        # The end event is streamed before its Step commits: wait for the commit.
-        snapshot = client.wait_for_turn_end(session_id, event.turn_id or "turn-1")
-
-    print("\nStored messages")
-    for m in snapshot.messages:
-        body = m.text or ""
-        if m.role is MessageRole.TOOL:
-            body = f"{m.tool_name} -> {m.tool_output}"
-        elif m.tool_call_id:
-            body = f"{body} [calls {m.tool_name}]".strip()
-        print(f"  {m.sequence:>2} {m.role.name.lower():<9} {body}")
-    history = fetch_history(address, session_id, run_id)
-    print("\nStep shape: " + " -> ".join(turn_shapes(history)[0]))
-    assert_step_shape(history, EXPECTED_SHAPE, turn=0)
+    run_refund_session(build_flow(), address, "langgraph")
 
 
 def main() -> None:

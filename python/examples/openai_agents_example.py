@@ -19,24 +19,18 @@ python/adapters/openai_agents/src .venv/bin/python python/examples/openai_agents
 from __future__ import annotations
 
 import argparse
-import json
-import uuid
 from typing import Any
 
 from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ModelCall, assistant_message, function_call
-from dex_agents import AgentSessionClient, AgentSessionFlow, ToolPolicy
-from dex_agents_contracts import MessageRole, ToolEffect
+from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents_contracts import ToolEffect
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
 from dex_agents_testing import (
-    assert_step_shape,
     dexlite_or,
-    fetch_history,
-    turn_shapes,
-    worker_in_thread,
 )
-from refund_scenario import EXPECTED_SHAPE, ORDER_ID
+from refund_scenario import ORDER_ID, run_refund_session
 
 # --- the agent ----------------------------------------------------------------------
 
@@ -100,42 +94,7 @@ def build_flow() -> AgentSessionFlow:
 
 
 def run(address: str) -> None:
-    flow = build_flow()
-    session_id = f"openai-agents-{uuid.uuid4().hex[:8]}"
-    with (
-        worker_in_thread([flow], address),
-        AgentSessionClient(flow, server_address=address) as client,
-    ):
-        run_id = client.start_session(session_id, f"Order {ORDER_ID} arrived broken. Refund it.")
-        for event, _ in client.follow_events(
-            session_id,
-            until=lambda e: e.type in {"turn_completed", "turn_failed"},
-            deadline_seconds=60,
-        ):
-            print(f"event {event.type}: {event.payload}")
-            if event.type == "interrupt_raised":
-                interrupt_id = json.loads(event.payload)["interrupt_id"]
-                # The event streams before its Step commits: wait until it is pending.
-                if client.wait_for_interrupt(session_id, interrupt_id) is not None:
-                    print(f"approving {interrupt_id}")
-                    if not client.resolve_interrupt(session_id, interrupt_id, approved=True):
-                        raise SystemExit(f"the approval of {interrupt_id} was refused")
-            if event.type == "turn_failed":
-                raise SystemExit("the turn failed")
-        # The end event is streamed before its Step commits: wait for the commit.
-        snapshot = client.wait_for_turn_end(session_id, event.turn_id or "turn-1")
-
-    print("\nStored messages")
-    for m in snapshot.messages:
-        body = m.text or ""
-        if m.role is MessageRole.TOOL:
-            body = f"{m.tool_name} -> {m.tool_output}"
-        elif m.tool_call_id:
-            body = f"{body} [calls {m.tool_name}]".strip()
-        print(f"  {m.sequence:>2} {m.role.name.lower():<9} {body}")
-    history = fetch_history(address, session_id, run_id)
-    print("\nStep shape: " + " -> ".join(turn_shapes(history)[0]))
-    assert_step_shape(history, EXPECTED_SHAPE, turn=0)
+    run_refund_session(build_flow(), address, "openai-agents")
 
 
 def main() -> None:

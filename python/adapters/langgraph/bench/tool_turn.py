@@ -16,46 +16,29 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from dex_agents import AgentSessionFlow, ToolPolicy
 from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import DexCheckpointSaver, DexStepMiddleware, LangGraphRunner
+from dex_agents_langgraph.testing import RespondingChatModel
 from dex_agents_testing.tool_turn import ANSWER, QUESTION, ToolTurnBench, run_tool_turn_bench
 from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 
-class ReadThenAnswer(BaseChatModel):
+def read_then_answer(messages: list[BaseMessage]) -> AIMessage:
     """Asks for the read tool, then answers once the last message is its result."""
+    if isinstance(messages[-1], ToolMessage):
+        return AIMessage(content=ANSWER)
+    call = {"id": f"c{len(messages)}", "name": "read_value", "args": {"key": "x"}}
+    return AIMessage(content="", tool_calls=[call])
 
-    @property
-    def _llm_type(self) -> str:
-        return "tool-turn-bench"
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        del tools, tool_choice, kwargs
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        if isinstance(messages[-1], ToolMessage):
-            reply = AIMessage(content=ANSWER)
-        else:
-            call = {"id": f"c{len(messages)}", "name": "read_value", "args": {"key": "x"}}
-            reply = AIMessage(content="", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
+def model() -> RespondingChatModel:
+    return RespondingChatModel(respond=read_then_answer)
 
 
 @tool
@@ -66,7 +49,7 @@ def read_value(key: str) -> str:
 
 def session_flow() -> AgentSessionFlow:
     agent = create_agent(
-        ReadThenAnswer(),
+        model(),
         [read_value],
         middleware=[DexStepMiddleware()],
         checkpointer=DexCheckpointSaver(),
@@ -78,7 +61,7 @@ def session_flow() -> AgentSessionFlow:
 
 
 def plain_turns(warmup: int, turns: int, long: bool) -> list[float]:
-    agent = create_agent(ReadThenAnswer(), [read_value], checkpointer=InMemorySaver())
+    agent = create_agent(model(), [read_value], checkpointer=InMemorySaver())
 
     async def run() -> list[float]:
         times: list[float] = []

@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,12 +28,11 @@ from dex_agents_langgraph import (
     DexToolContext,
     LangGraphRunner,
 )
+from dex_agents_langgraph.testing import RespondingChatModel
 from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, tool
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
 from pydantic import BaseModel, field_validator
 
 
@@ -65,35 +64,11 @@ def _call(tool_name: str, call_id: str, /, **args: Any) -> dict[str, Any]:
     return {"id": call_id, "name": tool_name, "args": args}
 
 
-class ScriptModel(BaseChatModel):
-    """Answers from the conversation: the last user prompt and the trailing tool results."""
+def scripted_reply(log_path: str) -> Callable[[list[BaseMessage]], Awaitable[AIMessage]]:
+    """The model: answers from the conversation, the last user prompt and the trailing
+    tool results."""
 
-    log_path: str
-
-    @property
-    def _llm_type(self) -> str:
-        return "dex-integration-script"
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        del tools, tool_choice, kwargs
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        raise NotImplementedError("the graph runs asynchronously")
-
-    async def _agenerate(
-        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-    ) -> ChatResult:
-        reply = await self._reply(messages)
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    async def _reply(self, messages: list[BaseMessage]) -> AIMessage:
+    async def reply(messages: list[BaseMessage]) -> AIMessage:
         prompts = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
         prompt = prompts[-1] if prompts else ""
         results: list[ToolMessage] = []
@@ -102,7 +77,7 @@ class ScriptModel(BaseChatModel):
                 break
             results.insert(0, message)
         _log(
-            self.log_path,
+            log_path,
             {
                 "kind": "model",
                 "messages": len(messages),
@@ -128,7 +103,7 @@ class ScriptModel(BaseChatModel):
             if prompt.startswith("fail"):
                 raise RuntimeError("model unavailable")
             if prompt.startswith("slow"):
-                await _gate(f"{self.log_path}.model-gate")
+                await _gate(f"{log_path}.model-gate")
             text = "; ".join(f"{r.name}={r.text}" for r in results)
             return AIMessage(content=f"Results: {text}", usage_metadata=usage)
         calls: list[dict[str, Any]] = []
@@ -151,6 +126,8 @@ class ScriptModel(BaseChatModel):
         if calls:
             return AIMessage(content="", tool_calls=calls, usage_metadata=usage)
         return AIMessage(content=f"I have seen {len(messages)} messages.", usage_metadata=usage)
+
+    return reply
 
 
 def build_flow(
@@ -186,7 +163,7 @@ def build_flow(
         return f"charged {usd} USD"
 
     agent = create_agent(
-        ScriptModel(log_path=log_path),
+        RespondingChatModel(respond=scripted_reply(log_path)),
         [get_weather, book_trip, charge, charge_now],
         middleware=[DexStepMiddleware()],
         checkpointer=DexCheckpointSaver(),
