@@ -24,42 +24,14 @@ RunModel), and structured output whose validator retry is a second RunModel Step
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from dex import FlowConfig, StartFlowOptions, StepDurability
 from dex_agents.runner import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
 from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history, wait_until
 
 from integration.pai_workers import App
-
-
-@pytest.fixture(scope="module")
-def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def app(dexlite: DexliteProcess, tmp_path: Path) -> Iterator[App]:
-    made = App(dexlite, tmp_path)
-    made.start_worker()
-    yield made
-    made.stop()
-
-
-@pytest.fixture
-def private_app(tmp_path: Path) -> Iterator[App]:
-    """An app on a dexlite of its own, for tests that kill Workers mid-Step."""
-    server = DexliteProcess(tmp_path / "private.sqlite").start()
-    made = App(server, tmp_path)
-    made.start_worker()
-    yield made
-    made.stop()
-    server.stop()
 
 
 def test_read_tool_turn_has_step_shape_and_replays_history(app: App) -> None:
