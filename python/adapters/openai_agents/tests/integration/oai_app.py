@@ -156,7 +156,7 @@ def _flow(
             return [function_call("charge_now", {"usd": 5}, call_id=f"f{n}")]
         if prompt.startswith("shout"):
             return [assistant_message("HELLO THERE")]
-        return [assistant_message(f"I have seen {len(items)} items.")]
+        return [assistant_message(f"I have seen {len(items)} messages.")]
 
     @function_tool
     def get_weather(city: str) -> str:

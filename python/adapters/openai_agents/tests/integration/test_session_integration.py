@@ -1,175 +1,31 @@
 """The design document's matrix with OpenAiAgentsRunner on dexlite and real Worker processes.
 
-Every item, 1 to 11, with the agent of `oai_app.py` (the SDK's ScriptedModel,
-answering from the call's input items) on a Worker child process in its own
-process group, which the kill tests SIGKILL. Step shapes come from the Flow's
-history. A gated and an ungated-looking tool of one response (item 3's test)
-both run only in their own Steps. Items 5, 6 and 9 (Worker SIGKILLs) are in
+The tests are `dex_agents_testing.matrix`'s, run against `oai_app.py` (the SDK's
+ScriptedModel answering from the call's input items by the matrix's prompts) on
+Worker child processes. Items 5, 6 and 9 (Worker SIGKILLs) are in
 test_worker_kills.py, the issue's other cases in test_adapter_cases.py.
-
-| Item | Test |
-|---|---|
-| 1, 11 | test_read_tool_turn_has_step_shape_and_replays_history |
-| 2 | test_parallel_tool_calls_run_as_parallel_steps |
-| 3 | test_approved_write_survives_worker_restart_and_runs_once |
-| 4 | test_rejected_write_never_runs_and_the_model_sees_why |
-| 5, 6 | test_worker_kills.py |
-| 7 | test_rejected_write_... (a second resolve_interrupt is false) |
-| 7 | test_approval_deadline_rejects_the_call |
-| 8 | test_failed_turn_after_write_leaves_note_and_write_is_not_repeated |
-| 9 | test_worker_kills.py |
-| 10 | test_message_sent_during_a_turn_is_queued |
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from dex_agents_testing.matrix import (  # the shared tests, collected here
+    test_approval_deadline_rejects_the_call,
+    test_approved_write_survives_worker_restart_and_runs_once,
+    test_failed_turn_after_write_leaves_note_and_write_is_not_repeated,
+    test_message_sent_during_a_turn_is_queued,
+    test_parallel_tool_calls_run_as_parallel_steps,
+    test_read_tool_turn_has_step_shape_and_replays_history,
+    test_rejected_write_never_runs_and_the_model_sees_why,
+    test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps,
+)
 
-from dex_agents.runner import APPROVAL_DEADLINE_PASSED
-from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
-from dex_agents_testing import DexliteProcess, assert_step_shape, fetch_history
-
-from integration.oai_workers import App
-
-
-def test_read_tool_turn_has_step_shape_and_replays_history(app: App) -> None:
-    session = app.start("weather in Paris?")
-    first = app.wait_idle(session, 1)
-    assert [m.role for m in first.messages] == [
-        MessageRole.USER,
-        MessageRole.ASSISTANT,
-        MessageRole.TOOL,
-        MessageRole.ASSISTANT,
-    ]
-    assert first.messages[1].tool_name == "get_weather"
-    assert first.messages[2].tool_output == "sunny in Paris"
-    assert first.messages[3].text == "Results: get_weather=sunny in Paris"
-    assert first.usage is not None
-    assert first.usage.model_calls == 2
-
-    assert app.client.send_user_message(session, "thanks")
-    second = app.wait_idle(session, 2)
-    # The second turn's one model call saw the four stored items plus the new one.
-    assert second.messages[-1].text == "I have seen 5 items."
-    history = fetch_history(app.server.address, session, app.runs[session])
-    assert_step_shape(history, ["RunModel", "CallTool", "ResumeTurn", "RunModel"], turn=0)
-    assert_step_shape(history, ["RunModel"], turn=1)
-    (run,) = app.entries("tool", "get_weather")
-    assert run["key"] == f"{session}/turn-1/w1"
-    assert len(app.entries("model")) == 3
-
-
-def test_parallel_tool_calls_run_as_parallel_steps(app: App) -> None:
-    session = app.start("parallel weather")
-    snapshot = app.wait_idle(session, 1)
-    assert snapshot.messages[-1].text == (
-        "Results: get_weather=sunny in Oslo; get_weather=sunny in Lima"
-    )
-    (shape,) = app.shapes(session)
-    assert shape == ["RunModel", "CallTool", "CallTool", "ResumeTurn", "RunModel"]
-    assert len(app.entries("tool", "get_weather")) == 2
-
-
-def _awaiting_approval(snapshot: AgentSnapshot) -> bool:
-    return any(i.tool_call_id == "k1" for i in snapshot.pending_interrupts) and any(
-        r.tool_call_id == "r1" and r.status is ToolCallStatus.SUCCEEDED for r in snapshot.tool_calls
-    )
-
-
-def test_approved_write_survives_worker_restart_and_runs_once(app: App) -> None:
-    session = app.start("book Rome")
-    app.wait(session, "the approval wait next to a finished READ call", _awaiting_approval)
-    assert app.entries("tool", "book_trip") == []
-    app.kill_worker()
-    app.start_worker()
-    assert app.client.resolve_interrupt(session, "k1", approved=True)
-    snapshot = app.wait_idle(session, 1)
-    assert snapshot.messages[-1].text == (
-        "Results: get_weather=sunny in Rome; book_trip=booked Rome"
-    )
-    assert len(app.entries("tool", "book_trip")) == 1
-    (shape,) = app.shapes(session)
-    # RunModel ran no tool: the READ call ran in CallTool, the gated write in
-    # CallSingleAttemptTool after its approval.
-    assert shape[0] == "RunModel"
-    assert sorted(shape[1:-2]) == ["AwaitToolApproval", "CallSingleAttemptTool", "CallTool"]
-    assert shape[-2:] == ["ResumeTurn", "RunModel"]
-    assert len(app.entries("tool", "get_weather")) == 1
-
-
-def test_rejected_write_never_runs_and_the_model_sees_why(app: App) -> None:
-    session = app.start("book Rome")
-    app.wait(session, "the approval wait", _awaiting_approval)
-    assert app.client.resolve_interrupt(
-        session, "k1", approved=False, rejection_message="Not this week."
-    )
-    snapshot = app.wait_idle(session, 1)
-    assert snapshot.messages[-1].text == (
-        "Results: get_weather=sunny in Rome; book_trip=Not this week."
-    )
-    assert app.entries("tool", "book_trip") == []
-    assert not app.client.resolve_interrupt(session, "k1", approved=True)
-
-
-def test_approval_deadline_rejects_the_call(dexlite: DexliteProcess, tmp_path: Path) -> None:
-    app = App(dexlite, tmp_path, interrupt_deadline=1.0)
-    app.start_worker()
-    try:
-        session = app.start("book Rome")
-        snapshot = app.wait_idle(session, 1, timeout=30)
-        assert snapshot.messages[-1].text == (
-            f"Results: get_weather=sunny in Rome; book_trip={APPROVAL_DEADLINE_PASSED}"
-        )
-        assert app.entries("tool", "book_trip") == []
-        assert not app.client.resolve_interrupt(session, "k1", approved=True)
-    finally:
-        app.stop()
-
-
-def test_message_sent_during_a_turn_is_queued(app: App) -> None:
-    session = app.start("book Rome")
-    app.wait(session, "the approval wait", _awaiting_approval)
-    assert app.client.send_user_message(session, "hello")
-    queued = app.client.get_snapshot(session)
-    assert queued.queued_message_count == 1
-    assert app.client.resolve_interrupt(session, "k1", approved=True)
-    snapshot = app.wait_idle(session, 2)
-    texts = [m.text for m in snapshot.messages if m.role is MessageRole.USER]
-    assert texts == ["book Rome", "hello"]
-    # The second turn's model call saw the whole first turn: user, two calls, two
-    # outputs, the answer, and the new message.
-    assert snapshot.messages[-1].text == "I have seen 7 items."
-    assert [len(shape) for shape in app.shapes(session)][1] == 1
-
-
-def test_failed_turn_after_write_leaves_note_and_write_is_not_repeated(app: App) -> None:
-    session = app.start("fail after charging")
-    failed = app.wait_idle(session, 1, timeout=60)
-    assert failed.state is not None
-    assert failed.state.last_turn_error is not None
-    assert "model unavailable" in failed.state.last_turn_error
-    note = failed.messages[-1]
-    assert note.role is MessageRole.USER
-    assert note.text == (
-        "[Dex] The previous turn failed after these tool calls ran:\n"
-        '- charge_now {"usd":5} -> succeeded: charged 5 USD\n'
-        "Do not repeat these tool calls unless the user asks again."
-    )
-    # The runner's unfinished-turn messages (call and result) come before the note.
-    assert [(m.role, m.tool_call_id) for m in failed.messages] == [
-        (MessageRole.USER, None),
-        (MessageRole.ASSISTANT, "f1"),
-        (MessageRole.TOOL, "f1"),
-        (MessageRole.USER, None),
-    ]
-    assert len([e for e in app.entries("model") if e["results"]]) == 3  # three attempts
-    assert app.client.send_user_message(session, "did it work?")
-    done = app.wait_idle(session, 2)
-    assert done.state is not None
-    assert done.state.last_turn_error is None
-    assert len(app.entries("tool", "charge_now")) == 1
-    assert note.text in app.entries("model")[-1]["prompts"]
-    assert_step_shape(
-        app.history(session),
-        ["RunModel", "CallSingleAttemptTool", "ResumeTurn", "RecordTurnFailure"],
-    )
+__all__ = [
+    "test_approval_deadline_rejects_the_call",
+    "test_approved_write_survives_worker_restart_and_runs_once",
+    "test_failed_turn_after_write_leaves_note_and_write_is_not_repeated",
+    "test_message_sent_during_a_turn_is_queued",
+    "test_parallel_tool_calls_run_as_parallel_steps",
+    "test_read_tool_turn_has_step_shape_and_replays_history",
+    "test_rejected_write_never_runs_and_the_model_sees_why",
+    "test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps",
+]
