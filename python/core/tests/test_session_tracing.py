@@ -13,15 +13,18 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import grpc
+from dex import StepExecutionId, TimerId
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
 from dex_agents import ToolPolicy
 from dex_agents_contracts import ToolEffect
 from dex_agents_testing import (
+    FileClock,
     ModelReply,
     Scenario,
     ScriptedPoll,
@@ -246,6 +249,107 @@ def test_an_expired_approval_roots_its_spans_in_its_own_activation(
         expired["span_id"],
     )
     assert not _named(spans, "execute_tool write_note")  # rejected: never ran
+
+
+def _approval_wait(h: Harness, session: str) -> StepExecutionId:
+    """The AwaitToolApproval execution whose WaitFor (and so its deadline Timer) is registered."""
+
+    def find() -> str | None:
+        for event in h.history(session):
+            if event.WhichOneof("payload") == "step_wait_for_completed":
+                context = event.step_wait_for_completed.context
+                if context.step_type == "AwaitToolApproval":
+                    return str(context.step_execution_id)
+        return None
+
+    step_type, number = wait_until(find, what="AwaitToolApproval's wait").rsplit("-", 1)
+    return StepExecutionId(step_type=step_type, number=int(number))
+
+
+# The deadline is the only Timer of AwaitToolApproval's wait (Timers count apart
+# from the Channel conditions).
+_DEADLINE_TIMER = TimerId(condition_index=0)
+
+
+def test_an_approval_hours_later_roots_its_spans_in_its_own_activation(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    clock = FileClock(tmp_path / "clock")
+    h, spans_path = _harness(
+        factory_harness,
+        tmp_path,
+        interrupt_deadline_seconds=6 * 3600,
+        clock_path=str(tmp_path / "clock"),
+    )
+    session = h.start("work")
+    _approval_wait(h, session)
+    _wait_spans(spans_path, "execute_tool lookup", 1)  # the read ran while approval waits
+    clock.advance(timedelta(hours=5))  # the user answers five hours later, in time
+    _approve_write(h, session)
+    h.wait_idle(session, 1)
+
+    spans = _ended(spans_path)
+    roots = sorted(_named(spans, "invoke_agent"), key=lambda r: r["start"])
+    assert [r["attributes"]["dex.agent.activation"] for r in roots] == [
+        "session_start",
+        "approval",
+    ]
+    first, answered = roots
+    assert answered["attributes"]["dex.step.type"] == "AwaitToolApproval"
+    assert answered["trace_id"] != first["trace_id"]
+    assert answered["links"] == [{"trace_id": first["trace_id"], "span_id": first["span_id"]}]
+    # Nothing of the first activation stays open across the wait.
+    before = [s for s in spans if s["trace_id"] == first["trace_id"]]
+    assert {s["name"].split(" ")[0] for s in before} == {"invoke_agent", "chat", "execute_tool"}
+    assert max(s["end"] for s in before) <= answered["start"]
+    # What the answer caused belongs to the answer's activation.
+    (write,) = _named(spans, "execute_tool write_note")
+    last_chat = max(_named(spans, "chat"), key=lambda s: s["start"])
+    for span in (write, last_chat):
+        assert (span["trace_id"], span["parent_span_id"]) == (
+            answered["trace_id"],
+            answered["span_id"],
+        )
+    assert h.log.count("tool", name="write_note") == 1
+    _assert_nothing_left_open(spans_path)
+    stored = _trace_context(h, session)
+    assert stored is not None
+    assert stored.split("-")[1:3] == [answered["trace_id"], answered["span_id"]]
+
+
+def test_an_approval_deadline_hours_later_fires_its_timer_in_its_own_activation(
+    factory_harness: MakeHarness, tmp_path: Path
+) -> None:
+    clock = FileClock(tmp_path / "clock")
+    h, spans_path = _harness(
+        factory_harness,
+        tmp_path,
+        interrupt_deadline_seconds=2 * 3600,
+        clock_path=str(tmp_path / "clock"),
+    )
+    session = h.start("work")
+    waiting = _approval_wait(h, session)
+    clock.advance(timedelta(hours=3))
+    # The session's clock is past the deadline: the answer comes too late.
+    assert h.client.resolve_interrupt(session, "call-write", approved=True) is False
+    h.client.client.skip_timer(session, waiting, _DEADLINE_TIMER)
+    h.wait_idle(session, 1)
+
+    assert h.log.count("tool", name="write_note") == 0
+    spans = _ended(spans_path)
+    roots = sorted(_named(spans, "invoke_agent"), key=lambda r: r["start"])
+    assert [r["attributes"]["dex.agent.activation"] for r in roots] == [
+        "session_start",
+        "approval_deadline",
+    ]
+    first, expired = roots
+    assert expired["links"] == [{"trace_id": first["trace_id"], "span_id": first["span_id"]}]
+    last_chat = max(_named(spans, "chat"), key=lambda s: s["start"])
+    assert (last_chat["trace_id"], last_chat["parent_span_id"]) == (
+        expired["trace_id"],
+        expired["span_id"],
+    )
+    _assert_nothing_left_open(spans_path)
 
 
 def test_content_capture_puts_messages_and_tool_io_on_the_spans(

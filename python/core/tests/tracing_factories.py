@@ -10,8 +10,8 @@ The model answers by rule, so a restarted Worker answers the same way: a
 request whose last message is a tool result gets the answer `done`; any other
 asks for `lookup` (read) and `write_note` (a write that needs approval) at once.
 Config: `spans_path`, `log_path`, `flow_type`; optional `capture_content`,
-`conventions`, `tracing` (false: off), `raising_tracer`, `gate_dir`, and
-`interrupt_deadline_seconds`.
+`conventions`, `tracing` (false: off), `raising_tracer`, `gate_dir`,
+`interrupt_deadline_seconds`, and `clock_path` (a FileClock the test moves).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dex_agents.models import (
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import ToolEffect
-from dex_agents_testing import RunLog, load_flow
+from dex_agents_testing import FileClock, RunLog, load_flow
 
 __all__ = ["MODEL_NAME", "flow", "read_spans"]
 
@@ -99,6 +99,8 @@ def _tracing(config: Mapping[str, Any]) -> TracingOptions | None:
 
 def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
     log = RunLog(str(config["log_path"]))
+    if config.get("clock_path"):
+        FileClock(str(config["clock_path"])).install()
     gates = Path(str(config.get("gate_dir", "/nonexistent")))
 
     @tool

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents.session._time import set_clock, utc_now
 from dex_agents_contracts import ToolEffect
 from dex_agents_testing import (
     DexliteProcess,
+    FileClock,
     ModelReply,
     RunLog,
     Scenario,
@@ -31,6 +34,25 @@ def test_assert_step_shape_accepts_parallel_groups_in_any_order() -> None:
         assert_step_shape(shape, ["RunModel", ("CallTool", "CallTool"), "ResumeTurn", "RunModel"])
     with pytest.raises(AssertionError):
         assert_step_shape(shape, ["RunModel"])
+
+
+def test_file_clock_moves_the_session_clock_and_names_a_bad_file(tmp_path: Path) -> None:
+    path = tmp_path / "clock"
+    clock = FileClock(path)
+    assert clock.offset() == timedelta(0)  # no file yet: real time
+    clock.advance(timedelta(hours=2))
+    clock.advance(timedelta(minutes=30))
+    assert FileClock(path).offset() == timedelta(hours=2, minutes=30)  # another process's view
+    clock.install()
+    try:
+        ahead = utc_now() - datetime.now(UTC)
+        assert timedelta(hours=2, minutes=29) < ahead <= timedelta(hours=2, minutes=30)
+    finally:
+        set_clock(None)
+    assert abs(utc_now() - datetime.now(UTC)) < timedelta(minutes=1)
+    path.write_text("soon", encoding="utf-8")
+    with pytest.raises(ValueError, match="holds 'soon', not seconds"):
+        clock.now()
 
 
 def test_run_log_counts_across_writers(tmp_path: Path) -> None:

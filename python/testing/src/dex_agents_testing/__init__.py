@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dex_agents_testing.clock import FileClock
 from dex_agents_testing.events import events_until
 from dex_agents_testing.history import (
     assert_step_shape,
@@ -58,6 +59,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "Scenario",
     "FactoryScenario",
     "load_flow",
+    # the session clock of Worker processes, moved by the test
+    "FileClock",
     # history and events
     "assert_step_shape",
     "events_until",

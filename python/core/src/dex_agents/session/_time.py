@@ -3,14 +3,39 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["ceil_seconds", "utc_from", "utc_now"]
+__all__ = ["ceil_seconds", "set_clock", "utc_from", "utc_now"]
+
+
+def _system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class _Clock:
+    read: Callable[[], datetime] = _system_clock
+
+
+_CLOCK = _Clock()
+
+
+def set_clock(clock: Callable[[], datetime] | None) -> None:
+    """Replaces the session's wall clock in this process (None: the system clock).
+
+    Deadlines (approvals, questions, durable waits) are checked against this clock
+    in the Worker, so a test can let hours pass without waiting for them:
+    dex_agents_testing's file clock installs itself here. The clock must return
+    aware datetimes.
+    """
+    _CLOCK.read = _system_clock if clock is None else clock
 
 
 def utc_now() -> datetime:
     """Now in UTC, truncated to milliseconds (the codec writes `...123Z`)."""
-    now = datetime.now(UTC)
+    now = _CLOCK.read().astimezone(UTC)
     return now.replace(microsecond=now.microsecond - now.microsecond % 1000)
 
 
