@@ -60,8 +60,15 @@ class WorkerProcess(ChildProcess):
         assert self.proc.stdout is not None
         line = _read_line(self.proc.stdout, timeout)
         if not line.startswith("ready"):
+            exit_code = self.proc.poll()
             self.kill()
-            raise RuntimeError(f"the Worker did not start (see {self.log_path}): {line!r}")
+            if line:
+                reason = f"it printed {line!r}"
+            elif exit_code is not None:
+                reason = f"it exited with code {exit_code} before printing ready"
+            else:
+                reason = f"it printed nothing for {timeout:g} s"
+            raise RuntimeError(f"the Worker did not start (see {self.log_path}): {reason}")
         return self
 
     @property

@@ -24,15 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--minutes",
         type=float,
-        help="timed run: turns go on until every Step type has its --coverage kills, "
-        "or for at most this many minutes",
+        help="timed run: sessions of --turns turns follow each other in every slot until "
+        "every Step type has its --coverage kills, or for at most this many minutes",
     )
     parser.add_argument("--root", help="keep the databases, logs and effect files here")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2**31)
     settings = SoakSettings(
         sessions=args.sessions or (100 if args.long else 20),
-        turns=args.turns or (1000 if args.minutes else 10 if args.long else 5),
+        turns=args.turns or (10 if args.long or args.minutes else 5),
         workers=args.workers,
         seed=seed,
         min_delay=args.min_delay,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import tempfile
 import threading
@@ -69,9 +70,10 @@ class SoakSettings:
     """How long the driver waits for any one state before it gives the session up."""
     coverage_target: int = 0
     minutes: float = 0.0
-    """Above 0, a timed run: sessions run turns until every Step type in COVERAGE_TYPES
-    has `coverage_target` kills, or until this many minutes passed (`turns` is then
-    only the most a session runs)."""
+    """Above 0, a timed run: it goes on until every Step type in COVERAGE_TYPES has
+    `coverage_target` kills, or until this many minutes passed. Each of the
+    `sessions` slots runs a session of `turns` turns, then starts the next one
+    (`soak-007`, `soak-007-2`, ...), so session starts meet the chaos all along."""
     root: str | None = None
 
 
@@ -85,13 +87,19 @@ def _root(path: str | None) -> Iterator[Path]:
         yield Path(root)
 
 
-def _plans(settings: SoakSettings, rng: random.Random) -> dict[str, list[TurnPlan]]:
-    return {
-        f"soak-{s:03d}": [
-            choose_plan(rng, f"soak-{s:03d}.{t}") for t in range(1, settings.turns + 1)
-        ]
-        for s in range(settings.sessions)
-    }
+def _session_id(slot: int, generation: int) -> str:
+    return f"soak-{slot:03d}" if generation == 1 else f"soak-{slot:03d}-{generation}"
+
+
+def _plans(settings: SoakSettings, seed: str, session_id: str) -> list[TurnPlan]:
+    """A session's turns, the same for the same seed whichever thread asks first."""
+    rng = random.Random(f"{seed}/{session_id}")
+    return [choose_plan(rng, f"{session_id}.{t}") for t in range(1, settings.turns + 1)]
+
+
+def _steer_plans(plans: list[TurnPlan]) -> dict[str, TurnPlan]:
+    """The message each steer turn sends mid-turn."""
+    return {p.tag: TurnPlan(kind="text", tag=p.tag + "s") for p in plans if p.kind == "steer"}
 
 
 def run_soak(settings: SoakSettings) -> Figures:
@@ -123,24 +131,16 @@ def _run(
     traces_dir: Path,
 ) -> Figures:
     rng = random.Random(settings.seed)
-    plans = _plans(settings, rng)
-    steer_plans = {
-        p.tag: TurnPlan(kind="text", tag=p.tag + "s")
-        for session in plans.values()
-        for p in session
-        if p.kind == "steer"
-    }
-    # A timed run spreads its starts over half its time, so StartAgentSession keeps
-    # running (and can be killed) after the first minute.
-    stagger = max(settings.stagger_seconds, settings.minutes * 30)
-    starts = {sid: rng.uniform(0, stagger) for sid in plans}
+    slots = range(settings.sessions)
+    starts = {slot: rng.uniform(0, settings.stagger_seconds) for slot in slots}
     flow = build_soak_flow(config)
-    clients = {
-        sid: AgentSessionClient(
+    slot_clients = {
+        slot: AgentSessionClient(
             flow, server_address=cluster.address, worker_target=WorkerTarget(pull=True)
         )
-        for sid in plans
+        for slot in slots
     }
+    clients: dict[str, AgentSessionClient] = {}
     traces = TraceReader(traces_dir)
     chaos = Chaos(
         cluster,
@@ -166,21 +166,29 @@ def _run(
             return False
         return time.monotonic() > cap or chaos.quota_met(settings.coverage_target)
 
-    def drive(sid: str) -> None:
-        time.sleep(starts[sid])  # the workload's arrival pattern, not a synchronisation
-        driver = SessionDriver(
-            clients[sid],
-            sid,
-            plans[sid],
-            steer_plans=steer_plans,
-            deadline_seconds=settings.deadline_seconds,
-            enough=enough,
-        )
-        results[sid] = driver.run()
+    def drive(slot: int) -> None:
+        time.sleep(starts[slot])  # the workload's arrival pattern, not a synchronisation
+        for generation in itertools.count(1):
+            sid = _session_id(slot, generation)
+            plans = _plans(settings, str(settings.seed), sid)
+            clients[sid] = slot_clients[slot]
+            driver = SessionDriver(
+                slot_clients[slot],
+                sid,
+                plans,
+                steer_plans=_steer_plans(plans),
+                deadline_seconds=settings.deadline_seconds,
+                enough=enough,
+            )
+            results[sid] = driver.run()
+            if settings.minutes <= 0 or results[sid].failure is not None or enough():
+                return
 
     began = time.monotonic()
     chaos.start()
-    threads = [threading.Thread(target=drive, args=(sid,), name=sid) for sid in plans]
+    threads = [
+        threading.Thread(target=drive, args=(slot,), name=_session_id(slot, 1)) for slot in slots
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -201,7 +209,7 @@ def _run(
             seconds=seconds,
         )
     finally:
-        for client in clients.values():
+        for client in slot_clients.values():
             client.close()
 
 
