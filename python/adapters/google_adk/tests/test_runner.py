@@ -1,0 +1,155 @@
+"""AdkRunner driven through the core's FakeSession: no Dex, no key, no network."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dex_agents import ToolPolicy
+from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, TurnCompleted
+from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
+from dex_agents_google_adk import AdkRunner
+from dex_agents_google_adk.testing import FakeSession
+from support import RAN, weather_agent
+
+
+@pytest.fixture(autouse=True)
+def _clear_runs() -> None:
+    RAN.clear()
+
+
+def _session(**kwargs: object) -> FakeSession:
+    return FakeSession(AdkRunner(weather_agent(), **kwargs))  # type: ignore[arg-type]
+
+
+def test_a_read_tool_turn_defers_the_call_and_resumes_the_same_invocation() -> None:
+    session = _session(tool_policies={"get_weather": ToolPolicy(effect=ToolEffect.READ)})
+    session.start_turn("weather in Paris?")
+    first = session.run_model()
+    assert isinstance(first, ToolCallsRequested)
+    (call,) = first.tool_calls
+    assert (call.tool_call_id, call.tool_name, json.loads(call.arguments)) == (
+        "w1",
+        "get_weather",
+        {"city": "Paris"},
+    )
+    assert call.policy.effect is ToolEffect.READ
+    assert not call.policy.requires_approval
+    assert RAN == []  # nothing ran inside RunModel
+    assert first.usage.model_calls == 1
+    assert first.model_call_metadata is not None
+    assert first.model_call_metadata.request_model == "scripted"
+    state = json.loads(first.framework_run_state)
+    invocation = state["invocation_id"]
+    assert invocation
+
+    session.execute_and_record("w1")
+    assert RAN == [("get_weather", "session-1/turn-1/w1")]
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert done.turn_error is None
+    assert done.usage.model_calls == 1
+    assert RAN == [("get_weather", "session-1/turn-1/w1")]
+    assert [(m.role, m.tool_call_id) for m in session.messages] == [
+        (MessageRole.USER, None),
+        (MessageRole.ASSISTANT, "w1"),
+        (MessageRole.TOOL, "w1"),
+        (MessageRole.ASSISTANT, None),
+    ]
+    assert session.messages[2].tool_output == "sunny in Paris"
+    assert session.messages[3].text == "Results: w1=sunny in Paris"
+    # The resumed invocation is the original one: every stored event carries its ID.
+    assert {json.loads(m.framework_item)["invocation_id"] for m in session.messages[1:]} == {
+        invocation
+    }
+
+    session.start_turn("thanks")
+    again = session.run_model()
+    assert isinstance(again, TurnCompleted)
+    assert session.messages[-1].text == "I have seen 5 contents."
+
+
+def test_parallel_calls_rejections_and_the_tools_own_confirmation() -> None:
+    session = _session(tool_policies={"get_weather": ToolPolicy(effect=ToolEffect.READ)})
+    session.start_turn("book Rome")
+    outcome = session.run_model()
+    assert isinstance(outcome, ToolCallsRequested)
+    policies = {c.tool_name: c.policy for c in outcome.tool_calls}
+    assert not policies["get_weather"].requires_approval
+    # book_trip declares require_confirmation=True: a Dex approval of an unclassified call.
+    assert policies["book_trip"].effect is ToolEffect.UNCLASSIFIED
+    assert policies["book_trip"].requires_approval
+    session.execute_and_record("r1")
+    session.finish("k1", ToolCallStatus.REJECTED, rejection_message="Not this week.")
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert session.messages[-1].text == "Results: r1=sunny in Rome; k1=Not this week."
+    assert [name for name, _ in RAN] == ["get_weather"]
+    # One stored message per call and per response, joined back into ADK's events.
+    assert [(m.role, m.tool_call_id) for m in session.messages] == [
+        (MessageRole.USER, None),
+        (MessageRole.ASSISTANT, "r1"),
+        (MessageRole.ASSISTANT, "k1"),
+        (MessageRole.TOOL, "r1"),
+        (MessageRole.TOOL, "k1"),
+        (MessageRole.ASSISTANT, None),
+    ]
+    session.start_turn("hello")
+    session.run_model()
+    assert session.messages[-1].text == "I have seen 5 contents."  # the pieces joined
+
+
+def test_a_tool_returning_an_object_reaches_the_model_as_that_object() -> None:
+    session = _session()
+    session.start_turn("book Rome")
+    session.run_model()
+    session.execute_and_record("r1")
+    session.execute_and_record("k1")
+    session.run_model()
+    assert session.messages[-1].text == (
+        'Results: r1=sunny in Rome; k1={"booking": "booked Rome", "seats": 1}'
+    )
+
+
+def test_a_failing_tool_fails_its_step_and_outcome_unknown_reaches_the_model() -> None:
+    session = _session()
+    session.start_turn("explode")
+    session.run_model()
+    with pytest.raises(RuntimeError, match="no weather station"):
+        session.execute("x1")
+    session.finish("x1", ToolCallStatus.OUTCOME_UNKNOWN)
+    session.run_model()
+    output = session.messages[2].tool_output
+    assert output is not None
+    assert "unknown" in output.lower()
+
+
+def test_unfinished_turn_messages_answer_every_pending_call() -> None:
+    session = _session()
+    session.start_turn("book Rome")
+    session.run_model()
+    session.execute_and_record("r1")
+    messages = session.runner.build_unfinished_turn_messages(session.context())
+    assert [(m.role, m.tool_call_id, m.tool_output) for m in messages] == [
+        ("assistant", "r1", None),
+        ("assistant", "k1", None),
+        ("tool", "r1", "sunny in Rome"),
+        ("tool", "k1", NO_RESULT_TEXT),
+    ]
+
+
+def test_a_state_from_another_runner_fails_the_turn_clearly() -> None:
+    session = _session()
+    session.start_turn("weather")
+    session.run_state = '{"messages": []}'
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.turn_error is not None
+    assert "not written by AdkRunner" in outcome.turn_error
+
+
+def test_the_application_agent_is_left_as_it_was() -> None:
+    agent = weather_agent()
+    before = list(agent.tools)
+    AdkRunner(agent)
+    assert agent.tools == before
