@@ -29,7 +29,7 @@ from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, t
 from dex_agents_testing import dexlite_or
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
-from google.adk.tools import FunctionTool
+from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 from refund_scenario import ORDER_ID, run_refund_session
 

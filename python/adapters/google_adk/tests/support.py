@@ -8,7 +8,7 @@ from dex_agents_google_adk import dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
-from google.adk.tools import FunctionTool
+from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
 RAN: list[tuple[str, str | None]] = []

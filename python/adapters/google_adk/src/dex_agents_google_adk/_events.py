@@ -43,7 +43,9 @@ class FrameworkItemError(ValueError):
 
 def user_event(text: str) -> Event:
     return Event(
-        author="user", invocation_id="", content=types.Content(role="user", parts=[types.Part(text=text)])
+        author="user",
+        invocation_id="",
+        content=types.Content(role="user", parts=[types.Part(text=text)]),
     )
 
 
@@ -58,7 +60,9 @@ def _decode(text: str) -> Event:
 
 def new_event_cache(max_bytes: int) -> DecodedItemCache[Event]:
     """Decoded stored events; hits are copies, because ADK may edit the events it holds."""
-    return DecodedItemCache(_decode, max_bytes=max_bytes, copy_item=lambda e: e.model_copy(deep=True))
+    return DecodedItemCache(
+        _decode, max_bytes=max_bytes, copy_item=lambda e: e.model_copy(deep=True)
+    )
 
 
 def events_from_stored(
@@ -140,8 +144,9 @@ def _message(piece: Event) -> FrameworkMessage:
                 tool_name=response.name,
                 tool_output=output_text(response.response),
             )
-    role = "user" if piece.author == "user" else "assistant"
-    return FrameworkMessage(role=role, framework_item=item, text=text)
+    if piece.author == "user":
+        return FrameworkMessage(role="user", framework_item=item, text=text)
+    return FrameworkMessage(role="assistant", framework_item=item, text=text)
 
 
 def to_framework_messages(events: Iterable[Event]) -> list[FrameworkMessage]:

@@ -19,8 +19,10 @@ from typing import Any
 
 from dex_agents import UserError
 from google.adk.agents import BaseAgent, LlmAgent
-from google.adk.tools import BaseTool, FunctionTool, ToolContext
+from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
+from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from typing_extensions import override
 
@@ -97,6 +99,4 @@ class GatedTree:
                 self.tools[tool.name] = RealTool(tool, agent)
                 self.requires_approval[tool.name] = getattr(tool, "_require_confirmation", False)
             tools.append(DeferredTool(tool))
-        return agent.clone(
-            update={"tools": tools, "sub_agents": subs, "after_tool_callback": None}
-        )
+        return agent.clone(update={"tools": tools, "sub_agents": subs, "after_tool_callback": None})

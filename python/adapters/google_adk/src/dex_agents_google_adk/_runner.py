@@ -18,7 +18,7 @@ import inspect
 import json
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
 from dex_agents.runner import (
@@ -52,8 +52,8 @@ from google.adk.apps import App, ResumabilityConfig
 from google.adk.events import Event
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService, Session
-from google.adk.tools import ToolContext
 from google.adk.tools.tool_confirmation import ToolConfirmation
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from dex_agents_google_adk._context import DexRunInfo, collecting_arguments, running
@@ -166,7 +166,7 @@ class AdkRunner:
             invocation_id = previous.invocation_id
         prefix = events_from_stored(stored[:history], self._events)
 
-        service = InMemorySessionService()  # type: ignore[no-untyped-call]
+        service = InMemorySessionService()
         session = await service.create_session(
             app_name=self.app_name, user_id=self.user_id, session_id=turn.flow_id
         )
@@ -257,7 +257,8 @@ class AdkRunner:
                         "ToolPolicy(requires_approval=True), which the session asks for first"
                     )
                 for callback in real.agent.canonical_after_tool_callbacks:
-                    altered = callback(
+                    # ADK calls these by keyword; their declared type names no parameters.
+                    altered = cast(Any, callback)(
                         tool=real.tool, args=args, tool_context=context, tool_response=result
                     )
                     if inspect.isawaitable(altered):
@@ -330,7 +331,7 @@ class AdkRunner:
         """A context for a tool Step: the call's ID, and a session of its own (see README)."""
         session = Session(id=call.flow_id, app_name=self.app_name, user_id=self.user_id)
         invocation = InvocationContext(
-            session_service=InMemorySessionService(),  # type: ignore[no-untyped-call]
+            session_service=InMemorySessionService(),
             invocation_id=f"dex-{call.turn_id}",
             agent=agent,
             session=session,
@@ -443,14 +444,18 @@ def _response_of(record: AgentToolCall | None) -> dict[str, Any]:
     return {"result": text}
 
 
-def _results_message(pending: Sequence[PendingCall], records: Sequence[AgentToolCall]) -> types.Content:
+def _results_message(
+    pending: Sequence[PendingCall], records: Sequence[AgentToolCall]
+) -> types.Content:
     by_id = {record.tool_call_id: record for record in records}
     return types.Content(
         role="user",
         parts=[
             types.Part(
                 function_response=types.FunctionResponse(
-                    id=p.tool_call_id, name=p.tool_name, response=_response_of(by_id.get(p.tool_call_id))
+                    id=p.tool_call_id,
+                    name=p.tool_name,
+                    response=_response_of(by_id.get(p.tool_call_id)),
                 )
             )
             for p in pending

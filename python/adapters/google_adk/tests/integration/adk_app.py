@@ -26,7 +26,8 @@ from dex_agents_google_adk import AdkRunner, dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
-from google.adk.tools import BaseTool, ToolContext
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 BLOCKED = "blocked by the before_tool_callback"
@@ -136,7 +137,9 @@ def build_flow(
         _log(log_path, {"kind": "tool", "name": "refund"})
         return f"refunded {order}"
 
-    def guard(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any] | None:
+    def guard(
+        tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
         """Answers delete_files itself, so the tool never runs (ADK's short-circuit)."""
         _log(log_path, {"kind": "callback", "name": tool.name})
         return {"result": BLOCKED} if tool.name == "delete_files" else None
