@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
-from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, TurnCompleted
+from dex_agents.runner import (
+    NO_RESULT_TEXT,
+    ToolCallsRequested,
+    ToolExecutionResult,
+    TurnCompleted,
+)
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
 from dex_agents_google_adk import AdkRunner
-from dex_agents_google_adk.testing import FakeSession
-from support import RAN, weather_agent
+from dex_agents_google_adk.testing import (
+    FakeSession,
+    ScriptedLlm,
+    call,
+    declarations,
+    function_results,
+    text,
+)
+from google.adk.agents import LlmAgent
+from google.adk.models.llm_request import LlmRequest
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+from support import RAN, get_weather, weather_agent
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +171,79 @@ def test_the_application_agent_is_left_as_it_was() -> None:
     before = list(agent.tools)
     AdkRunner(agent)
     assert agent.tools == before
+
+
+def test_the_recorded_result_is_the_original_call_s_function_response() -> None:
+    """The chosen mechanism (long-running stubs): the resumed model call receives the
+    recorded result as the FunctionResponse of the model's own call ID, with nothing
+    from ADK's confirmation flow around it, and the tool's declaration as the
+    application wrote it (LongRunningFunctionTool would append a note to it)."""
+    seen: list[LlmRequest] = []
+
+    def respond(request: LlmRequest) -> list[types.Part]:
+        seen.append(request.model_copy(deep=True))
+        if function_results(request):
+            return [text("done")]
+        return [call("get_weather", {"city": "Paris"}, "w1")]
+
+    agent = LlmAgent(name="weather", model=ScriptedLlm(respond), tools=[get_weather])
+    session = FakeSession(AdkRunner(agent))
+    session.start_turn("weather in Paris?")
+    session.run_model()
+    session.execute_and_record("w1")
+    session.run_model()
+    first, resumed = seen
+    (declaration,) = declarations(first)
+    assert declaration.description == "The weather in a city."
+    assert [c.model_dump(exclude_none=True) for c in resumed.contents] == [
+        {"role": "user", "parts": [{"text": "weather in Paris?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"function_call": {"id": "w1", "name": "get_weather", "args": {"city": "Paris"}}}
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "function_response": {
+                        "id": "w1",
+                        "name": "get_weather",
+                        "response": {"result": "sunny in Paris"},
+                    }
+                }
+            ],
+        },
+    ]
+
+
+def test_before_tool_callback_argument_edits_reach_the_tool_step() -> None:
+    def edit(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> None:
+        args["city"] = args["city"].upper()
+
+    session = FakeSession(AdkRunner(weather_agent(before_tool_callback=edit)))
+    session.start_turn("weather")
+    outcome = session.run_model()
+    assert isinstance(outcome, ToolCallsRequested)
+    assert json.loads(outcome.tool_calls[0].arguments) == {"city": "PARIS"}
+    session.execute_and_record("w1")
+    session.run_model()
+    assert session.messages[-1].text == "Results: w1=sunny in PARIS"
+
+
+def test_after_tool_callback_runs_in_the_tool_step_on_the_real_result() -> None:
+    def shout(
+        tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: Any
+    ) -> dict[str, Any]:
+        return {"result": str(tool_response).upper()}
+
+    session = FakeSession(AdkRunner(weather_agent(after_tool_callback=shout)))
+    session.start_turn("weather")
+    session.run_model()
+    result = session.execute("w1")
+    assert isinstance(result, ToolExecutionResult)
+    assert result.output == '{"result":"SUNNY IN PARIS"}'
+    session.execute_and_record("w1")
+    session.run_model()
+    assert session.messages[-1].text == "Results: w1=SUNNY IN PARIS"

@@ -72,11 +72,10 @@ class GatedTree:
         return list(self.tools)
 
     def add_root_tools(self, tools: list[BaseTool]) -> None:
-        """Deferred tools the root agent offers besides its own (the MCP sources')."""
-        if not isinstance(self.root, LlmAgent) or not isinstance(self.original, LlmAgent):
+        """Deferred tools the root agent offers besides its own (the MCP sources', which
+        their source runs, so they are not among `tools`)."""
+        if not isinstance(self.root, LlmAgent):
             raise UserError("mcp_sources need an LlmAgent as the root agent")
-        for tool in tools:
-            self.tools[tool.name] = RealTool(tool, self.original)
         self.root.tools = [*self.root.tools, *(DeferredTool(t) for t in tools)]
 
     def _copy(self, agent: BaseAgent) -> BaseAgent:

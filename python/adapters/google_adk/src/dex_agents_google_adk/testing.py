@@ -31,6 +31,7 @@ __all__ = [
     "RecordingEventWriter",
     "ScriptedLlm",
     "call",
+    "declarations",
     "function_results",
     "prompts",
     "run",
@@ -71,6 +72,16 @@ def text(value: str) -> types.Part:
 
 def call(name: str, args: dict[str, Any], call_id: str) -> types.Part:
     return types.Part(function_call=types.FunctionCall(id=call_id, name=name, args=args))
+
+
+def declarations(request: LlmRequest) -> list[types.FunctionDeclaration]:
+    """The function declarations the request offers the model."""
+    return [
+        declaration
+        for tool in request.config.tools or []
+        if isinstance(tool, types.Tool)
+        for declaration in tool.function_declarations or []
+    ]
 
 
 def prompts(request: LlmRequest) -> list[str]:
