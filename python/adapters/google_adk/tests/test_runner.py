@@ -10,6 +10,7 @@ from dex_agents import ToolPolicy
 from dex_agents.runner import (
     NO_RESULT_TEXT,
     ToolCallsRequested,
+    ToolExecutionError,
     ToolExecutionResult,
     TurnCompleted,
 )
@@ -247,3 +248,34 @@ def test_after_tool_callback_runs_in_the_tool_step_on_the_real_result() -> None:
     session.execute_and_record("w1")
     session.run_model()
     assert session.messages[-1].text == "Results: w1=SUNNY IN PARIS"
+
+
+def test_a_callback_answering_every_call_lets_adk_call_the_model_again_in_the_step() -> None:
+    def answer(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
+        return {"result": "from the callback"}
+
+    session = FakeSession(AdkRunner(weather_agent(before_tool_callback=answer)))
+    session.start_turn("weather")
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.usage.model_calls == 2
+    assert session.messages[-1].text == "Results: w1=from the callback"
+    assert RAN == []
+
+
+def test_a_tool_asking_for_confirmation_in_its_step_is_a_failure_the_model_sees() -> None:
+    def ask(city: str, tool_context: ToolContext) -> str:
+        """Asks at run time."""
+        tool_context.request_confirmation(hint="sure?")
+        return city
+
+    def respond(request: LlmRequest) -> list[types.Part]:
+        if function_results(request):
+            return [text("done")]
+        return [call("ask", {"city": "Rome"}, "q1")]
+
+    session = FakeSession(AdkRunner(LlmAgent(name="a", model=ScriptedLlm(respond), tools=[ask])))
+    session.start_turn("ask")
+    session.run_model()
+    with pytest.raises(ToolExecutionError, match="asked for a confirmation inside its tool Step"):
+        session.execute("q1")
