@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -279,3 +280,15 @@ def test_a_tool_asking_for_confirmation_in_its_step_is_a_failure_the_model_sees(
     session.run_model()
     with pytest.raises(ToolExecutionError, match="asked for a confirmation inside its tool Step"):
         session.execute("q1")
+
+
+def test_messages_stored_by_another_runner_fail_the_turn_clearly() -> None:
+    session = _session()
+    session.start_turn("weather")
+    session.messages[-1] = dataclasses.replace(session.messages[-1], framework_item='{"role": 1}')
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.turn_error is not None
+    assert outcome.turn_error.startswith(
+        "cannot read the stored conversation: a stored message is not an ADK event"
+    )

@@ -50,12 +50,19 @@ def user_event(text: str) -> Event:
 
 
 def _decode(text: str) -> Event:
+    """A stored message's event; every stored event has an author and content."""
     try:
-        return Event.model_validate_json(text)
+        event = Event.model_validate_json(text)
     except ValueError as error:
         raise FrameworkItemError(
             f"a stored message is not an ADK event (framework_item must be Event JSON): {error}"
         ) from error
+    if not event.author or event.content is None:
+        raise FrameworkItemError(
+            "a stored message is not an ADK event (framework_item must be Event JSON "
+            "with an author and content)"
+        )
+    return event
 
 
 def new_event_cache(max_bytes: int) -> DecodedItemCache[Event]:

@@ -58,6 +58,7 @@ from google.genai import types
 
 from dex_agents_google_adk._context import DexRunInfo, collecting_arguments, running
 from dex_agents_google_adk._events import (
+    FrameworkItemError,
     events_from_stored,
     is_model_response,
     new_event_cache,
@@ -141,6 +142,10 @@ class AdkRunner:
             return TurnCompleted(new_messages=(), turn_error=f"cannot resume the turn: {error}")
         try:
             return await self._run_model_step(turn, previous)
+        except FrameworkItemError as error:  # another runner's messages: a retry fails too
+            return TurnCompleted(
+                new_messages=(), turn_error=f"cannot read the stored conversation: {error}"
+            )
         except _TurnFailed as failed:
             return TurnCompleted(
                 new_messages=self._failed_turn_messages(turn), turn_error=str(failed)
