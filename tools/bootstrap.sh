@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks, from the package registries only:
-# Debian packages (Bazel 4, protoc), the .venv from requirements.lock, and
+# Debian packages (Bazel 4, protoc), the .venv from requirements.lock (and
+# .venvs/<package> from an adapter's own lock), and
 # node_modules from package-lock.json. Idempotent: each part is skipped while
 # its stamp matches, so a second run takes a second or two.
 set -euo pipefail
@@ -25,14 +26,25 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-lock_stamp="$(sha256sum requirements.lock | cut -d' ' -f1)"
-if [[ ! -x .venv/bin/python || "$(cat .venv/.lock-stamp 2>/dev/null)" != "$lock_stamp" ]]; then
-  echo "bootstrap: creating .venv from requirements.lock"
-  python3 -m venv .venv
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -r requirements.lock
-  echo "$lock_stamp" > .venv/.lock-stamp
-fi
+# make_venv DIR LOCK: DIR holds a virtualenv installed from LOCK, stamped with its hash.
+make_venv() {
+  local venv="$1" lock="$2" stamp
+  stamp="$(sha256sum "$lock" | cut -d' ' -f1)"
+  if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.lock-stamp" 2>/dev/null)" != "$stamp" ]]; then
+    echo "bootstrap: creating $venv from $lock"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q -r "$lock"
+    echo "$stamp" > "$venv/.lock-stamp"
+  fi
+}
+make_venv .venv requirements.lock
+# An adapter whose framework's pins conflict with the shared lock has its own
+# requirements.lock and virtualenv, .venvs/<package> (tools/python/local_python.bzl).
+for lock in python/adapters/*/requirements.lock; do
+  [[ -e "$lock" ]] || continue
+  make_venv ".venvs/$(basename "$(dirname "$lock")")" "$lock"
+done
 
 npm_stamp="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [[ ! -d node_modules || "$(cat node_modules/.lock-stamp 2>/dev/null)" != "$npm_stamp" ]]; then

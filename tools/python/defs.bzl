@@ -57,3 +57,43 @@ def python_package(name, package, deps = [], exclude = [], visibility = ["//visi
         srcs = native.glob(["src/**"]) + ["README.md", "pyproject.toml"],
         visibility = visibility,
     )
+
+def venv_pytest_test(name, interpreter, srcs, deps = [], data = [], args = [], **kwargs):
+    """`pytest_test` on a package's own virtualenv (`venv_python` in local_python.bzl).
+
+    Args:
+      name: target name.
+      interpreter: the virtualenv's `bin/python` label, e.g. "@google_adk_python//:bin/python".
+      srcs: test modules, conftest.py and helpers.
+      deps: py_library targets under test.
+      data: runtime files.
+      args: extra pytest arguments.
+      **kwargs: size, tags, timeout, env, ...
+    """
+    tests = [s for s in srcs if s.rpartition("/")[2].startswith("test_")]
+    native.py_test(
+        name = name,
+        srcs = srcs + ["//tools/python:pytest_main.py", "//tools/python:venv_main.py"],
+        main = "//tools/python:venv_main.py",
+        args = [
+            "$(rootpath %s)" % interpreter,
+            "$(rootpath //tools/python:pytest_main.py)",
+        ] + args + ["$(location %s)" % t for t in tests],
+        data = data + [interpreter],
+        deps = deps,
+        python_version = "PY3",
+        **kwargs
+    )
+
+def venv_py_binary(name, interpreter, main, srcs, deps = [], data = [], **kwargs):
+    """A py_binary whose `main` runs on a package's own virtualenv (see venv_pytest_test)."""
+    native.py_binary(
+        name = name,
+        srcs = srcs + ["//tools/python:venv_main.py"],
+        main = "//tools/python:venv_main.py",
+        args = ["$(rootpath %s)" % interpreter, "$(rootpath %s)" % main],
+        data = data + [interpreter],
+        deps = deps,
+        python_version = "PY3",
+        **kwargs
+    )

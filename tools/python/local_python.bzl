@@ -67,3 +67,34 @@ local_python = repository_rule(
     environ = ["DEX_AGENTS_PYTHON", "PATH"],
     local = True,
 )
+
+def _venv_python_impl(rctx):
+    root = rctx.path(Label("@//:WORKSPACE")).dirname
+    python = str(root) + "/" + rctx.attr.venv + "/bin/python"
+
+    # Reading the lock makes a new lock refetch this repository, so the scripts'
+    # text (and every test that runs them) changes with it.
+    stamp = hash(rctx.read(rctx.attr.lock))
+    check = (
+        "#!/bin/sh\n# lock %s\npython='%s'\n" % (stamp, python) +
+        "[ -x \"$python\" ] || { echo \"$python is missing: run tools/bootstrap.sh\" >&2; exit 1; }\n"
+    )
+    rctx.file("bin/python", check + "exec \"$python\" \"$@\"\n", executable = True)
+    rctx.file("bin/mypy", check + "exec \"$python\" -m mypy \"$@\"\n", executable = True)
+    rctx.file("BUILD.bazel", """
+package(default_visibility = ["//visibility:public"])
+
+exports_files(["bin/python", "bin/mypy"])
+""")
+
+venv_python = repository_rule(
+    implementation = _venv_python_impl,
+    doc = """A package's own virtualenv (tools/bootstrap.sh makes .venvs/<package> from
+its requirements.lock) as `bin/python` and `bin/mypy` scripts. It is no toolchain:
+`venv_pytest_test` and `venv_py_binary` (defs.bzl) run their program on it.""",
+    attrs = {
+        "venv": attr.string(mandatory = True, doc = "The virtualenv, relative to the workspace."),
+        "lock": attr.label(mandatory = True, allow_single_file = True),
+    },
+    local = True,
+)

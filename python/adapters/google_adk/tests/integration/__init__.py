@@ -1,0 +1,1 @@
+"""Integration tests: AdkRunner on dexlite with real Worker processes."""
