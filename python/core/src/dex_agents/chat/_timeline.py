@@ -11,6 +11,7 @@ from dex_agents.history import TURN_START_STEPS
 
 __all__ = ["TimelineEntry", "build_timeline"]
 
+_IDLE_STEPS = TURN_START_STEPS | {"AwaitUserMessage"}
 _STEP_KINDS = {
     "step_wait_for_completed": ("wait", False),
     "step_wait_for_failed": ("wait", True),
@@ -78,6 +79,9 @@ def build_timeline(
     entries: list[TimelineEntry] = []
     origin: float | None = None
     turn = 0
+    # A turn-start Step's Execute opens a turn only when a turn Step follows it (an idle
+    # StartAgentSession moves straight on to AwaitUserMessage), so count turns then.
+    opening: list[TimelineEntry] = []
     waits_ended: dict[str, float] = {}
     for event in history:
         kind = event.WhichOneof("payload")
@@ -99,7 +103,14 @@ def build_timeline(
                 failed=failed,
             )
             if phase == "execute" and not failed and context.step_type in TURN_START_STEPS:
+                opening = [entry]
+            elif opening and context.step_type not in _IDLE_STEPS:
                 turn += 1
+                for started_entry in opening:
+                    started_entry.turn = turn
+                opening = []
+            elif opening:
+                opening.append(entry)
             entry.turn = turn
             last = context.last_failure_info if context.HasField("last_failure_info") else None
             note = _retry_note(entry.attempts, last)
