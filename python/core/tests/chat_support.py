@@ -31,16 +31,18 @@ class Tmux:
     def start(self, cli_args: Sequence[str], name: str = "chat") -> None:
         """Runs `python -m dex_agents._cli ARGS` in a new 160x50 window."""
         script = self.root / f"{name}-{uuid.uuid4().hex[:6]}.sh"
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in self.env.items()
-                          if k.isidentifier())
+        exports = "".join(
+            f"export {k}={shlex.quote(v)}\n" for k, v in self.env.items() if k.isidentifier()
+        )
         command = shlex.join([sys.executable, "-m", "dex_agents._cli", *cli_args])
         script.write_text(f"#!/bin/sh\n{exports}exec {command}\n")
         script.chmod(0o755)
         if Path(self.socket).exists():
             self._tmux("new-window", "-t", "main", "-n", name, str(script))
         else:
-            self._tmux("new-session", "-d", "-s", "main", "-n", name, "-x", "160", "-y", "50",
-                       str(script))
+            self._tmux(
+                "new-session", "-d", "-s", "main", "-n", name, "-x", "160", "-y", "50", str(script)
+            )
         self._tmux("set-option", "-t", "main", "remain-on-exit", "on")
 
     def keys(self, text: str, *, enter: bool = True) -> None:
@@ -73,15 +75,21 @@ class Tmux:
 
     def close(self) -> None:
         if Path(self.socket).exists():
-            subprocess.run(["tmux", "-S", self.socket, "kill-server"], check=False,
-                           capture_output=True)
+            subprocess.run(
+                ["tmux", "-S", self.socket, "kill-server"], check=False, capture_output=True
+            )
 
 
-def run_cli(args: Sequence[str], env: dict[str, str] | None = None, timeout: float = 120.0
-            ) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: Sequence[str], env: dict[str, str] | None = None, timeout: float = 120.0
+) -> subprocess.CompletedProcess[str]:
     """`dex-agents ARGS` without a terminal, wide, for inspect and the error paths."""
     return subprocess.run(
         [sys.executable, "-m", "dex_agents._cli", *args],
         env={**child_env(), "COLUMNS": "220", **(env or {})},
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )

@@ -31,10 +31,12 @@ def test_chat_turns_with_approval_steer_and_kills(tmp_path: Path) -> None:
 
         # An approval prompt with its deadline counting down, then a steer instead.
         tmux.keys("approve:1")
-        screen = tmux.wait_for(lambda s: re.search(r"\? approve deploy\(.*\d+:\d\d left", s) is not None)
+        screen = tmux.wait_for(
+            lambda s: re.search(r"\? approve deploy\(.*\d+:\d\d left", s) is not None
+        )
         assert "[call-1] y = approve, n [reason] = reject" in screen
         tmux.keys("/steer say changed my mind")
-        screen = tmux.wait_for("agent › ok changed my mind")
+        screen = tmux.wait_for("agent > ok changed my mind")
         assert "call-1: withdrawn (steered)" in screen
         assert "turn steered" in screen
 
@@ -42,17 +44,17 @@ def test_chat_turns_with_approval_steer_and_kills(tmp_path: Path) -> None:
         tmux.keys("approve:2")
         tmux.wait_for("[call-2] y = approve")
         tmux.keys("y")
-        screen = tmux.wait_for("agent › deployed")
+        screen = tmux.wait_for("agent > deployed")
         assert "✓ deploy [call-2] succeeded" in screen
 
         # The Worker SIGKILLed while RunModel streams: the chat restarts it, the retried
         # attempt drops the partial text and the stored answer is the retry's.
         worker = int((data / "worker.pid").read_text())
         tmux.keys("kill:g1")
-        tmux.wait_for("agent › partial answer")
+        tmux.wait_for("agent > partial answer")
         wait_until(lambda: (gates / "g1.streamed").exists() or None, timeout=30, what="marker")
         os.kill(worker, signal.SIGKILL)
-        screen = tmux.wait_for("agent › final answer")
+        screen = tmux.wait_for("agent > final answer")
         assert "the Worker killed by SIGKILL; restarted it" in screen
         assert int((data / "worker.pid").read_text()) != worker
 
@@ -62,10 +64,18 @@ def test_chat_turns_with_approval_steer_and_kills(tmp_path: Path) -> None:
         assert report.returncode == 0, report.stderr
         out = report.stdout
         assert "Traceback" not in out + report.stderr
-        assert "Worker killed or lost" in out and "attempt 2 committed" in out
-        for part in ("resolve_interrupt", "steer_user_message", "AwaitToolApproval",
-                     "CallSingleAttemptTool", "ApplyTurnControl", "final answer",
-                     "pending interrupts:", "usage:"):
+        assert "Worker killed or lost" in out
+        assert "attempt 2 committed" in out
+        for part in (
+            "resolve_interrupt",
+            "steer_user_message",
+            "AwaitToolApproval",
+            "CallSingleAttemptTool",
+            "ApplyTurnControl",
+            "final answer",
+            "pending interrupts:",
+            "usage:",
+        ):
             assert part in out, (part, out)
 
         # The terminal killed with an approval pending: a new chat resumes the session.
@@ -74,10 +84,12 @@ def test_chat_turns_with_approval_steer_and_kills(tmp_path: Path) -> None:
         os.kill(tmux.pane_pid(), signal.SIGKILL)
         tmux.start([*chat, "--session", session], name="again")
         screen = tmux.wait_for(f"attached to session {session}")
-        screen = tmux.wait_for(lambda s: re.search(r"\[call-3\] y = approve.*\d+:\d\d left", s) is not None)
-        assert "you › approve:3" in screen  # the stored history
+        screen = tmux.wait_for(
+            lambda s: re.search(r"\[call-3\] y = approve.*\d+:\d\d left", s) is not None
+        )
+        assert "you > approve:3" in screen  # the stored history
         tmux.keys("y")
-        screen = tmux.wait_for("agent › deployed")
+        screen = tmux.wait_for("agent > deployed")
         tmux.keys("/quit")
         tmux.wait_for(f"left session {session}")
     finally:

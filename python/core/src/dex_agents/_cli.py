@@ -31,8 +31,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             from dex_agents.chat._cli import main as chat  # noqa: PLC0415 - the chat extra
         except ImportError as error:
-            print(f"dex-agents {command} needs rich: pip install 'dex-agents[chat]' ({error})",
-                  file=sys.stderr)
+            print(
+                f"dex-agents {command} needs rich: pip install 'dex-agents[chat]' ({error})",
+                file=sys.stderr,
+            )
             return 2
         return chat(args)
     print(_USAGE, file=sys.stderr if command not in ("-h", "--help") else sys.stdout)

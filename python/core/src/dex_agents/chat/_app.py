@@ -32,7 +32,7 @@ def _live_area(state: ChatState, editor: LineEditor, spinner: Spinner) -> Render
             parts.append(Text(f"thinking: {part.reasoning}", style="dim italic"))
         if part.text:
             tail = "\n".join(part.text.splitlines()[-_LIVE_LINES:])
-            parts.append(Text(f"agent › {tail}", style="bold"))
+            parts.append(Text(f"agent > {tail}", style="bold"))
     if state.problem:
         parts.append(Text(f"⚠ {state.problem}", style="bold red"))
     elif state.busy():
@@ -43,7 +43,7 @@ def _live_area(state: ChatState, editor: LineEditor, spinner: Spinner) -> Render
     pending = state.first_pending()
     if pending is not None:
         parts.append(Text(interrupt_prompt(pending), style="bold yellow"))
-    parts.append(Text(f"› {editor.buffer}▏", style="bold"))
+    parts.append(Text(f"> {editor.buffer}▏", style="bold"))
     return Group(*parts)
 
 
@@ -59,14 +59,17 @@ def run_loop(
     editor = LineEditor()
     spinner = Spinner("dots")
     state = controller.state
-    with cbreak(input_fd), Live(
-        _live_area(state, editor, spinner),
-        console=console,
-        auto_refresh=False,
-        transient=True,
-        redirect_stdout=False,
-        redirect_stderr=False,
-    ) as live:
+    with (
+        cbreak(input_fd),
+        Live(
+            _live_area(state, editor, spinner),
+            console=console,
+            auto_refresh=False,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        ) as live,
+    ):
         while not controller.quit and not editor.eof and not editor.interrupted:
             data = read_available(input_fd, 0.1)
             if data is None:

@@ -26,15 +26,19 @@ def _where(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--dex", metavar="HOST:PORT", help="a running Dex server or dexlite")
     where.add_argument(
-        "--dexlite", action="store_true",
+        "--dexlite",
+        action="store_true",
         help="run dexlite in this process (the default) and a Worker for --agent",
     )
     parser.add_argument(
-        "--agent", default=DEMO_AGENT,
+        "--agent",
+        default=DEMO_AGENT,
         help=f"module:name of the AgentSessionFlow or a factory of one (default {DEMO_AGENT})",
     )
     parser.add_argument(
-        "--data-dir", type=Path, default=None,
+        "--data-dir",
+        type=Path,
+        default=None,
         help="--dexlite's database directory (default $XDG_STATE_HOME/dex-agents/chat)",
     )
 
@@ -49,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("session", help="the session ID (the Flow ID)")
     _where(inspect)
     inspect.add_argument(
-        "--snapshot-timeout", type=float, default=15.0,
+        "--snapshot-timeout",
+        type=float,
+        default=15.0,
         help="seconds to wait for a Worker to answer the snapshot RPC",
     )
     return parser
@@ -81,12 +87,11 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
     from dex_agents.chat._render_report import report_renderables  # noqa: PLC0415
 
     flow = load_agent(args.agent)
-    with _dex(args, console) as (address, _), AgentSessionClient(
-        flow, server_address=address
-    ) as client:
-        report = read_report(
-            client, address, args.session, snapshot_timeout=args.snapshot_timeout
-        )
+    with (
+        _dex(args, console) as (address, _),
+        AgentSessionClient(flow, server_address=address) as client,
+    ):
+        report = read_report(client, address, args.session, snapshot_timeout=args.snapshot_timeout)
         for renderable in report_renderables(report):
             console.print(renderable)
     return 0
@@ -98,9 +103,10 @@ def _chat(args: argparse.Namespace, console: Console) -> int:
     from dex_agents.chat._session import ChatSession  # noqa: PLC0415
 
     flow = load_agent(args.agent)
-    with _dex(args, console) as (address, embedded), AgentSessionClient(
-        flow, server_address=address
-    ) as client:
+    with (
+        _dex(args, console) as (address, embedded),
+        AgentSessionClient(flow, server_address=address) as client,
+    ):
         session = ChatSession(client, address)
         state = ChatState()
         try:

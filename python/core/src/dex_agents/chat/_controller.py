@@ -65,12 +65,14 @@ class ChatController:
             if text.isdigit() and 1 <= int(text) <= len(pending.choices):
                 answer = pending.choices[int(text) - 1]
             sid, iid = self.session.session_id, pending.interrupt_id
+            self.state.pending = [i for i in self.state.pending if i.interrupt_id != iid]
             self.session.rpc(
                 f"answered {iid}",
                 lambda: self.session.client.answer_question(sid, iid, answer),
-                f"the answer to {iid} was refused (not pending, past its deadline, or not a choice)",
+                f"the answer to {iid} was refused (not pending, past its deadline, or not "
+                "a choice)",
             )
-            return [Output(f"you › {answer}")]
+            return [Output(f"you > {answer}")]
         return self._send(text, plan_mode=False)
 
     def _send(self, text: str, *, plan_mode: bool) -> list[Output]:
@@ -81,7 +83,7 @@ class ChatController:
             lambda: self.session.client.send_user_message(sid, text, plan_mode=plan_mode),
             "the session refused the message (blank, or plan mode is off for this agent)",
         )
-        prefix = "you (plan) › " if plan_mode else "you › "
+        prefix = "you (plan) > " if plan_mode else "you > "
         return [Output(f"{prefix}{text}{queued}")]
 
     def _resolve(self, approved: bool, reason: str | None) -> list[Output]:
@@ -99,7 +101,7 @@ class ChatController:
             f"its deadline)",
         )
         self.state.pending = [i for i in self.state.pending if i.interrupt_id != iid]
-        return [Output(f"you › {verdict} {iid}" + (f": {reason}" if reason else ""))]
+        return [Output(f"you > {verdict} {iid}" + (f": {reason}" if reason else ""))]
 
     def _command(self, name: str, rest: str) -> list[Output]:
         sid = self.session.session_id
@@ -117,7 +119,7 @@ class ChatController:
                 lambda: client.steer_user_message(sid, text=rest),
                 "the steer was refused (blank text, or the turn does not accept steering)",
             )
-            return [Output(f"you (steer) › {rest}")]
+            return [Output(f"you (steer) > {rest}")]
         if name == "cancel":
             self.session.rpc(
                 "cancel requested", lambda: client.cancel_turn(sid), "no turn is running"
@@ -170,7 +172,7 @@ class ChatController:
         except ValueError as error:
             return [Output(f"/settings needs a JSON object: {error}", "yellow")]
         if not isinstance(value, dict):
-            return [Output("/settings needs a JSON object, such as {\"temperature\": 0}", "yellow")]
+            return [Output('/settings needs a JSON object, such as {"temperature": 0}', "yellow")]
         self.session.rpc(
             "settings saved; the next turn starts with them",
             lambda: client.update_session_settings(sid, value),

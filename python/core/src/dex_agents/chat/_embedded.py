@@ -57,15 +57,19 @@ class EmbeddedDex:
         try:
             from dexlite import DexliteServer, ServerOptions  # noqa: PLC0415 - --dexlite only
         except ImportError:
-            raise ChatError("--dexlite needs the dexlite package (pip install ./python/dexlite)") from None
+            raise ChatError(
+                "--dexlite needs the dexlite package (pip install ./python/dexlite)"
+            ) from None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._lock = open(self.data_dir / "chat.lock", "w")  # noqa: SIM115 - held until stop
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            other = (self.data_dir / "dexlite.address").read_text().strip() if (
-                self.data_dir / "dexlite.address"
-            ).exists() else "?"
+            other = (
+                (self.data_dir / "dexlite.address").read_text().strip()
+                if (self.data_dir / "dexlite.address").exists()
+                else "?"
+            )
             raise ChatError(
                 f"another dex-agents chat uses {self.data_dir}; attach to it with --dex {other}, "
                 f"or pass another --data-dir"
@@ -85,8 +89,13 @@ class EmbeddedDex:
         with log:
             self._worker = subprocess.Popen(
                 [
-                    sys.executable, "-m", "dex_agents.chat._worker_main",
-                    "--server", self.address, "--agent", self.agent_spec,
+                    sys.executable,
+                    "-m",
+                    "dex_agents.chat._worker_main",
+                    "--server",
+                    self.address,
+                    "--agent",
+                    self.agent_spec,
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -85,9 +85,7 @@ def _snapshot_parts(snapshot: AgentSnapshot) -> Iterator[RenderableType]:
     for interrupt in snapshot.pending_interrupts:
         deadline = interrupt.deadline.isoformat() if interrupt.deadline else "no deadline"
         what = interrupt.question or f"{interrupt.tool_name}({interrupt.arguments})"
-        yield Text(
-            f"  {interrupt.interrupt_id} {interrupt.kind.name.lower()}: {what} ({deadline})"
-        )
+        yield Text(f"  {interrupt.interrupt_id} {interrupt.kind.name.lower()}: {what} ({deadline})")
     for call in snapshot.tool_calls:
         yield Text(
             f"  tool call {call.tool_call_id} {call.tool_name} {call.effect.name.lower()}: "

@@ -97,13 +97,15 @@ class ChatSession:
         )
         self._follower.start()
 
-    def _follow_loop(self, token: str) -> None:
+    def _follow_loop(self, start: str) -> None:
+        token = start
         lost = False
         while not self._stop.is_set():
             try:
-                for event, token in self.client.follow_events(
+                for event, seen in self.client.follow_events(
                     self.session_id, token, poll=timedelta(seconds=1)
                 ):
+                    token = seen
                     if lost:
                         lost = False
                         self.reports.put(Report("back", text=f"reconnected to {self.address}"))
@@ -117,7 +119,9 @@ class ChatSession:
             except Exception as error:
                 if not lost:
                     lost = True
-                    self.reports.put(Report("lost", text=describe_error(error, address=self.address)))
+                    self.reports.put(
+                        Report("lost", text=describe_error(error, address=self.address))
+                    )
                 if not is_connection_error(error) and "closed" in str(error).lower():
                     self.reports.put(Report("closed", text=describe_error(error)))
                     return
@@ -177,4 +181,3 @@ class ChatSession:
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._follower is not None:
             self._follower.join(timeout=3)
-

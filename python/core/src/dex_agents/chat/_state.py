@@ -107,7 +107,10 @@ class ChatState:
             mark = "✓" if status == "succeeded" else "✗"
             style = "green" if status == "succeeded" else "red"
             return [
-                Output(f"{mark} {payload.get('tool_name')} [{payload.get('tool_call_id')}] {status}", style)
+                Output(
+                    f"{mark} {payload.get('tool_name')} [{payload.get('tool_call_id')}] {status}",
+                    style,
+                )
             ]
         if kind == "interrupt_raised":
             what = payload.get("question") or payload.get("tool_name")
@@ -121,7 +124,8 @@ class ChatState:
             if isinstance(session, dict):
                 self.usage_line = (
                     f"{session.get('model_calls', 0)} model calls, "
-                    f"{session.get('input_tokens', 0)} in / {session.get('output_tokens', 0)} out tokens"
+                    f"{session.get('input_tokens', 0)} in / "
+                    f"{session.get('output_tokens', 0)} out tokens"
                 )
             return []
         if kind == "plan_updated":
@@ -135,11 +139,24 @@ class ChatState:
         if kind == "plan_execution_started":
             return [Output(f"executing plan revision {payload.get('revision')}", "magenta")]
         if kind == "timer_started":
-            return [Output(f"⏲ waiting until {payload.get('wait_until')} ({payload.get('reason', '')})", "cyan")]
+            return [
+                Output(
+                    f"⏲ waiting until {payload.get('wait_until')} ({payload.get('reason', '')})",
+                    "cyan",
+                )
+            ]
         if kind == "tool_task_started":
-            return [Output(f"▶ {payload.get('tool_name')} started task {payload.get('task_id')}", "cyan")]
+            return [
+                Output(
+                    f"▶ {payload.get('tool_name')} started task {payload.get('task_id')}", "cyan"
+                )
+            ]
         if kind in ("compaction_started", "compaction_finished"):
-            return [Output(f"{kind.replace('_', ' ')} (through {payload.get('through_sequence')})", "dim")]
+            return [
+                Output(
+                    f"{kind.replace('_', ' ')} (through {payload.get('through_sequence')})", "dim"
+                )
+            ]
         return [Output(f"{kind}: {event.payload}", "dim")]
 
     def _delta(self, event: AgentEvent, text: str, is_text: bool) -> list[Output]:
@@ -213,10 +230,16 @@ class ChatState:
         state = snapshot.state
         if state is not None and state.active_turn_id:
             self.turn_id = state.active_turn_id
-            lines.append(Output(f"{state.active_turn_id} is running ({state.status.name.lower()})", "dim"))
+            lines.append(
+                Output(f"{state.active_turn_id} is running ({state.status.name.lower()})", "dim")
+            )
         for call in snapshot.tool_calls:
             self.tools[call.tool_call_id] = call.tool_name
-            lines.append(Output(f"⚙ {call.tool_name} [{call.tool_call_id}] {call.status.name.lower()}", "cyan"))
+            lines.append(
+                Output(
+                    f"⚙ {call.tool_name} [{call.tool_call_id}] {call.status.name.lower()}", "cyan"
+                )
+            )
         self.pending = list(snapshot.pending_interrupts)
         return lines
 
@@ -230,12 +253,12 @@ class ChatState:
 
 
 def answer_line(message: AgentMessage) -> Output:
-    return Output(f"agent › {message.text}", "bold")
+    return Output(f"agent > {message.text}", "bold")
 
 
 def transcript_line(message: AgentMessage) -> Output:
     if message.role is MessageRole.USER:
-        return Output(f"you › {message.text}", "")
+        return Output(f"you > {message.text}", "")
     if message.role is MessageRole.TOOL:
         return Output(f"  {message.tool_name} → {message.tool_output}", "dim")
     if message.tool_call_id:

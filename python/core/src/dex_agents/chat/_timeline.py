@@ -55,7 +55,7 @@ def _failure_text(failure: pb.StepMethodFailure) -> str:
 def _is_kill(text: str) -> bool:
     """The failures Dex records when a Worker went away mid-attempt."""
     lowered = text.lower()
-    return "stream closed" in lowered or "worker" in lowered and "lost" in lowered
+    return "stream closed" in lowered or ("worker" in lowered and "lost" in lowered)
 
 
 def _retry_note(attempts: int, failure: pb.StepMethodFailure | None) -> str | None:
@@ -98,7 +98,9 @@ def build_timeline(
                 kind=phase,
                 name=context.step_execution_id,
                 step_type=context.step_type,
-                duration_seconds=_seconds(context.duration) if context.HasField("duration") else None,
+                duration_seconds=_seconds(context.duration)
+                if context.HasField("duration")
+                else None,
                 attempts=max(1, context.final_attempt),
                 failed=failed,
             )
@@ -118,7 +120,8 @@ def build_timeline(
                 entry.notes.append(note)
             if failed:
                 entry.notes.append(
-                    f"failed after {entry.attempts} attempt(s): {_failure_text(payload.output.failure)}"
+                    f"failed after {entry.attempts} attempt(s): "
+                    f"{_failure_text(payload.output.failure)}"
                 )
             if phase == "wait":
                 waits_ended[context.step_execution_id] = at
@@ -129,7 +132,9 @@ def build_timeline(
         elif kind == "rpc_execution_completed":
             entries.append(
                 TimelineEntry(
-                    at_seconds=at - origin, kind="rpc", name=event.rpc_execution_completed.rpc_name,
+                    at_seconds=at - origin,
+                    kind="rpc",
+                    name=event.rpc_execution_completed.rpc_name,
                     turn=turn,
                 )
             )

@@ -83,19 +83,29 @@ class DemoModel:
             todos = {"todos": [{"content": t, "status": "pending"} for t in tasks]}
             return ScriptedResponse(
                 text="Here is a plan.",
-                tool_calls=(Call(tool_call_id="plan-1", tool_name="write_todos", arguments=json.dumps(todos)),),
+                tool_calls=(
+                    Call(
+                        tool_call_id="plan-1", tool_name="write_todos", arguments=json.dumps(todos)
+                    ),
+                ),
                 usage=usage,
                 **_STREAM,
             )
         if planning:
-            return ScriptedResponse(text="The plan is ready: /plan shows it, /execute runs it.", usage=usage, **_STREAM)
+            return ScriptedResponse(
+                text="The plan is ready: /plan shows it, /execute runs it.", usage=usage, **_STREAM
+            )
         if "refund" in lowered and results == 0:
             order = _order_id(text)
             return ScriptedResponse(
                 text="I'll check the order and prepare the refund.",
                 reasoning="The user wants a refund; look the order up, then refund it.",
                 tool_calls=(
-                    Call(tool_call_id="call-order", tool_name="get_order", arguments=json.dumps({"order_id": order})),
+                    Call(
+                        tool_call_id="call-order",
+                        tool_name="get_order",
+                        arguments=json.dumps({"order_id": order}),
+                    ),
                     Call(
                         tool_call_id="call-refund",
                         tool_name="issue_refund",
@@ -109,20 +119,32 @@ class DemoModel:
             outputs = [m.output for m in request.messages if isinstance(m, ToolResultMessage)]
             refunded = any("refund_id" in o for o in outputs[-results:])
             summary = (
-                f"Order {_order_id(text)} was delivered for 42.00 EUR and I refunded the full amount."
+                f"Order {_order_id(text)} was delivered for 42.00 EUR and I refunded "
+                "the full amount."
                 if refunded
-                else f"Order {_order_id(text)} was delivered for 42.00 EUR; the refund was not made."
+                else f"Order {_order_id(text)} was delivered for 42.00 EUR; the refund "
+                "was not made."
             )
             return ScriptedResponse(text=summary, usage=usage, **_STREAM)
         if "ask" in lowered and results == 0:
-            question = {"question": "Which colour do you prefer?", "choices": ["red", "green", "blue"]}
+            question = {
+                "question": "Which colour do you prefer?",
+                "choices": ["red", "green", "blue"],
+            }
             return ScriptedResponse(
-                tool_calls=(Call(tool_call_id="call-ask", tool_name="ask_user", arguments=json.dumps(question)),),
+                tool_calls=(
+                    Call(
+                        tool_call_id="call-ask",
+                        tool_name="ask_user",
+                        arguments=json.dumps(question),
+                    ),
+                ),
                 usage=usage,
             )
         if "ask" in lowered:
             answer = next(
-                (m.output for m in reversed(request.messages) if isinstance(m, ToolResultMessage)), ""
+                (m.output for m in reversed(request.messages) if isinstance(m, ToolResultMessage)),
+                "",
             )
             return ScriptedResponse(text=f"You answered: {answer}", usage=usage, **_STREAM)
         return ScriptedResponse(
@@ -140,12 +162,20 @@ class DemoModel:
         tasks = []
         for message in request.messages:
             if isinstance(message, UserMessage) and message.text.startswith(_PLAN_NOTES):
-                tasks = [line.split("] ", 1)[1] for line in message.text.splitlines() if line.startswith("- [")]
+                tasks = [
+                    line.split("] ", 1)[1]
+                    for line in message.text.splitlines()
+                    if line.startswith("- [")
+                ]
         if results == 0 and tasks:
             todos = {"todos": [{"content": t, "status": "completed"} for t in tasks]}
             return ScriptedResponse(
                 text="Working through the plan.",
-                tool_calls=(Call(tool_call_id="exec-1", tool_name="write_todos", arguments=json.dumps(todos)),),
+                tool_calls=(
+                    Call(
+                        tool_call_id="exec-1", tool_name="write_todos", arguments=json.dumps(todos)
+                    ),
+                ),
                 usage=usage,
                 **_STREAM,
             )
@@ -173,7 +203,11 @@ def issue_refund(order_id: str, amount_eur: float, context: ToolContext) -> dict
         order_id: The order to refund.
         amount_eur: The amount in euros.
     """
-    return {"refund_id": f"rf-{order_id}", "amount": f"{amount_eur:.2f} EUR", "key": context.idempotency_key}
+    return {
+        "refund_id": f"rf-{order_id}",
+        "amount": f"{amount_eur:.2f} EUR",
+        "key": context.idempotency_key,
+    }
 
 
 def _model() -> ModelClient:
