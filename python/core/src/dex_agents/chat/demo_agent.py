@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from dex_agents_contracts import ToolEffect
 
+from dex_agents._runner.policies import ToolPolicy
 from dex_agents.models import (
     ModelClient,
     ModelRequest,
@@ -35,7 +36,7 @@ from dex_agents.models import (
     UserMessage,
 )
 from dex_agents.models import ModelToolCall as Call
-from dex_agents.options import AgentSessionOptions, ToolPolicy
+from dex_agents.options import AgentSessionOptions
 from dex_agents.session import AgentSessionFlow
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, ToolContext, tool
 
@@ -44,7 +45,24 @@ __all__ = ["DemoModel", "flow"]
 MODEL_VARIABLE = "DEX_AGENTS_CHAT_MODEL"
 _PLAN_NOTES = ("[Dex] The current plan", "[Dex] There is no plan yet.")
 _APPROVED_PLAN = "[Dex] The user approved plan revision"
-_STREAM = {"delay_seconds": 0.2, "delta_interval_seconds": 0.05}
+
+
+def _reply(
+    *,
+    text: str | None = None,
+    reasoning: str | None = None,
+    tool_calls: Sequence[Call] = (),
+    usage: ModelUsage,
+) -> ScriptedResponse:
+    """A response streamed word by word after a short pause, like a model's."""
+    return ScriptedResponse(
+        text=text,
+        reasoning=reasoning,
+        tool_calls=tool_calls,
+        usage=usage,
+        delay_seconds=0.2,
+        delta_interval_seconds=0.05,
+    )
 
 
 def _turn(request: ModelRequest) -> tuple[str, int, bool]:
@@ -81,7 +99,7 @@ class DemoModel:
         if planning and results == 0:
             tasks = [f"Understand: {text[:40]}", "Do the work", "Report back"]
             todos = {"todos": [{"content": t, "status": "pending"} for t in tasks]}
-            return ScriptedResponse(
+            return _reply(
                 text="Here is a plan.",
                 tool_calls=(
                     Call(
@@ -89,15 +107,15 @@ class DemoModel:
                     ),
                 ),
                 usage=usage,
-                **_STREAM,
             )
         if planning:
-            return ScriptedResponse(
-                text="The plan is ready: /plan shows it, /execute runs it.", usage=usage, **_STREAM
+            return _reply(
+                text="The plan is ready: /plan shows it, /execute runs it.",
+                usage=usage,
             )
         if "refund" in lowered and results == 0:
             order = _order_id(text)
-            return ScriptedResponse(
+            return _reply(
                 text="I'll check the order and prepare the refund.",
                 reasoning="The user wants a refund; look the order up, then refund it.",
                 tool_calls=(
@@ -113,7 +131,6 @@ class DemoModel:
                     ),
                 ),
                 usage=usage,
-                **_STREAM,
             )
         if "refund" in lowered:
             outputs = [m.output for m in request.messages if isinstance(m, ToolResultMessage)]
@@ -125,13 +142,13 @@ class DemoModel:
                 else f"Order {_order_id(text)} was delivered for 42.00 EUR; the refund "
                 "was not made."
             )
-            return ScriptedResponse(text=summary, usage=usage, **_STREAM)
+            return _reply(text=summary, usage=usage)
         if "ask" in lowered and results == 0:
             question = {
                 "question": "Which colour do you prefer?",
                 "choices": ["red", "green", "blue"],
             }
-            return ScriptedResponse(
+            return _reply(
                 tool_calls=(
                     Call(
                         tool_call_id="call-ask",
@@ -146,15 +163,14 @@ class DemoModel:
                 (m.output for m in reversed(request.messages) if isinstance(m, ToolResultMessage)),
                 "",
             )
-            return ScriptedResponse(text=f"You answered: {answer}", usage=usage, **_STREAM)
-        return ScriptedResponse(
+            return _reply(text=f"You answered: {answer}", usage=usage)
+        return _reply(
             text=(
                 f"You said: {text}. I am the scripted demo model; ask me to refund order "
                 f"A-1001, to ask you something, or send /plan <goal>."
             ),
             reasoning="Nothing to look up; answer directly.",
             usage=usage,
-            **_STREAM,
         )
 
     @staticmethod
@@ -169,7 +185,7 @@ class DemoModel:
                 ]
         if results == 0 and tasks:
             todos = {"todos": [{"content": t, "status": "completed"} for t in tasks]}
-            return ScriptedResponse(
+            return _reply(
                 text="Working through the plan.",
                 tool_calls=(
                     Call(
@@ -177,9 +193,8 @@ class DemoModel:
                     ),
                 ),
                 usage=usage,
-                **_STREAM,
             )
-        return ScriptedResponse(text="Every task of the plan is done.", usage=usage, **_STREAM)
+        return _reply(text="Every task of the plan is done.", usage=usage)
 
 
 def _order_id(text: str) -> str:
