@@ -40,7 +40,8 @@ def test_unknown_closed_and_unreachable(dexlite: DexliteProcess, tmp_path: Path)
     seen = run_cli(["inspect", "closed-one", "--dex", address, "--agent", AGENT])
     assert seen.returncode == 0, seen.stdout
     assert "the session has closed" in seen.stdout
-    assert "StartAgentSession-1" in seen.stdout
+    assert "closed-one (ChatTestAgent)" in seen.stdout
+    assert "FLOW_STATUS_CANCELED" in seen.stdout  # the timeline's close entry
 
     dropped = f"127.0.0.1:{free_port()}"
     gone = run_cli(["inspect", "s", "--dex", dropped, "--agent", AGENT])

@@ -1,14 +1,19 @@
-"""`--dexlite`: dexlite inside the chat's process and one Worker child for the agent.
+"""`--dexlite`: a dexlite child and one Worker child for the agent, owned by the chat.
 
 The database lives in a data directory, so a chat started again on it resumes its
-sessions; a lock keeps a second chat off the same files. The Worker is restarted
-whenever it dies (a SIGKILL included), and dies itself when the chat does.
+sessions; a lock keeps a second chat off the same files. Both children die with
+the chat, however it dies (the kernel's parent-death signal for dexlite, the end of
+its standard input for the Worker), so a restarted chat never finds a stale server
+on its database. The Worker is restarted whenever it dies (a SIGKILL included).
+dexlite runs as `python -m dexlite`, never imported: dex_agents does not depend on it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
+import importlib.util
 import os
 import selectors
 import signal
@@ -22,6 +27,15 @@ from dex_agents.chat._errors import ChatError
 from dex_agents.chat._state import Output
 
 __all__ = ["EmbeddedDex", "default_data_dir"]
+
+_DEXLITE_READY = "dexlite ready on "
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the chat's thread that started it ends."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def default_data_dir() -> Path:
@@ -49,17 +63,13 @@ class EmbeddedDex:
         self.data_dir = data_dir
         self.agent_spec = agent_spec
         self.address = ""
-        self._server: object = None
+        self._server: subprocess.Popen[bytes] | None = None
         self._lock: IO[str] | None = None
         self._worker: subprocess.Popen[bytes] | None = None
 
     def start(self) -> str:
-        try:
-            from dexlite import DexliteServer, ServerOptions  # noqa: PLC0415 - --dexlite only
-        except ImportError:
-            raise ChatError(
-                "--dexlite needs the dexlite package (pip install ./python/dexlite)"
-            ) from None
+        if importlib.util.find_spec("dexlite") is None:
+            raise ChatError("--dexlite needs the dexlite package (pip install ./python/dexlite)")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._lock = open(self.data_dir / "chat.lock", "w")  # noqa: SIM115 - held until stop
         try:
@@ -74,15 +84,39 @@ class EmbeddedDex:
                 f"another dex-agents chat uses {self.data_dir}; attach to it with --dex {other}, "
                 f"or pass another --data-dir"
             ) from None
-        server = DexliteServer(
-            ServerOptions(listen="127.0.0.1:0", db_path=str(self.data_dir / "dexlite.sqlite"))
-        )
-        port = server.start()
-        self._server = server
-        self.address = f"127.0.0.1:{port}"
+        self.address = self._start_dexlite()
         (self.data_dir / "dexlite.address").write_text(self.address + "\n")
         self.start_worker()
         return self.address
+
+    def _start_dexlite(self, timeout: float = 60.0) -> str:
+        log = open(self.data_dir / "dexlite.log", "ab")  # noqa: SIM115 - the child keeps it
+        with log:
+            server = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "dexlite",
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--db",
+                    str(self.data_dir / "dexlite.sqlite"),
+                    "--log-level",
+                    "WARNING",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=_child_env(),
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only sets the death signal
+            )
+        self._server = server
+        assert server.stdout is not None
+        line = _first_line(server.stdout, timeout)
+        if not line.startswith(_DEXLITE_READY):
+            detail = line.strip() or f"see {self.data_dir / 'dexlite.log'}"
+            raise ChatError(f"dexlite did not start on {self.data_dir}: {detail}")
+        return line.removeprefix(_DEXLITE_READY).split()[0]
 
     def start_worker(self, timeout: float = 60.0) -> int:
         log = open(self.data_dir / "worker.log", "ab")  # noqa: SIM115 - the child keeps it
@@ -149,8 +183,14 @@ class EmbeddedDex:
                 worker.wait(5)
             except subprocess.TimeoutExpired:
                 self._kill_worker()
-        if self._server is not None:
-            self._server.stop()  # type: ignore[attr-defined]
+        server = self._server
+        if server is not None and server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(10)
         if self._lock is not None:
             self._lock.close()
 
