@@ -35,6 +35,8 @@ def _live_area(state: ChatState, editor: LineEditor, spinner: Spinner) -> Render
             parts.append(Text(f"agent > {tail}", style="bold"))
     if state.problem:
         parts.append(Text(f"⚠ {state.problem}", style="bold red"))
+    elif state.busy() and state.first_pending() is not None:
+        parts.append(Text(f"  {state.turn_id}: waiting for you", style="yellow"))
     elif state.busy():
         elapsed = time.monotonic() - state.step_since if state.step else 0.0
         step = state.step or "starting"

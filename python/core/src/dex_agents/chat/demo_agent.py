@@ -17,6 +17,7 @@ mid-answer are visible. With `DEX_AGENTS_CHAT_MODEL` set to a LiteLLM model name
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -163,6 +164,8 @@ class DemoModel:
                 (m.output for m in reversed(request.messages) if isinstance(m, ToolResultMessage)),
                 "",
             )
+            with contextlib.suppress(ValueError, AttributeError):
+                answer = str(json.loads(answer).get("answer", answer))
             return _reply(text=f"You answered: {answer}", usage=usage)
         return _reply(
             text=(
