@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(bazel-bootstrap bazel-rules-java bazel-rules-proto bazel-skylib protobuf-compiler libprotobuf-dev nodejs npm)
+# tmux drives the terminal chat's tests (python/core/tests/test_chat_terminal.py).
+debs=(bazel-bootstrap bazel-rules-java bazel-rules-proto bazel-skylib protobuf-compiler libprotobuf-dev nodejs npm tmux)
 missing=()
 for deb in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The README's demo command: bootstrap a fresh machine, then run an agent
 # session on dexlite with a scripted model (python/examples/demo.py).
+# `tools/demo.sh --chat [chat options]` is the interactive version: `dex-agents chat
+# --dexlite` on the scripted demo agent (dex_agents.chat.demo_agent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/bootstrap.sh
+if [[ "${1:-}" == "--chat" ]]; then
+  shift
+  exec bazel run //python/core:dex_agents_chat -- chat --dexlite "$@"
+fi
 exec bazel run //python/examples:demo -- "$@"
