@@ -63,6 +63,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
       }
     }
   } finally {
-    reader.releaseLock();
+    // A reader that stops early (a break, a [DONE]) closes the connection too.
+    await reader.cancel().catch(() => undefined);
   }
 }
