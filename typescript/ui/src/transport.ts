@@ -28,6 +28,8 @@ export interface DexChatTransportOptions {
   readonly maxConsecutiveErrors?: number;
   /** Called with the token of every chunk received (to persist for a later exact resume). */
   readonly onToken?: (chatId: string, token: string) => void;
+  /** Called before each reconnect with why the response stopped (e.g. to show "reconnecting"). */
+  readonly onReconnect?: (chatId: string, reason: unknown) => void;
 }
 
 const TERMINAL = new Set(["finish", "error", "abort"]);
@@ -188,6 +190,7 @@ export class DexChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       }
       failures = progressed ? 0 : failures + 1;
       if (failures >= limit) throw lastError;
+      this.options.onReconnect?.(chatId, lastError);
       response = await this.reopen(chatId, token, signal, extra, limit - failures);
     }
   }

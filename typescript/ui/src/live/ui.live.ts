@@ -75,12 +75,17 @@ test("DexChatTransport in useChat's engine survives a connection cut mid-turn", 
   const proxy = new CuttingProxy(baseUrl, (r) => r.method === "POST", 3);
   const api = await proxy.start();
   try {
-    const chat = new HeadlessChat({ id: session, transport: new DexChatTransport({ api }) });
+    const reasons: unknown[] = [];
+    const transport = new DexChatTransport({ api, onReconnect: (_, reason) => reasons.push(reason) });
+    const chat = new HeadlessChat({ id: session, transport });
     await chat.sendMessage({ text: "tool:2" });
     await waitFor(() => chat.status === "ready" || chat.status === "error", "the chat to settle");
     assert.equal(chat.error, undefined);
     assert.equal(chat.status, "ready");
     assert.equal(proxy.cuts, 1);
+    // Node's fetch reports the cut body as `TypeError: terminated`, which useChat would not retry.
+    assert.equal(reasons.length, 1);
+    assert.ok(reasons[0] instanceof TypeError && reasons[0].message === "terminated", String(reasons[0]));
     const resumed = proxy.seen.filter((r) => r.method === "GET");
     assert.ok(resumed.length >= 1, "the transport reconnected");
     assert.match(String(resumed[0]!.headers["last-event-id"]), /^u1\./);
@@ -121,6 +126,22 @@ test("an approval through useChat: approval-requested, then addToolApprovalRespo
   assert.equal(tool.approval?.approved, true);
   const text = done.parts.findLast((p) => p.type === "text");
   assert.ok(text && text.type === "text" && text.text === "deployed");
+});
+
+test("a reloaded page (resumeStream) replays the active turn into the same message", async () => {
+  const session = sessions[4]!;
+  const first = new HeadlessChat({ id: session, transport: new DexChatTransport({ api: baseUrl }) });
+  await first.sendMessage({ text: "approve:5" });
+  assert.equal(first.error, undefined);
+  const asked = first.messages.at(-1)!;
+  // A new chat instance with no messages, as after a reload; the turn waits for the approval.
+  const reloaded = new HeadlessChat({ id: session, transport: new DexChatTransport({ api: baseUrl }) });
+  await reloaded.resumeStream();
+  assert.equal(reloaded.error, undefined);
+  assert.equal(reloaded.status, "ready");
+  assert.deepEqual(plain(reloaded.messages.at(-1)!), plain(asked));
+  const tool = asked.parts.find((p) => p.type === "dynamic-tool");
+  assert.ok(tool && tool.type === "dynamic-tool" && tool.state === "approval-requested");
 });
 
 test("streamAgentEvents resumes cut connections by Last-Event-ID with no gap or duplicate", async () => {
