@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Tests one TypeScript workspace package: copies it out of the runfiles tree,
-# links the root node_modules, runs `tsc` (strict, from its tsconfig) and then
-# `node --test` over the compiled *.test.js files.
-# Argument: the package directory relative to the workspace root.
+# links the root node_modules (with built copies of the workspace packages it
+# depends on), runs `tsc` (strict, from its tsconfig) and then `node --test`
+# over the compiled *.test.js files.
+# Arguments: the package directory relative to the workspace root, then the
+# workspace packages it depends on (same form).
 set -euo pipefail
-pkg="$1"
+pkg="$1"; shift
 root="${TEST_SRCDIR:-$PWD/..}/${TEST_WORKSPACE:-dex_agents}"
 work="${TEST_TMPDIR:-$(mktemp -d)}/pkg"
 mkdir -p "${work}"
 cp -rL "${root}/${pkg}/." "${work}/"
 chmod -R u+w "${work}"
-ln -sfn "${root}/../npm" "${work}/node_modules"
+if (($# == 0)); then
+  ln -sfn "${root}/../npm" "${work}/node_modules"
+else
+  deps=()
+  for dep in "$@"; do deps+=("${root}/${dep}"); done
+  "${root}/tools/typescript/stage_node_modules.sh" "${root}/../npm" "${work}/node_modules" "${deps[@]}"
+fi
 export DEX_TESTDATA_DIR="${root}/proto/testdata"
 cd "${work}"
 node node_modules/typescript/bin/tsc -p tsconfig.json

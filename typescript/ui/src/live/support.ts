@@ -1,0 +1,131 @@
+/**
+ * Support for the tests against a live `dex_agents.http` app (started by
+ * python/core/tests/test_http_node.py): its address and sessions, a headless
+ * `AbstractChat`, and a loopback proxy that cuts responses mid-body.
+ *
+ * @module
+ */
+
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from "ai";
+
+export function liveEnv(): { baseUrl: string; sessions: string[] } {
+  const baseUrl = process.env["DEX_UI_BASE_URL"];
+  const sessions = (process.env["DEX_UI_SESSIONS"] ?? "").split(",").filter((s) => s !== "");
+  if (!baseUrl || sessions.length === 0) {
+    throw new Error("DEX_UI_BASE_URL and DEX_UI_SESSIONS are unset: run these through test_http_node.py");
+  }
+  return { baseUrl, sessions };
+}
+
+class MemoryState<M extends UIMessage> implements ChatState<M> {
+  status: ChatStatus = "ready";
+  error: Error | undefined = undefined;
+  messages: M[] = [];
+  pushMessage = (message: M): void => {
+    this.messages = [...this.messages, message];
+  };
+  popMessage = (): void => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (index: number, message: M): void => {
+    this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)];
+  };
+  snapshot = <T>(thing: T): T => structuredClone(thing);
+}
+
+/** useChat's engine without React: the AI SDK's AbstractChat over an in-memory state. */
+export class HeadlessChat<M extends UIMessage = UIMessage> extends AbstractChat<M> {
+  constructor(init: Omit<ChatInit<M>, "messages">) {
+    super({ ...init, state: new MemoryState<M>() });
+  }
+}
+
+/** Waits for `check` to hold, polling; fails with `what` after `seconds`. */
+export async function waitFor(check: () => boolean, what: string, seconds = 60): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export interface SeenRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/**
+ * A loopback HTTP proxy to `target`. A response `shouldCut` picks is forwarded
+ * up to the end of its `afterEvents`-th SSE event; then the upstream request
+ * is destroyed and the client's socket closed under the unfinished chunked body,
+ * which Node's fetch reports as `TypeError: terminated`.
+ */
+export class CuttingProxy {
+  readonly seen: SeenRequest[] = [];
+  cuts = 0;
+  private server: Server | undefined;
+
+  constructor(
+    private readonly target: string,
+    private readonly shouldCut: (request: SeenRequest, index: number) => boolean,
+    private readonly afterEvents: number,
+  ) {}
+
+  async start(): Promise<string> {
+    const target = new URL(this.target);
+    this.server = createServer((req, res) => {
+      const seen = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers };
+      const index = this.seen.push(seen) - 1;
+      let cut = this.shouldCut(seen, index);
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: seen.method, path: seen.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          let events = 0;
+          let pending = "";
+          answer.on("data", (data: Buffer) => {
+            if (!cut) {
+              res.write(data);
+              return;
+            }
+            // Whole events only, so the cut falls right after the chosen one.
+            pending += data.toString("latin1");
+            let from = 0;
+            for (;;) {
+              const end = pending.indexOf("\n\n", from);
+              if (end < 0) break;
+              from = end + 2;
+              events += 1;
+              if (events === this.afterEvents) {
+                this.cuts += 1;
+                answer.destroy();
+                // Once the bytes are out, close the socket under the unfinished body.
+                res.write(Buffer.from(pending.slice(0, from), "latin1"), () => res.socket?.end());
+                cut = false;
+                pending = "";
+                return;
+              }
+            }
+            res.write(Buffer.from(pending.slice(0, from), "latin1"));
+            pending = pending.slice(from);
+          });
+          answer.on("end", () => res.end());
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}

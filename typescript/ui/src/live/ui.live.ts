@@ -1,0 +1,170 @@
+/**
+ * @dex-agents/ui against the real path: dexlite, a Worker process with a
+ * scripted model and the dex_agents.http app on uvicorn, started by
+ * python/core/tests/test_http_node.py (model commands: python/core/tests/http_flows.py).
+ * The tests run in order; each uses its own session.
+ */
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
+
+import { streamAgentEvents, fetchUiSnapshot } from "../events.js";
+import { convertAgentSnapshotToUIMessages } from "../messages.js";
+import { foldChunks, parsedChunks, plain } from "../testing.js";
+import { DexChatTransport } from "../transport.js";
+import { CuttingProxy, HeadlessChat, liveEnv, waitFor } from "./support.js";
+
+const { baseUrl, sessions } = liveEnv();
+
+function userBody(text: string): string {
+  return JSON.stringify({
+    id: "chat",
+    trigger: "submit-message",
+    messages: [{ id: `u-${text}`, role: "user", parts: [{ type: "text", text }] }],
+  });
+}
+
+async function postTurn(session: string, text: string): Promise<UIMessage> {
+  const response = await fetch(`${baseUrl}/sessions/${session}/ui-stream`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: userBody(text),
+  });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("x-vercel-ai-ui-message-stream"), "v1");
+  return foldChunks<UIMessage>(await parsedChunks(response.body!));
+}
+
+async function converted(session: string): Promise<UIMessage[]> {
+  const { snapshot } = await fetchUiSnapshot(baseUrl, session);
+  return convertAgentSnapshotToUIMessages(snapshot);
+}
+
+function assistant(messages: UIMessage[], id: string): UIMessage {
+  const found = messages.find((m) => m.id === id);
+  assert.ok(found, `no message ${id} in ${JSON.stringify(messages.map((m) => m.id))}`);
+  return found;
+}
+
+test("ai's own parser reads our stream into the UIMessages the snapshot converts to", async () => {
+  const session = sessions[0]!;
+  const toolTurn = await postTurn(session, "tool:1");
+  const sayTurn = await postTurn(session, "say hello there");
+  const fromSnapshot = await converted(session);
+  assert.deepEqual(
+    fromSnapshot.map((m) => m.role),
+    ["user", "assistant", "user", "assistant"],
+  );
+  assert.deepEqual(plain(assistant(fromSnapshot, toolTurn.id)), plain(toolTurn));
+  assert.deepEqual(plain(assistant(fromSnapshot, sayTurn.id)), plain(sayTurn));
+  // The tool turn: a model call with the tool part, then a model call with the answer.
+  const kinds = toolTurn.parts.map((p) => p.type);
+  assert.deepEqual(kinds, ["step-start", "dynamic-tool", "step-start", "text"]);
+  const tool = toolTurn.parts[1]!;
+  assert.ok(tool.type === "dynamic-tool" && tool.state === "output-available");
+  assert.deepEqual(tool.input, { q: "x" });
+  assert.equal(tool.output, "found x");
+  const text = sayTurn.parts.find((p) => p.type === "text");
+  assert.ok(text && text.type === "text" && text.text === "ok hello there");
+});
+
+test("DexChatTransport in useChat's engine survives a connection cut mid-turn", async () => {
+  const session = sessions[1]!;
+  const proxy = new CuttingProxy(baseUrl, (r) => r.method === "POST", 3);
+  const api = await proxy.start();
+  try {
+    const reasons: unknown[] = [];
+    const transport = new DexChatTransport({ api, onReconnect: (_, reason) => reasons.push(reason) });
+    const chat = new HeadlessChat({ id: session, transport });
+    await chat.sendMessage({ text: "tool:2" });
+    await waitFor(() => chat.status === "ready" || chat.status === "error", "the chat to settle");
+    assert.equal(chat.error, undefined);
+    assert.equal(chat.status, "ready");
+    assert.equal(proxy.cuts, 1);
+    // Node's fetch reports the cut body as `TypeError: terminated`, which useChat would not retry.
+    assert.equal(reasons.length, 1);
+    assert.ok(reasons[0] instanceof TypeError && reasons[0].message === "terminated", String(reasons[0]));
+    const resumed = proxy.seen.filter((r) => r.method === "GET");
+    assert.ok(resumed.length >= 1, "the transport reconnected");
+    assert.match(String(resumed[0]!.headers["last-event-id"]), /^u1\./);
+    assert.match(resumed[0]!.url, /\/ui-stream\?exact=1$/);
+    const streamed = chat.messages.at(-1)!;
+    assert.equal(streamed.role, "assistant");
+    assert.deepEqual(plain(assistant(await converted(session), streamed.id)), plain(streamed));
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test("an approval through useChat: approval-requested, then addToolApprovalResponse runs the tool", async () => {
+  const session = sessions[2]!;
+  const chat = new HeadlessChat({
+    id: session,
+    transport: new DexChatTransport({ api: baseUrl }),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  await chat.sendMessage({ text: "approve:3" });
+  await waitFor(() => chat.status === "ready" || chat.status === "error", "the approval request");
+  assert.equal(chat.error, undefined);
+  const asked = chat.messages.at(-1)!.parts.find((p) => p.type === "dynamic-tool");
+  assert.ok(asked && asked.type === "dynamic-tool" && asked.state === "approval-requested");
+  const fromSnapshot = assistant(await converted(session), chat.messages.at(-1)!.id);
+  assert.deepEqual(plain(fromSnapshot), plain(chat.messages.at(-1)!));
+  await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+  const finished = (): boolean => {
+    const last = chat.messages.at(-1)!;
+    return chat.status === "error" || (chat.status === "ready" && last.parts.some((p) => p.type === "text"));
+  };
+  await waitFor(finished, "the approved turn to finish");
+  assert.equal(chat.error, undefined);
+  const done = chat.messages.at(-1)!;
+  const tool = done.parts.find((p) => p.type === "dynamic-tool");
+  assert.ok(tool && tool.type === "dynamic-tool" && tool.state === "output-available");
+  assert.equal(tool.output, "deployed to prod");
+  assert.equal(tool.approval?.approved, true);
+  const text = done.parts.findLast((p) => p.type === "text");
+  assert.ok(text && text.type === "text" && text.text === "deployed");
+});
+
+test("a reloaded page (resumeStream) replays the active turn into the same message", async () => {
+  const session = sessions[4]!;
+  const first = new HeadlessChat({ id: session, transport: new DexChatTransport({ api: baseUrl }) });
+  await first.sendMessage({ text: "approve:5" });
+  assert.equal(first.error, undefined);
+  const asked = first.messages.at(-1)!;
+  // A new chat instance with no messages, as after a reload; the turn waits for the approval.
+  const reloaded = new HeadlessChat({ id: session, transport: new DexChatTransport({ api: baseUrl }) });
+  await reloaded.resumeStream();
+  assert.equal(reloaded.error, undefined);
+  assert.equal(reloaded.status, "ready");
+  assert.deepEqual(plain(reloaded.messages.at(-1)!), plain(asked));
+  const tool = asked.parts.find((p) => p.type === "dynamic-tool");
+  assert.ok(tool && tool.type === "dynamic-tool" && tool.state === "approval-requested");
+});
+
+test("streamAgentEvents resumes cut connections by Last-Event-ID with no gap or duplicate", async () => {
+  const session = sessions[3]!;
+  await postTurn(session, "tool:4");
+  const read = async (api: string): Promise<string[]> => {
+    const seen: string[] = [];
+    for await (const { event, resumeToken } of streamAgentEvents(api, session)) {
+      seen.push(`${resumeToken} ${event.type}`);
+      if (event.type === "turn_completed") break;
+    }
+    return seen;
+  };
+  const direct = await read(baseUrl);
+  assert.ok(direct.length > 6, direct.join("\n"));
+  const proxy = new CuttingProxy(baseUrl, () => true, 4);
+  const api = await proxy.start();
+  try {
+    assert.deepEqual(await read(api), direct);
+    assert.ok(proxy.cuts >= 2, `cuts: ${proxy.cuts}`);
+    const resumes = proxy.seen.slice(1).map((r) => r.headers["last-event-id"]);
+    assert.ok(resumes.every((id) => typeof id === "string" && id !== ""));
+  } finally {
+    await proxy.stop();
+  }
+});
