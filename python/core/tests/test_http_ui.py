@@ -252,3 +252,68 @@ def test_bad_and_stale_ui_tokens_get_400(factory_harness: Callable[..., Harness]
                 assert response.status_code == 400
                 assert error in response.read().decode()
         assert served.open_streams == 0
+
+
+def test_a_steered_turn_goes_on_in_its_message(
+    private_dexlite: DexliteProcess, tmp_root: Path, tmp_path: Path
+) -> None:
+    h = Harness.create_from_factory(private_dexlite, tmp_root, FLOW, {"gate_dir": str(tmp_path)})
+    try:
+        session = h.start()
+        with serving(h.client, LIMITS) as served:
+            base = served.base_url
+            with _post(base, session, _user("hold:s1")) as response:
+                chunks: Chunks = []
+                stream = ui_chunks(response)
+                for item in stream:
+                    chunks.append(item)
+                    if item[0]["type"] == "tool-input-available":
+                        break
+                wait_until(
+                    lambda: (tmp_path / "s1.started").exists() or None,
+                    timeout=30,
+                    what="the hold tool to start",
+                )
+                steered = httpx2.post(
+                    f"{base}/sessions/{session}/steer", json={"text": "say going left"}, timeout=30
+                )
+                assert steered.json() == {"result": True}
+                (tmp_path / "s1").touch()
+                chunks.extend(stream)
+            types = _types(chunks)
+            assert types.count("start") == 1
+            assert types.count("finish") == 1
+            steering = [c for c, _ in chunks if c["type"] == "steering-message"]
+            user = next(m for m in h.snapshot(session).messages if m.text == "say going left")
+            assert user.turn_id == "turn-2"
+            assert steering == [
+                {
+                    "type": "steering-message",
+                    "id": f"user_{user.sequence}",
+                    "parts": [{"type": "text", "text": "say going left"}],
+                }
+            ]
+            # The steering message comes before the step of the model call that reads it.
+            assert types[types.index("steering-message") + 1] == "start-step"
+            assert chunks[-1][0] == {"type": "finish", "finishReason": "stop"}
+            message = _message(chunks)
+            assert message["id"] == "msg_turn-1"
+            assert [p["type"] for p in message["parts"]] == [
+                "step-start",
+                "dynamic-tool",
+                "steering-message",
+                "step-start",
+                "text",
+            ]
+            assert message["parts"][1]["output"] == "held"
+            assert message["parts"][-1]["text"] == "ok going left"
+            # A replay from any token, or of the steered turn, rebuilds the same message.
+            assert _get(base, session, chunks[-1][1]) == chunks
+            assert _get(base, session, chunks[3][1], exact=True) == chunks[4:]
+            url = f"{base}/sessions/{session}/ui-stream?turn=turn-2"
+            with httpx2.stream("GET", url, timeout=60) as response:
+                assert list(ui_chunks(response)) == chunks
+            snapshot = httpx2.get(f"{base}/sessions/{session}/snapshot", timeout=30).json()
+            assert snapshot["steered_turns"] == ["turn-2"]
+    finally:
+        h.close()

@@ -83,7 +83,7 @@ class TurnReader:
         cursor = EventCursor(state.client, state.session_id, self.read_from)
         if self.joins_midway:
             snapshot = state.snapshot()
-            known = [t.tool_call_id for t in snapshot.tool_calls if t.turn_id == state.turn_id]
+            known = [t.tool_call_id for t in snapshot.tool_calls if t.turn_id == state.current]
             asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
             self._out(translator.begin(known, asked), cursor.after)
         check_step: str | None = None  # a Step whose commit may leave the turn paused
@@ -108,7 +108,14 @@ class TurnReader:
         """Translates one event; returns the Step whose commit to check for a pause."""
         translator, state = self.translator, self.state
         position, event = message.resume_token, message.value
-        if event.turn_id != state.turn_id:
+        if translator.awaiting_steered:
+            if event.type == "turn_started" and event.turn_id:
+                state.follow(event.turn_id)
+                self._out(translator.feed(event), position)
+            elif event.turn_id:
+                self._out(translator.end_unsteered(), position)
+            return check_step
+        if event.turn_id != state.current:
             return check_step
         if event.type in _END_EVENTS:
             if state.ended_with(event):
@@ -122,7 +129,10 @@ class TurnReader:
     def _idle(self, position: str) -> None:
         """Nothing new: pause for approvals, or end from state if the end was lost."""
         translator, state = self.translator, self.state
-        if translator.pending_approvals and state.waits_only_for_approvals():
+        if translator.awaiting_steered:
+            if state.steering_settled():
+                self._out(translator.end_unsteered(), position)
+        elif translator.pending_approvals and state.waits_only_for_approvals():
             self._out(translator.pause_for_approvals(), position)
         elif state.turn_ended(fresh=True):
             self._out(translator.begin(), position)

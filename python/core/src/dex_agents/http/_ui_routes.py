@@ -64,10 +64,11 @@ class UiRoutes:
             turn_id: str | None = turn_param or self._active_turn(session_id)
             if turn_id is None:
                 return None
-            state = TurnState(self.ctx.client, session_id, turn_id)
-            listed = state.listed_start()
-            if listed is None:
+            chain = TurnState(self.ctx.client, session_id, turn_id).listed_chain()
+            if chain is None:
                 raise BadRequest(f"turn {turn_id!r} has no retained events in this session")
+            first, listed = chain
+            state = TurnState(self.ctx.client, session_id, first)
             return self._reader(state, listed, listed)
 
         return await self._respond(plan)
@@ -139,7 +140,8 @@ class UiRoutes:
         joins_midway: bool = False,
         skip_through: tuple[str, int] | None = None,
     ) -> TurnReader:
-        translator = UiTurnTranslator(state.turn_id, state.tool_facts)
+        translator = UiTurnTranslator(state.turn_id, state.tool_facts, state.steered_messages)
+        translator.follow(state.current)
         return TurnReader(
             state=state,
             translator=translator,
@@ -184,7 +186,10 @@ class UiRoutes:
                     f"approval {interrupt_id!r} is not pending in the active turn {turn_id!r}",
                     status=409,
                 )
-        start = state.listed_start() or ""
+        # A steered turn goes on in the message of the turn it steered.
+        first, start = state.listed_chain() or (turn_id, "")
+        state = TurnState(client, session_id, first)
+        state.follow(turn_id)
         tail = self._tail(session_id)
         for interrupt_id, approved, reason in approvals:
             if not client.resolve_interrupt(
