@@ -1,5 +1,6 @@
 """A Stepwise session Flow for the HTTP tests, built by `flow(config)` in the test and
-in the Worker child (FactoryScenario).
+in the Worker child (FactoryScenario); `events_capacity_bytes` in the config bounds
+the AgentEvents Stream, so older turns' events get trimmed.
 
 The model answers by the last user command (the text before the first space), so a
 restarted Worker answers the same way, and streams its answer word by word:
@@ -34,6 +35,7 @@ from dex_agents.models import (
     scripted_answer,
     scripted_tool_calls,
 )
+from dex_agents.options import DEFAULT_EVENT_STREAM_CAPACITY_BYTES
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import ToolEffect
 
@@ -140,7 +142,9 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
     definition = AgentDefinition(
         model_resolver=lambda settings: model, tools=[lookup, deploy, hold]
     )
+    capacity = int(config.get("events_capacity_bytes", DEFAULT_EVENT_STREAM_CAPACITY_BYTES))
     options = AgentSessionOptions(
+        event_stream_capacity_bytes=capacity,
         tool_policies={
             "lookup": ToolPolicy(effect=ToolEffect.READ),
             "deploy": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),

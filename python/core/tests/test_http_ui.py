@@ -317,3 +317,57 @@ def test_a_steered_turn_goes_on_in_its_message(
             assert snapshot["steered_turns"] == ["turn-2"]
     finally:
         h.close()
+
+
+def _turn_events(h: Harness, session: str, turn_id: str) -> int:
+    page = h.client.client.list_stream_messages(session, h.client.flow.events, 1000)
+    return sum(1 for m in page.messages if m.value.turn_id == turn_id)
+
+
+def test_a_turn_whose_events_were_trimmed_is_rebuilt_from_stored_messages(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    h = factory_harness(FLOW, {"events_capacity_bytes": 4000})
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("tool:1")) as response:
+            live = list(ui_chunks(response))
+        assert live[-1][0] == {"type": "finish", "finishReason": "stop"}
+        for n in range(2, 12):  # later turns push turn-1's events out of the Stream
+            if _turn_events(h, session, "turn-1") == 0:
+                break
+            with _post(base, session, _user(f"say turn {n} of many words")) as response:
+                assert list(ui_chunks(response))[-1][0]["type"] == "finish"
+        assert _turn_events(h, session, "turn-1") == 0
+        rebuilt = _get(base, session, live[-1][1])
+        assert _types(rebuilt) == [
+            "start",
+            "start-step",
+            "tool-input-start",
+            "tool-input-available",
+            "finish-step",
+            "tool-output-available",
+            "start-step",
+            "text-start",
+            "text-delta",
+            "text-end",
+            "finish-step",
+            "finish",
+        ]
+        assert rebuilt[-1][0] == {"type": "finish", "finishReason": "stop"}
+        before, after = _message(live), _message(rebuilt)
+        assert after["id"] == before["id"] == "msg_turn-1"
+        assert after["parts"] == before["parts"]
+        # The same from ?turn=, from a token of the rebuilt chunks, exact or not.
+        url = f"{base}/sessions/{session}/ui-stream?turn=turn-1"
+        with httpx2.stream("GET", url, timeout=60) as response:
+            assert list(ui_chunks(response)) == rebuilt
+        assert _get(base, session, rebuilt[3][1]) == rebuilt
+        assert _get(base, session, rebuilt[3][1], exact=True) == rebuilt[4:]
+        # A live token cannot be placed among rebuilt chunks: exact replays them all.
+        assert _get(base, session, live[2][1], exact=True) == rebuilt
+        missing = httpx2.get(f"{base}/sessions/{session}/ui-stream?turn=turn-99", timeout=30)
+        assert missing.status_code == 400
+        assert "turn 'turn-99' has no retained events and no stored messages" in missing.text
+        assert served.open_streams == 0

@@ -42,6 +42,8 @@ class TurnReader:
     poll: timedelta
     joins_midway: bool = False
     skip_through: tuple[str, int] | None = None
+    stored: list[Chunk] | None = None
+    """The turn rebuilt from its stored messages: sent instead of reading events."""
 
     def __post_init__(self) -> None:
         self._counts: Counter[str] = Counter()
@@ -79,6 +81,10 @@ class TurnReader:
                 raise _Gone
 
     def _run(self, stopped: threading.Event) -> None:
+        if self.stored is not None:
+            # Every chunk is made at the same place, so tokens count them from `start`.
+            self._out(self.stored, self.start)
+            return
         translator, state = self.translator, self.state
         cursor = EventCursor(state.client, state.session_id, self.read_from)
         if self.joins_midway:

@@ -185,6 +185,30 @@ class TurnState:
             output=result.tool_output if result is not None else None,
         )
 
+    # --- a turn whose events are gone ------------------------------------------------------
+
+    def stored_turn(self) -> tuple[list[AgentMessage], str | None] | None:
+        """The ended turn's stored messages and its error; None unless it ended and stored any.
+
+        The error is the session's last_turn_error when this is the newest turn that
+        stored messages: that is the only turn whose error committed state keeps.
+        """
+        snapshot = self.snapshot(fresh=True)
+        state = snapshot.state
+        if state is None or state.active_turn_id == self.turn_id:
+            return None
+        window = snapshot.messages
+        mine = [m for m in window if m.turn_id == self.turn_id]
+        if not mine or window[0].turn_id == self.turn_id:
+            # The turn is older than the snapshot's window, or starts before it.
+            everything = self.client.all_messages(self.session_id)
+            mine = [m for m in everything if m.turn_id == self.turn_id]
+            window = everything
+        if not mine:
+            return None
+        newest = window[-1].turn_id == self.turn_id
+        return mine, state.last_turn_error if newest else None
+
     # --- where the turn starts ----------------------------------------------------------
 
     def listed_start(self) -> str | None:
