@@ -83,9 +83,9 @@ def test_approval_through_tool_approval_response(factory_harness: Callable[..., 
         with _post(base, session, answer) as response:
             assert response.status_code == 200
             second = list(ui_chunks(response))
+        # This browser sent the answer, so no tool-approval-response comes back.
         assert _types(second) == [
             "start",
-            "tool-approval-response",
             "tool-output-available",
             "start-step",
             "text-start",
@@ -96,9 +96,10 @@ def test_approval_through_tool_approval_response(factory_harness: Callable[..., 
             "finish",
         ]
         assert second[0][0]["messageId"] == "msg_turn-1"
-        assert second[2][0]["output"] == "deployed to prod"
+        assert second[1][0]["output"] == "deployed to prod"
         assert second[-1][0]["finishReason"] == "stop"
-        message = _message(first + second)
+        # useChat's addToolApprovalResponse puts the answer into the part itself.
+        message = _message([*first, (answer, None), *second])
         tool_part = message["parts"][1]
         assert tool_part["state"] == "output-available"
         assert tool_part["approval"] == {"id": "call-1", "approved": True}
@@ -139,13 +140,8 @@ def test_rejection_through_use_chat_approval_parts(
         }
         with _post(base, session, body) as response:
             second = list(ui_chunks(response))
-        assert second[1][0] == {
-            "type": "tool-approval-response",
-            "approvalId": "call-2",
-            "approved": False,
-            "reason": "not today",
-        }
-        assert second[2][0] == {"type": "tool-output-denied", "toolCallId": "call-2"}
+        assert second[1][0] == {"type": "tool-output-denied", "toolCallId": "call-2"}
+        assert "tool-approval-response" not in _types(second)
         assert second[-1][0]["finishReason"] == "stop"
         assert _message(first + second)["parts"][1]["state"] == "output-denied"
 
@@ -371,3 +367,34 @@ def test_a_turn_whose_events_were_trimmed_is_rebuilt_from_stored_messages(
         assert missing.status_code == 400
         assert "turn 'turn-99' has no retained events and no stored messages" in missing.text
         assert served.open_streams == 0
+
+
+def test_an_approval_resolved_elsewhere_streams_its_tool_approval_response(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    h = factory_harness(FLOW)
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("approve:7")) as response:
+            first = list(ui_chunks(response))
+        assert first[-1][0]["finishReason"] == "tool-calls"
+        # Another tab, or the RPC, answers; this browser reconnects to the turn.
+        resolved = httpx2.post(
+            f"{base}/sessions/{session}/resolve",
+            json={"interrupt_id": "call-7", "approved": True},
+            timeout=30,
+        )
+        assert resolved.json() == {"result": True}
+        replay = _get(base, session, first[-1][1])
+        types = _types(replay)
+        assert types.index("tool-approval-request") < types.index("tool-approval-response")
+        assert replay[types.index("tool-approval-response")][0] == {
+            "type": "tool-approval-response",
+            "approvalId": "call-7",
+            "approved": True,
+        }
+        message = _message(replay)
+        assert message["parts"][1]["state"] == "output-available"
+        assert message["parts"][1]["approval"] == {"id": "call-7", "approved": True}
+        assert message["parts"][-1]["text"] == "deployed"

@@ -40,10 +40,14 @@ class TurnReader:
     start: str
     read_from: str
     poll: timedelta
-    joins_midway: bool = False
+    joins_midway: tuple[tuple[str, ...], dict[str, str]] | None = None
+    """A response after approvals: the turn's tool call ids and the approvals asked
+    (interrupt id -> tool call id) the browser's message already shows."""
     skip_through: tuple[str, int] | None = None
     stored: list[Chunk] | None = None
     """The turn rebuilt from its stored messages: sent instead of reading events."""
+    answered_here: frozenset[str] = frozenset()
+    """Approvals this response's request resolved: the browser shows its own answer."""
 
     def __post_init__(self) -> None:
         self._counts: Counter[str] = Counter()
@@ -69,6 +73,12 @@ class TurnReader:
                 if self.skip_through == (position, index):
                     self.skip_through = None
                 continue
+            if (
+                chunk["type"] == "tool-approval-response"
+                and chunk["approvalId"] in self.answered_here
+            ):
+                # Counted but not sent, so the tokens after it match a replay's.
+                continue
             token = UiToken(
                 session_id=self.state.session_id,
                 turn_id=self.state.turn_id,
@@ -87,10 +97,8 @@ class TurnReader:
             return
         translator, state = self.translator, self.state
         cursor = EventCursor(state.client, state.session_id, self.read_from)
-        if self.joins_midway:
-            snapshot = state.snapshot()
-            known = [t.tool_call_id for t in snapshot.tool_calls if t.turn_id == state.current]
-            asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
+        if self.joins_midway is not None:
+            known, asked = self.joins_midway
             self._out(translator.begin(known, asked), cursor.after)
         check_step: str | None = None  # a Step whose commit may leave the turn paused
         while not translator.done and not stopped.is_set():

@@ -169,7 +169,7 @@ class UiRoutes:
         start: str,
         read_from: str,
         *,
-        joins_midway: bool = False,
+        joins_midway: tuple[tuple[str, ...], dict[str, str]] | None = None,
         skip_through: tuple[str, int] | None = None,
     ) -> TurnReader:
         translator = UiTurnTranslator(state.turn_id, state.tool_facts, state.steered_messages)
@@ -218,6 +218,11 @@ class UiRoutes:
                     f"approval {interrupt_id!r} is not pending in the active turn {turn_id!r}",
                     status=409,
                 )
+        # What the browser's message shows, read before the answers let the turn go on
+        # (a turn that then ends at once keeps no tool call records).
+        snapshot = state.snapshot()
+        known = tuple(t.tool_call_id for t in snapshot.tool_calls if t.turn_id == turn_id)
+        asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
         # A steered turn goes on in the message of the turn it steered.
         first, start = state.listed_chain() or (turn_id, "")
         state = TurnState(client, session_id, first)
@@ -228,7 +233,9 @@ class UiRoutes:
                 session_id, interrupt_id, approved=approved, rejection_message=reason
             ):
                 raise BadRequest(f"approval {interrupt_id!r} was no longer pending", status=409)
-        return self._reader(state, start, tail, joins_midway=True)
+        reader = self._reader(state, start, tail, joins_midway=(known, asked))
+        reader.answered_here = frozenset(interrupt_id for interrupt_id, _, _ in approvals)
+        return reader
 
     # --- responding -----------------------------------------------------------------------
 
