@@ -217,8 +217,8 @@ def main() -> int:
                 client.send_user_message("bench", text)
             live.join(300)
             live_seconds = time.perf_counter() - started
-            for reader in node.values():
-                reader.finish(300)
+            for following in node.values():
+                following.finish(300)
             created = {
                 token: event_time for token, event_time in _created_times(client, "bench", count[0])
             }
