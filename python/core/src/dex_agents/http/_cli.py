@@ -6,11 +6,13 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import uvicorn
 
 from dex_agents.client import AgentSessionClient
 from dex_agents.http._app import create_app
+from dex_agents.http._console import CONSOLE_PATH, mount_console
 from dex_agents.http._limits import HttpLimits
 from dex_agents.session import AgentSessionFlow
 
@@ -46,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-streams", type=int, default=HttpLimits.max_streams)
     serve.add_argument("--queue-size", type=int, default=HttpLimits.queue_size)
     serve.add_argument("--idle-timeout", type=float, default=HttpLimits.idle_timeout_seconds)
+    serve.add_argument(
+        "--console",
+        type=Path,
+        metavar="DIR",
+        help="serve the web console's built files from DIR at /console/ (//typescript/console)",
+    )
     return parser
 
 
@@ -62,7 +70,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     flow = _load_flow(args.flow)
     with AgentSessionClient(flow, server_address=args.dex) as client:
         app = create_app(client, limits=limits)
-        print(f"serving on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+        where = f"http://{args.host}:{args.port}"
+        if args.console is not None:
+            try:
+                mount_console(app, static_dir=args.console, dex_address=args.dex)
+            except ValueError as error:
+                raise SystemExit(str(error)) from None
+            where += f" (console: {where}{CONSOLE_PATH}/)"
+        print(f"serving on {where}", file=sys.stderr, flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
