@@ -17,22 +17,23 @@ function entry(fields: Partial<TimelineEntry> & Pick<TimelineEntry, "name" | "at
   };
 }
 
-test("Steps running at the same time get lanes of their own; later ones reuse a lane", () => {
+test("parallel Steps stand side by side in rows of their own; a Step's phases share its row", () => {
   const [turn] = layoutTimeline([
     entry({ name: "RunModel-1", at_seconds: 0, duration_seconds: 1 }),
     entry({ name: "CallTool-1", at_seconds: 1.1, duration_seconds: 0.5 }),
-    entry({ name: "CallTool-2", kind: "wait", at_seconds: 1.1, duration_seconds: 3 }),
+    entry({ name: "AwaitToolApproval-1", kind: "wait", at_seconds: 1.1, duration_seconds: 3 }),
+    entry({ name: "AwaitToolApproval-1", at_seconds: 4.1, duration_seconds: 0.01 }),
     entry({ name: "RunModel-2", at_seconds: 4.2, duration_seconds: 0.8 }),
   ]);
   assert.ok(turn);
-  const lanes = Object.fromEntries(turn.bars.map((b) => [b.entry.name, b.lane]));
-  assert.notEqual(lanes["CallTool-1"], lanes["CallTool-2"]);
-  assert.equal(lanes["RunModel-1"], 0);
-  assert.equal(lanes["RunModel-2"], 0);
-  assert.equal(turn.lanes, 2);
-  const one = turn.bars.find((b) => b.entry.name === "CallTool-1")!;
-  const two = turn.bars.find((b) => b.entry.name === "CallTool-2")!;
-  assert.equal(one.leftPercent, two.leftPercent);
+  assert.deepEqual(turn.rows, ["RunModel-1", "CallTool-1", "AwaitToolApproval-1", "RunModel-2"]);
+  assert.equal(turn.lanes, 4);
+  const [wait, execute] = turn.bars.filter((b) => b.entry.name === "AwaitToolApproval-1");
+  assert.equal(wait!.lane, execute!.lane);
+  const tool = turn.bars.find((b) => b.entry.name === "CallTool-1")!;
+  assert.notEqual(tool.lane, wait!.lane);
+  assert.equal(tool.leftPercent, wait!.leftPercent);
+  assert.ok(execute!.leftPercent >= wait!.leftPercent + wait!.widthPercent - 1e-9);
 });
 
 test("a retried Step is marked and labelled with its attempt; RPCs and the close are markers", () => {

@@ -1,7 +1,8 @@
 /**
- * The Step timeline as a picture: per turn, one bar per Step phase on a time
- * axis, in lanes so that Steps running at the same time (parallel tool calls)
- * stand side by side instead of on top of each other. Pure, so it is tested
+ * The Step timeline as a picture: per turn, one row per Step execution (its
+ * wait and execute phases are bars on the same row) on a shared time axis, so
+ * Steps that ran at the same time (parallel tool calls) stand side by side in
+ * rows of their own, and a retried Step is marked. Pure, so it is tested
  * without a browser.
  *
  * @module
@@ -12,6 +13,7 @@ import type { TimelineEntry } from "./api.js";
 /** A bar: where it starts and how wide it is, in percent of its turn's span. */
 export interface Bar {
   readonly entry: TimelineEntry;
+  /** The row of the bar's Step execution in its turn, in order of first start. */
   readonly lane: number;
   readonly leftPercent: number;
   readonly widthPercent: number;
@@ -32,21 +34,23 @@ export interface TurnLayout {
   readonly startSeconds: number;
   readonly spanSeconds: number;
   readonly lanes: number;
+  /** The Step execution ID of each row. */
+  readonly rows: readonly string[];
   readonly bars: readonly Bar[];
   readonly markers: readonly Marker[];
 }
 
 const BAR_KINDS = new Set(["wait", "execute", "running", "waiting"]);
-/** A bar is drawn at least this wide, and counts that wide when lanes are assigned. */
+/** A bar is drawn at least this wide, so a Step of a few milliseconds stays visible. */
 export const MIN_WIDTH_PERCENT = 4;
 
-function seconds(value: number): string {
+export function formatSeconds(value: number): string {
   return value < 1 ? `${Math.round(value * 1000)} ms` : `${value.toFixed(1)} s`;
 }
 
 export function barLabel(entry: TimelineEntry): string {
   const parts = [entry.name, entry.kind];
-  if (entry.duration_seconds !== null) parts.push(seconds(entry.duration_seconds));
+  if (entry.duration_seconds !== null) parts.push(formatSeconds(entry.duration_seconds));
   if (entry.attempts > 1) parts.push(`attempt ${entry.attempts}`);
   if (entry.failed) parts.push("failed");
   return parts.join(" · ");
@@ -74,7 +78,7 @@ export function layoutTimeline(entries: readonly TimelineEntry[]): TurnLayout[] 
     const end = Math.max(...list.map((e) => endOf(e, timedEnd)));
     const span = Math.max(end - start, 1e-3);
     const percent = (at: number): number => ((at - start) / span) * (100 - MIN_WIDTH_PERCENT);
-    const laneEnds: number[] = [];
+    const rows: string[] = [];
     const bars: Bar[] = [];
     const markers: Marker[] = [];
     const ordered = [...list].sort((a, b) => a.at_seconds - b.at_seconds);
@@ -85,12 +89,11 @@ export function layoutTimeline(entries: readonly TimelineEntry[]): TurnLayout[] 
         continue;
       }
       const width = Math.max(percent(endOf(entry, timedEnd)) - left, MIN_WIDTH_PERCENT);
-      let lane = laneEnds.findIndex((laneEnd) => laneEnd <= left);
+      let lane = rows.indexOf(entry.name);
       if (lane < 0) {
-        lane = laneEnds.length;
-        laneEnds.push(0);
+        lane = rows.length;
+        rows.push(entry.name);
       }
-      laneEnds[lane] = left + width;
       bars.push({
         entry,
         lane,
@@ -100,7 +103,7 @@ export function layoutTimeline(entries: readonly TimelineEntry[]): TurnLayout[] 
         label: barLabel(entry),
       });
     }
-    layouts.push({ turn, startSeconds: start, spanSeconds: span, lanes: laneEnds.length, bars, markers });
+    layouts.push({ turn, startSeconds: start, spanSeconds: span, lanes: rows.length, rows, bars, markers });
   }
   return layouts;
 }

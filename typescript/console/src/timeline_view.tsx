@@ -1,11 +1,12 @@
 /**
- * The Step timeline picture: one row of lanes per turn, positioned divs on a time axis.
+ * The Step timeline picture: per turn, a row per Step execution (named in the
+ * left column) with its phases as positioned bars on the turn's time axis.
  *
  * @module
  */
 
 import type { TimelineEntry } from "./api.js";
-import { layoutTimeline } from "./timeline.js";
+import { formatSeconds, layoutTimeline } from "./timeline.js";
 
 const LANE_PX = 26;
 
@@ -24,7 +25,15 @@ export function Timeline({ entries }: { readonly entries: readonly TimelineEntry
             {turn.turn === 0 ? "Session start" : `Turn ${turn.turn}`}
             <span className="muted"> · {turn.spanSeconds.toFixed(1)} s</span>
           </h4>
-          <div className="lanes" style={{ height: `${Math.max(turn.lanes, 1) * LANE_PX + 14}px` }}>
+          <div className="turn-grid">
+          <div className="row-labels">
+            {turn.rows.map((row) => (
+              <div key={row} className="row-label" style={{ height: `${LANE_PX}px` }}>
+                {row}
+              </div>
+            ))}
+          </div>
+          <div className="lanes" style={{ height: `${Math.max(turn.lanes, 1) * LANE_PX}px` }}>
             {turn.bars.map((bar) => (
               <div
                 key={`${bar.entry.name}-${bar.entry.kind}-${bar.entry.at_seconds}`}
@@ -42,8 +51,9 @@ export function Timeline({ entries }: { readonly entries: readonly TimelineEntry
                 title={[bar.label, ...bar.entry.notes].join("\n")}
               >
                 <span className="bar-text">
-                  {bar.entry.name}
-                  {bar.retried ? ` ↻${bar.entry.attempts}` : ""}
+                  {bar.retried ? `↻ attempt ${bar.entry.attempts} · ` : ""}
+                  {bar.entry.kind}
+                  {bar.entry.duration_seconds !== null ? ` ${formatSeconds(bar.entry.duration_seconds)}` : ""}
                 </span>
               </div>
             ))}
@@ -56,6 +66,11 @@ export function Timeline({ entries }: { readonly entries: readonly TimelineEntry
                 title={[marker.label, ...marker.entry.notes].join("\n")}
               />
             ))}
+          </div>
+          </div>
+          <div className="axis">
+            <span>+0 s</span>
+            <span>+{formatSeconds(turn.spanSeconds)}</span>
           </div>
           <ul className="notes">
             {turn.bars
