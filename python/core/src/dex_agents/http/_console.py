@@ -142,10 +142,10 @@ class ConsoleRoutes:
 
 def mount_console(app: Starlette, *, static_dir: Path, dex_address: str) -> None:
     """Adds the console to an app from `create_app`: `/console/` and `/console/api/...`."""
-    ctx: AppContext = app.state.dex_agents
     index = static_dir / "index.html"
     if not index.is_file():
         raise ValueError(f"--console {static_dir} has no index.html (build //typescript/console)")
+    ctx: AppContext = app.state.dex_agents
     routes = ConsoleRoutes(ctx, dex_address)
 
     async def home(request: Request) -> Response:
@@ -161,6 +161,10 @@ def mount_console(app: Starlette, *, static_dir: Path, dex_address: str) -> None
                 routes.timeline,
                 methods=["GET"],
             ),
-            Mount(CONSOLE_PATH, StaticFiles(directory=static_dir, html=True)),
+            # Bazel's outputs and runfiles are symlinks into the output base.
+            Mount(
+                CONSOLE_PATH,
+                StaticFiles(directory=static_dir, html=True, follow_symlink=True),
+            ),
         ]
     )
