@@ -20,6 +20,7 @@ import pytest
 from console_support import artifact_dir, built_console, static_dir
 from dex_agents.history import executed_steps, fetch_history
 from dex_agents.http import HttpLimits, mount_console
+from dex_agents_testing import DexliteProcess, wait_until
 from helpers import Harness
 from http_support import serving
 
@@ -103,6 +104,55 @@ def test_console_in_chromium(factory_harness: Callable[..., Harness], tmp_path: 
         if dropped is not None and dropped.poll() is None:
             dropped.kill()
             dropped.communicate()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path: Path) -> None:
+    """The Worker is SIGKILLed while the page streams a model call: the page ends on
+    the retried call's answer and the timeline marks the Step retried, saying why."""
+    package = built_console(tmp_path)
+    driver = package / "dist" / "browser" / "console.browser.js"
+    static = static_dir(package)
+    out = artifact_dir(tmp_path / "shots")
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    h = Harness.create_from_factory(
+        private_dexlite, tmp_path, "http_flows:flow", {"gate_dir": str(gates)}
+    )
+    try:
+        session = h.start()
+        with serving(h.client, LIMITS) as served:
+            mount_console(served.app, static_dir=static, dex_address=h.server.address)
+            page = subprocess.Popen(
+                ["node", str(driver), "retried", served.base_url, str(out), session],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=_env(),
+            )
+            try:
+                wait_until(
+                    lambda: (gates / "g1.streamed").exists() or page.poll() is not None or None,
+                    timeout=120,
+                    what="the model call to stream before the kill",
+                )
+                assert page.poll() is None, f"the driver ended early: {page.communicate()}"
+                h.restart_worker()  # SIGKILL mid-call; the new Worker retries RunModel-1
+                stdout, stderr = page.communicate(timeout=300)
+            finally:
+                if page.poll() is None:
+                    page.kill()
+                    page.communicate()
+        assert page.returncode == 0, f"retried: the driver failed\n{stdout}\n{stderr[-6000:]}"
+        seen = json.loads(stdout.strip().splitlines()[-1])
+        assert seen["pageErrors"] == []
+        assert seen["texts"][-1].strip() == "final answer"
+        assert seen["bars"][0]["attempts"] == 2
+        note = next(n for n in seen["notes"] if n.startswith("RunModel-1"))
+        assert "retried: attempt 1 Worker killed or lost" in note
+        assert "attempt 2 committed" in note
+    finally:
+        h.close()
 
 
 def _chat_turn(h: Harness, seen: dict[str, Any]) -> None:

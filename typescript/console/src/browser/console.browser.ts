@@ -8,7 +8,10 @@
  *   answer and the Step timeline (parallel tool Steps in lanes of their own);
  * - `unknown` / `closed`: the page names the unknown or closed SESSION;
  * - `dropped`: opens SESSION, prints `opened`, waits for a line on stdin (the
- *   test stops the server meanwhile), then the page says the server is lost.
+ *   test stops the server meanwhile), then the page says the server is lost;
+ * - `retried`: sends `kill:g1` on SESSION (python/core/tests/http_flows.py: the
+ *   model streams, then waits while the test SIGKILLs the Worker), then the
+ *   answer of the retried model call and its Step marked retried.
  * Each mode writes `<MODE>.png` to OUT_DIR and prints one JSON line of what it saw.
  *
  * @module
@@ -42,6 +45,7 @@ interface Seen {
   texts: string[];
   bars?: { step: string; stepType: string; kind: string; lane: number; left: number; attempts: number }[];
   problem?: string;
+  notes?: string[];
   pageErrors: string[];
 }
 
@@ -145,6 +149,29 @@ async function main(): Promise<void> {
       await page.getByLabel("message").fill("are you there?");
       await page.getByRole("button", { name: "Send" }).click();
       seen.texts = [await problemText(page, "chat-problem")];
+      await assertNoTrace(page);
+    } else if (mode === "retried") {
+      assert.ok(session, "retried needs a SESSION");
+      seen.session = session;
+      await page.goto(`${base}/console/#session=${encodeURIComponent(session)}`);
+      await page.getByLabel("message").fill("kill:g1");
+      await page.getByRole("button", { name: "Send" }).click();
+      await page.locator(".message.assistant .text", { hasText: "partial answer" }).waitFor();
+      await page.locator(".message.assistant .text", { hasText: "final answer" }).waitFor();
+      const retried = page.locator('.bar.bar-retried[data-step="RunModel-1"][data-kind="execute"]');
+      await retried.waitFor();
+      seen.texts = await page.locator(".message").allInnerTexts();
+      seen.bars = [
+        {
+          step: "RunModel-1",
+          stepType: (await retried.getAttribute("data-step-type")) ?? "",
+          kind: "execute",
+          lane: Number(await retried.getAttribute("data-lane")),
+          left: (await retried.boundingBox())?.x ?? -1,
+          attempts: Number(await retried.getAttribute("data-attempts")),
+        },
+      ];
+      seen.notes = await page.locator(".notes li.retry-note").allInnerTexts();
       await assertNoTrace(page);
     } else {
       throw new Error(`unknown mode ${mode}`);
