@@ -2,7 +2,8 @@
 download) on the real path: dexlite, a Worker process of the demo agent, and the
 dex_agents.http app with the console mounted on uvicorn on loopback. The page
 sends a message, the test's click approves the refund, and the page shows the
-answer and the Step timeline; an unknown session, a closed one and a dropped
+answer and the Step timeline; a rejection with a reason and a question's choice
+button reach the session; an unknown session, a closed one and a dropped
 server each get a sentence on the page. Screenshots are test artifacts."""
 
 from __future__ import annotations
@@ -70,6 +71,13 @@ def test_console_in_chromium(factory_harness: Callable[..., Harness], tmp_path: 
             mount_console(served.app, static_dir=static, dex_address=h.server.address)
             base = served.base_url
             _chat_turn(h, _drive(driver, "chat", base, out))
+
+            declined = _drive(driver, "decline", base, out)
+            assert "the refund was not made" in declined["texts"][1]
+            assert declined["texts"][-1].endswith("You answered: green")
+            tools = {m.tool_name: m.tool_output for m in h.client.all_messages(declined["session"])}
+            assert tools["issue_refund"] == "not this one"  # the reason typed on the page
+            assert '"answer":"green"' in (tools["ask_user"] or "").replace(" ", "")
 
             unknown = _drive(driver, "unknown", base, out, "no-such-session")
             assert unknown["problem"] == "no session 'no-such-session' on the Dex server"

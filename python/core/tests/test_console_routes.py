@@ -4,14 +4,20 @@ process of the demo agent: the session list, starting a session, the timeline
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from dex_agents.http import mount_console
-from dex_agents_testing import wait_until
+from dex_agents_testing import child_env, free_port, wait_until
 from helpers import Harness
 from http_support import serving
 from starlette.applications import Starlette
@@ -93,3 +99,90 @@ def test_console_needs_built_files(tmp_path: Path) -> None:
     app = Starlette()
     with pytest.raises(ValueError, match=r"has no index\.html"):
         mount_console(app, static_dir=tmp_path, dex_address="127.0.0.1:1")
+
+
+def test_serve_dexlite_console(tmp_path: Path) -> None:
+    """`dex-agents serve --dexlite --console DIR`: dexlite, a Worker and the console from
+    one command; SIGTERM stops all three (uvicorn shuts down, then dies of the signal
+    it caught, and the children die with their parent)."""
+    port = free_port()
+    data = tmp_path / "data"
+    command = [sys.executable, "-m", "dex_agents._cli", "serve", "--dexlite"]
+    command += ["--data-dir", str(data), "--flow", "dex_agents.chat.demo_agent:flow"]
+    command += ["--port", str(port), "--console", str(_page(tmp_path / "page"))]
+    serve = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=child_env()
+    )
+    try:
+        assert serve.stderr is not None
+        lines = [serve.stderr.readline().strip() for _ in range(2)]
+        assert lines[0].startswith("dexlite on 127.0.0.1:"), lines
+        base = f"http://127.0.0.1:{port}"
+        assert lines[1] == f"serving on {base} (console: {base}/console/)"
+        worker = int((data / "worker.pid").read_text())
+        with httpx2.Client(base_url=base, timeout=30) as http:
+            wait_until(lambda: _answers(http, "/console/"), timeout=30, what="uvicorn to answer")
+            started = http.post("/console/api/sessions", json={"session_id": "from-serve"})
+            assert started.status_code == 201
+            snapshot = wait_until(
+                lambda: _snapshot(http, "from-serve"), timeout=60, what="the Worker's snapshot"
+            )
+            assert snapshot["snapshot"]["messages"] == []
+            listed = http.get("/console/api/sessions").json()["sessions"]
+            assert [s["session_id"] for s in listed] == ["from-serve"]
+        dexlite = lines[0].removeprefix("dexlite on ").split(" ")[0]
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(60) in (0, -signal.SIGTERM)
+        wait_until(lambda: not _alive(worker) or None, timeout=30, what="the Worker to exit")
+        host, _, dex_port = dexlite.partition(":")
+        wait_until(
+            lambda: not _listening(host, int(dex_port)) or None, timeout=30, what="dexlite to exit"
+        )
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def test_serve_console_without_built_files(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "dex_agents._cli", "serve", "--dex", "127.0.0.1:1"]
+    command += ["--flow", "dex_agents.chat.demo_agent:flow", "--console", str(tmp_path)]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    build = "(build it: bazel build //typescript/console:static)"
+    assert done.stderr.strip() == f"--console {tmp_path} has no index.html {build}"
+
+
+def _answers(http: httpx2.Client, path: str) -> bool | None:
+    try:
+        return http.get(path).status_code == 200 or None
+    except httpx2.TransportError:
+        return None
+
+
+def _snapshot(http: httpx2.Client, session: str) -> dict[str, Any] | None:
+    response = http.get(f"/sessions/{session}/snapshot")
+    return response.json() if response.status_code == 200 else None
+
+
+def _listening(host: str, port: int) -> bool:
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

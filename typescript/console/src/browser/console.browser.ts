@@ -6,6 +6,8 @@
  * `node dist/browser/console.browser.js MODE BASE_URL OUT_DIR [SESSION]`, MODE:
  * - `chat`: a new session, "refund order A-1001", approve the refund, then the
  *   answer and the Step timeline (parallel tool Steps in lanes of their own);
+ * - `decline`: a new session, a refund whose approval is rejected with a reason,
+ *   then a question (`ask`) answered with a choice button;
  * - `unknown` / `closed`: the page names the unknown or closed SESSION;
  * - `dropped`: opens SESSION, prints `opened`, waits for a line on stdin (the
  *   test stops the server meanwhile), then the page says the server is lost;
@@ -84,12 +86,7 @@ async function assertNoTrace(page: Page): Promise<void> {
 }
 
 async function chat(page: Page, base: string, seen: Seen): Promise<void> {
-  await page.goto(`${base}/console/`);
-  await page.getByRole("button", { name: "New session" }).click();
-  await page.waitForURL(/#session=/);
-  const session = decodeURIComponent(new URL(page.url()).hash.replace("#session=", ""));
-  seen.session = session;
-  await page.locator(`[data-session="${session}"]`).waitFor();
+  await newSession(page, base, seen);
   await page.getByLabel("message").fill("Please refund order A-1001");
   await page.getByRole("button", { name: "Send" }).click();
   const approve = page.getByRole("button", { name: "Approve" });
@@ -119,6 +116,33 @@ async function chat(page: Page, base: string, seen: Seen): Promise<void> {
   await assertNoTrace(page);
 }
 
+async function newSession(page: Page, base: string, seen: Seen): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByRole("button", { name: "New session" }).click();
+  await page.waitForURL(/#session=/);
+  const session = decodeURIComponent(new URL(page.url()).hash.replace("#session=", ""));
+  seen.session = session;
+  await page.locator(`[data-session="${session}"]`).waitFor();
+}
+
+async function decline(page: Page, base: string, seen: Seen): Promise<void> {
+  await newSession(page, base, seen);
+  await page.getByLabel("message").fill("Please refund order A-2002");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByRole("button", { name: "Reject" }).waitFor();
+  await page.getByLabel("rejection reason").fill("not this one");
+  await page.getByRole("button", { name: "Reject" }).click();
+  await page.locator('[data-tool="issue_refund"][data-state="output-denied"]').waitFor();
+  await page.locator(".message.assistant .text", { hasText: "the refund was not made" }).waitFor();
+  await page.getByLabel("message").fill("ask me something");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByRole("button", { name: "green" }).click();
+  await page.locator(".question.answered", { hasText: "You answered: green" }).waitFor();
+  await page.locator(".message.assistant .text", { hasText: "You answered: green" }).waitFor();
+  seen.texts = await page.locator(".message").allInnerTexts();
+  await assertNoTrace(page);
+}
+
 async function main(): Promise<void> {
   const [mode, base, out, session] = process.argv.slice(2);
   if (!mode || !base || !out) throw new Error("usage: console.browser.js MODE BASE_URL OUT_DIR [SESSION]");
@@ -128,6 +152,8 @@ async function main(): Promise<void> {
   try {
     if (mode === "chat") {
       await chat(page, base, seen);
+    } else if (mode === "decline") {
+      await decline(page, base, seen);
     } else if (mode === "unknown" || mode === "closed") {
       assert.ok(session, `${mode} needs a SESSION`);
       seen.session = session;
