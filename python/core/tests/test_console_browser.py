@@ -54,7 +54,11 @@ def _overlap(a: dict[str, Any], b: dict[str, Any], width: float) -> bool:
     return bool(a["left"] < b["left"] + width and b["left"] < a["left"] + width)
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: tools/bootstrap.sh installs it"
+
+
 def test_console_in_chromium(factory_harness: Callable[..., Harness], tmp_path: Path) -> None:
     package = built_console(tmp_path)
     driver = package / "dist" / "browser" / "console.browser.js"
@@ -114,7 +118,6 @@ def test_console_in_chromium(factory_harness: Callable[..., Harness], tmp_path: 
             dropped.communicate()
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
 def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path: Path) -> None:
     """The Worker is SIGKILLed while the page streams a model call: the page ends on
     the retried call's answer and the timeline marks the Step retried, saying why."""
