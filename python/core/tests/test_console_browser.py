@@ -120,7 +120,8 @@ def test_console_in_chromium(factory_harness: Callable[..., Harness], tmp_path: 
 
 def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path: Path) -> None:
     """The Worker is SIGKILLed while the page streams a model call: the page ends on
-    the retried call's answer and the timeline marks the Step retried, saying why."""
+    the retried call's answer and the timeline marks the Step retried, saying why.
+    Then with no Worker at all, the page says the messages cannot be read."""
     package = built_console(tmp_path)
     driver = package / "dist" / "browser" / "console.browser.js"
     static = static_dir(package)
@@ -154,6 +155,13 @@ def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path:
                 if page.poll() is None:
                     page.kill()
                     page.communicate()
+            # With no Worker left, the snapshot cannot be read: the page says so.
+            h.worker.kill()
+            orphan = _drive(driver, "noworker", served.base_url, out, session)
+            assert orphan["problem"].startswith(
+                "The session's messages could not be read: no Worker of the session's Flow "
+                "answered: "
+            ), orphan["problem"]
         assert page.returncode == 0, f"retried: the driver failed\n{stdout}\n{stderr[-6000:]}"
         seen = json.loads(stdout.strip().splitlines()[-1])
         assert seen["pageErrors"] == []

@@ -94,6 +94,13 @@ def test_console_routes(factory_harness: Callable[..., Harness], tmp_path: Path)
             assert unknown.status_code == 404
             assert unknown.json() == {"error": "no session 'no-such' on the Dex server"}
 
+            # No Worker: the snapshot is a 503 in words; the timeline still reads from Dex.
+            h.worker.kill()
+            orphan = http.get(f"/sessions/{talked}/snapshot")
+            assert orphan.status_code == 503
+            assert orphan.json()["error"].startswith("no Worker of the session's Flow answered: ")
+            assert http.get(f"/console/api/sessions/{talked}/timeline").status_code == 200
+
 
 def test_console_needs_built_files(tmp_path: Path) -> None:
     app = Starlette()

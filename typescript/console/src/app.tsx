@@ -92,7 +92,13 @@ function SessionList({
 type Loaded =
   | { readonly state: "loading" }
   | { readonly state: "failed"; readonly message: string }
-  | { readonly state: "ready"; readonly timeline: SessionTimeline; readonly messages: DexUIMessage[] | null };
+  | {
+      readonly state: "ready";
+      readonly timeline: SessionTimeline;
+      readonly messages: DexUIMessage[] | null;
+      /** Why a running session has no chat: its snapshot failed (e.g. no Worker answered). */
+      readonly snapshotProblem: string | null;
+    };
 
 function SessionView({ api, sessionId }: { readonly api: ConsoleApi; readonly sessionId: string }) {
   const [loaded, setLoaded] = useState<Loaded>({ state: "loading" });
@@ -103,12 +109,18 @@ function SessionView({ api, sessionId }: { readonly api: ConsoleApi; readonly se
     let live = true;
     (async () => {
       const found = await api.timeline(sessionId);
-      const messages = found.running
-        ? convertAgentSnapshotToUIMessages((await fetchUiSnapshot(api.base, sessionId)).snapshot)
-        : null;
+      let messages: DexUIMessage[] | null = null;
+      let snapshotProblem: string | null = null;
+      if (found.running) {
+        try {
+          messages = convertAgentSnapshotToUIMessages((await fetchUiSnapshot(api.base, sessionId)).snapshot);
+        } catch (failure) {
+          snapshotProblem = describeFailure(failure, api.base);
+        }
+      }
       if (live) {
         setTimeline(found);
-        setLoaded({ state: "ready", timeline: found, messages });
+        setLoaded({ state: "ready", timeline: found, messages, snapshotProblem });
       }
     })().catch((failure: unknown) => live && setLoaded({ state: "failed", message: describeFailure(failure, api.base) }));
     return () => {
@@ -155,6 +167,11 @@ function SessionView({ api, sessionId }: { readonly api: ConsoleApi; readonly se
       {closed ? (
         <p className="notice" data-testid="session-closed">
           Session {sessionId} has closed ({current.status}); it takes no more messages. Its Step timeline is below.
+        </p>
+      ) : null}
+      {!closed && loaded.snapshotProblem ? (
+        <p className="problem" role="alert" data-testid="session-problem">
+          The session's messages could not be read: {loaded.snapshotProblem}
         </p>
       ) : null}
       {!closed && loaded.messages ? (

@@ -8,7 +8,8 @@
  *   answer and the Step timeline (parallel tool Steps in lanes of their own);
  * - `decline`: a new session, a refund whose approval is rejected with a reason,
  *   then a question (`ask`) answered with a choice button;
- * - `unknown` / `closed`: the page names the unknown or closed SESSION;
+ * - `unknown` / `closed` / `noworker`: the page names the unknown or closed
+ *   SESSION, or that no Worker answered for it (with its timeline);
  * - `dropped`: opens SESSION, prints `opened`, waits for a line on stdin (the
  *   test stops the server meanwhile), then the page says the server is lost;
  * - `retried`: sends `kill:g1` on SESSION (python/core/tests/http_flows.py: the
@@ -154,12 +155,12 @@ async function main(): Promise<void> {
       await chat(page, base, seen);
     } else if (mode === "decline") {
       await decline(page, base, seen);
-    } else if (mode === "unknown" || mode === "closed") {
+    } else if (mode === "unknown" || mode === "closed" || mode === "noworker") {
       assert.ok(session, `${mode} needs a SESSION`);
       seen.session = session;
       await page.goto(`${base}/console/#session=${encodeURIComponent(session)}`);
-      seen.problem = await problemText(page, mode === "unknown" ? "session-problem" : "session-closed");
-      if (mode === "closed") await page.getByTestId("timeline").waitFor();
+      seen.problem = await problemText(page, mode === "closed" ? "session-closed" : "session-problem");
+      if (mode !== "unknown") await page.getByTestId("timeline").waitFor();
       assert.equal(await page.getByLabel("message").count(), 0, "a closed or unknown session offers a message box");
       await assertNoTrace(page);
     } else if (mode === "dropped") {
