@@ -64,7 +64,7 @@ LONG_POLLS = {
     "WaitForHistoryEvent",
     "WaitForStepCompletion",
 }
-LONG_POLL_TIMEOUT = 1.0
+LONG_POLL_TIMEOUT = 0.25
 # Generous for everything else: a busy machine must not read as a hang.
 CALL_TIMEOUT = 30.0
 REFUSED_CODES = {grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL}

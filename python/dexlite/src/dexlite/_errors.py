@@ -106,6 +106,11 @@ def long_poll_timeout(what: str) -> ServiceError:
     )
 
 
+def caller_gone() -> ServiceError:
+    """The caller cancelled, or its deadline passed, while a long poll waited for it."""
+    return ServiceError(grpc.StatusCode.CANCELLED, "the caller stopped waiting for the long poll")
+
+
 def lock_conflict() -> ServiceError:
     return ServiceError(
         grpc.StatusCode.ABORTED,

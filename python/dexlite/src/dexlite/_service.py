@@ -12,7 +12,7 @@ from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
 from google.protobuf import empty_pb2  # type: ignore[import-untyped,unused-ignore]
 
-from . import _errors
+from . import _caller, _errors
 from ._model import require_value
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ def _mapped(
     @functools.wraps(method)
     def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> _R:
         try:
-            return method(self, request, context)
+            with _caller.serving(context.is_active):
+                return method(self, request, context)
         except _errors.ServiceError as error:
             _errors.abort(context, error)
         except Exception:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from dex.dexpb import dex_pb2 as pb
 
-from . import _errors
+from . import _caller, _errors
 
 if TYPE_CHECKING:
     import sqlite3
@@ -135,7 +135,8 @@ class StreamStore:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise _errors.long_poll_timeout("a stream message")
-                self._appended.wait(remaining)
+                _caller.check_waiting()
+                self._appended.wait(min(remaining, _caller.WAIT_SLICE_SECONDS))
 
     def list(
         self, *, flow_type: str, flow_id: str, name: str, page_size: int, token: str

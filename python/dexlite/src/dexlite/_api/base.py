@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, TypeVar
 
-from dexlite import _errors
+from dexlite import _caller, _errors
 from dexlite._engine import rows
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ class OpsBase:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise _errors.long_poll_timeout(what)
-                self.state.changed.wait(min(remaining, 1.0))
+                _caller.check_waiting()
+                self.state.changed.wait(min(remaining, _caller.WAIT_SLICE_SECONDS))
 
     def _run_id(self, flow_id: str, run_id: str = "") -> str:
         """The run a long poll follows; the flow must exist (it may be closed)."""
