@@ -115,6 +115,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 # --- requests from descriptors ---------------------------------------------------------
 
 _BIG = 3 << 20  # over dexlite's value limit, under the transport's 4 MiB
+# One object each: the strategy tree of a recursive message (Value) holds thousands of
+# leaves, and a fresh 3 MiB value per leaf once took the fuzzing process to 21 GB.
+_HUGE_TEXT = "z" * _BIG
+_HUGE_BYTES = b"x" * _BIG
 _EDGE_STRINGS = [
     "",
     " ",
@@ -137,7 +141,7 @@ def _strings(run_id: str) -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from([*_EDGE_STRINGS, run_id]),
         st.text(st.characters(exclude_categories=["Cs"]), max_size=16),
-        st.just("z" * _BIG),
+        st.just(_HUGE_TEXT),
     )
 
 
@@ -171,7 +175,7 @@ def _scalar(field: FieldDescriptor, run_id: str) -> st.SearchStrategy[Any]:
     if kind == FieldDescriptor.TYPE_BYTES:
         return st.one_of(
             st.binary(max_size=32),
-            st.sampled_from([b"{}", b"null", b'{"a":1}', b"\xff\xfe", b"x" * _BIG]),
+            st.sampled_from([b"{}", b"null", b'{"a":1}', b"\xff\xfe", _HUGE_BYTES]),
         )
     if kind == FieldDescriptor.TYPE_BOOL:
         return st.booleans()
