@@ -19,6 +19,7 @@ def test_public_names_are_pinned() -> None:
         "UiToken",
         "UiTurnTranslator",
         "create_app",
+        "mount_console",
         "ui_snapshot_json",
     ]
 
