@@ -12,6 +12,13 @@
 export * from "./runner.js";
 export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy } from "./policies.js";
 export {
+  isFinal,
+  modelVisibleResult,
+  NO_RESULT_TEXT,
+  OUTCOME_UNKNOWN_RESULT,
+  USER_REJECTED_RESULT,
+} from "./results.js";
+export {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   serveRunners,
   UnknownFlowTypeError,

@@ -22,6 +22,7 @@ import type {
   FrameworkMessage,
   ToolExecutionResult,
 } from "../runner.js";
+import { modelVisibleResult } from "../results.js";
 import { RunLog } from "./runlog.js";
 
 interface Item {
@@ -56,12 +57,12 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
     const prompt = [...turn.messages].reverse().find((m) => m.role === 1)?.text ?? "";
     this.log.append("model", { name: "model", turn: turn.turnId, attempt: turn.attempt, prompt });
-    const results = turn.toolCalls.map((c) => `${c.toolName}=${c.output ?? c.error ?? c.status}`);
+    const results = turn.toolCalls.map((c) => `${c.toolName}=${modelVisibleResult(c)}`);
     const usage = { modelCalls: 1, inputTokens: 10, outputTokens: 2 };
     if (turn.frameworkRunState !== undefined) {
       const state = JSON.parse(turn.frameworkRunState) as Item[];
       const toolItems = turn.toolCalls.map((c) =>
-        message({ role: "tool", text: c.output ?? c.error ?? "", toolCallId: c.toolCallId, toolName: c.toolName }),
+        message({ role: "tool", text: modelVisibleResult(c), toolCallId: c.toolCallId, toolName: c.toolName }),
       );
       const answer = `Results: ${results.join("; ")}`;
       turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });

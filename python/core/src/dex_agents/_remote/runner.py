@@ -93,7 +93,9 @@ class RemoteRunner:
     Args:
         target: The service's address, e.g. `127.0.0.1:50061`.
         flow_type: The Flow type the runner is served under.
-        connect_timeout: Seconds to wait for the service at construction.
+        connect_timeout: Seconds to wait for the service at construction, and for
+            a connection before each streamed call (a model call, tool call, poll or
+            summary) before the attempt fails as unreachable.
         call_timeout: Deadline in seconds of the unary methods (`build_user_message`,
             token estimates, cutoffs, unfinished-turn messages).
         stream_timeout: Deadline in seconds of a model call, tool call, poll or
@@ -112,17 +114,16 @@ class RemoteRunner:
         target: str,
         flow_type: str,
         *,
-        connect_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
         call_timeout: float = 30.0,
         stream_timeout: float = 15 * 60.0,
     ) -> RemoteRunner:
-        transport = Transport(target, flow_type)
+        transport = Transport(target, flow_type, connect_timeout=connect_timeout)
         described = transport.unary(
             DESCRIBE_RUNNER,
             DescribeRunnerRequest(flow_type=flow_type),
             site=CallSite(method=DESCRIBE_RUNNER.name),
             timeout=connect_timeout,
-            wait_for_ready=True,
         )
         if described.failure is not None:
             transport.close()

@@ -32,6 +32,11 @@ _OPTIONS: list[tuple[str, Any]] = [
     ("grpc.enable_retries", 0),
     ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
+    # A restarted sidecar is reached again within a second, not after gRPC's
+    # default backoff of up to two minutes.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 
 
@@ -69,11 +74,13 @@ class Transport:
     """One runner service address: a blocking channel for the protocol's synchronous
     methods and one asyncio channel per event loop for the rest."""
 
-    def __init__(self, target: str, flow_type: str) -> None:
+    def __init__(self, target: str, flow_type: str, *, connect_timeout: float) -> None:
         self.target = target
         self.flow_type = flow_type
+        self.connect_timeout = connect_timeout
         self._lock = threading.Lock()
         self._sync: grpc.Channel | None = None
+        self._sync_state: grpc.ChannelConnectivity | None = None
         self._aio: dict[int, tuple[asyncio.AbstractEventLoop, grpc.aio.Channel]] = {}
 
     def error(
@@ -117,11 +124,27 @@ class Transport:
         name = code.name if code is not None else "UNKNOWN"
         return self.error(site, f"failed: gRPC status {name}: {details}")
 
-    def _sync_channel(self) -> grpc.Channel:
+    def _sync_channel(self, site: CallSite) -> grpc.Channel:
+        """The blocking channel, connected within `connect_timeout`."""
         with self._lock:
             if self._sync is None:
                 self._sync = grpc.insecure_channel(self.target, options=_OPTIONS)
-            return self._sync
+                self._sync.subscribe(self._track, try_to_connect=True)
+            channel = self._sync
+        if self._sync_state is not grpc.ChannelConnectivity.READY:
+            try:
+                grpc.channel_ready_future(channel).result(timeout=self.connect_timeout)
+            except grpc.FutureTimeoutError:
+                raise self.error(
+                    site,
+                    f"failed: the runner service is unreachable (no connection within "
+                    f"{self.connect_timeout:g} s)",
+                    unavailable=True,
+                ) from None
+        return channel
+
+    def _track(self, state: grpc.ChannelConnectivity) -> None:
+        self._sync_state = state
 
     def _aio_channel(self) -> grpc.aio.Channel:
         loop = asyncio.get_running_loop()
@@ -139,16 +162,19 @@ class Transport:
         *,
         site: CallSite,
         timeout: float,
-        wait_for_ready: bool = False,
     ) -> ResponseT:
-        """One blocking call (the protocol's synchronous methods)."""
-        call = self._sync_channel().unary_unary(
+        """One blocking call (the protocol's synchronous methods).
+
+        Like a streamed call, it fails as unreachable when no connection is up
+        within `connect_timeout`; the Step's event loop waits that long at most.
+        """
+        call = self._sync_channel(site).unary_unary(
             method.path,
             request_serializer=_serializer,
             response_deserializer=_deserializer(method.response),
         )
         try:
-            response: ResponseT = call(request, timeout=timeout, wait_for_ready=wait_for_ready)
+            response: ResponseT = call(request, timeout=timeout, wait_for_ready=False)
         except grpc.RpcError as error:
             raise self._rpc_error(site, error, timeout) from None
         return response
@@ -161,8 +187,23 @@ class Transport:
         site: CallSite,
         deadline_seconds: float,
     ) -> AsyncIterator[ResponseT]:
-        """The frames of one streamed call; cancelling the consumer cancels the call."""
-        call = self._aio_channel().unary_stream(
+        """The frames of one streamed call; cancelling the consumer cancels the call.
+
+        The connection must be up within `connect_timeout`: an unreachable
+        service fails the attempt then, not when the call's deadline passes.
+        """
+        channel = self._aio_channel()
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                await channel.channel_ready()
+        except TimeoutError:
+            raise self.error(
+                site,
+                f"failed: the runner service is unreachable (no connection within "
+                f"{self.connect_timeout:g} s)",
+                unavailable=True,
+            ) from None
+        call = channel.unary_stream(
             method.path,
             request_serializer=_serializer,
             response_deserializer=_deserializer(method.response),

@@ -1,0 +1,205 @@
+"""RemoteRunner through the real path: dexlite, a Python Worker child whose session
+Flow runs on a `RemoteRunner`, and the Node sidecar serving the scripted runner of
+typescript/core/src/testing with `serveRunners`. Sidecar and Worker are SIGKILLed
+mid-call; the sidecar log (JSON lines synced per run) counts what ran in Node."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents_contracts import AgentStatus, MessageRole
+from dex_agents_testing.history import assert_step_shape
+from dex_agents_testing.processes import DexliteProcess, wait_until
+from dex_agents_testing.worker_apps import WorkerApp
+from remote_flows import TARGET_VARIABLE
+from remote_sidecar import Sidecar, build_core_package
+
+SCRIPT = Path(__file__).with_name("remote_flows.py")
+
+
+@pytest.fixture(scope="module")
+def core_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_core_package(tmp_path_factory.mktemp("ts"))
+
+
+@pytest.fixture(scope="module")
+def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
+    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
+    yield server
+    server.stop()
+
+
+@dataclass
+class Remote:
+    """One test's sidecar and the Worker app whose Flow runs on it."""
+
+    sidecar: Sidecar
+    app: WorkerApp
+
+    def runs(self, kind: str, **match: Any) -> list[dict[str, Any]]:
+        lines = self.sidecar.log_path.read_text().splitlines()
+        entries = [json.loads(line) for line in lines if line]
+        return [
+            e for e in entries if e["kind"] == kind and all(e.get(k) == v for k, v in match.items())
+        ]
+
+    def wait_runs(self, kind: str, count: int, **match: Any) -> list[dict[str, Any]]:
+        return wait_until(
+            lambda: found if len(found := self.runs(kind, **match)) >= count else None,
+            timeout=30,
+            what=f"{count} sidecar {kind} runs matching {match}",
+        )
+
+    def open_gate(self, name: str) -> None:
+        Path(f"{self.sidecar.log_path}.{name}-gate").touch()
+
+
+@pytest.fixture
+def remote(
+    dexlite: DexliteProcess,
+    core_package: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Remote]:
+    flow_type = f"Remote{uuid.uuid4().hex[:10]}"
+    log = tmp_path / "sidecar.jsonl"
+    log.touch()
+    sidecar = Sidecar(core_package, log, [flow_type]).start()
+    monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
+    app = WorkerApp(dexlite, tmp_path, SCRIPT, flow_type=flow_type)
+    app.start_worker()
+    yield Remote(sidecar, app)
+    app.stop()
+    sidecar.stop()
+
+
+def test_tool_turn_runs_each_call_in_node_and_streams_its_text(remote: Remote) -> None:
+    app = remote.app
+    session = app.start("weather in Paris")
+    snapshot = app.wait_idle(session, 1)
+    assert [m.role for m in snapshot.messages] == [
+        MessageRole.USER,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+    ]
+    assert snapshot.messages[2].tool_output == "sunny in Paris"
+    assert snapshot.messages[-1].text == "Results: get_weather=sunny in Paris"
+    assert snapshot.usage is not None
+    assert snapshot.usage.model_calls == 2
+    assert_step_shape(
+        app.history(session), ["RunModel", "CallTool", "ResumeTurn", "RunModel"], turn=0
+    )
+    (run,) = remote.runs("tool", name="get_weather")
+    assert run["key"] == f"{session}/turn-1/w1"
+    # The text_delta the runner wrote in Node reached the AgentEvents Stream.
+    events = app.events(session, "turn_completed")
+    deltas = [json.loads(e.payload)["text"] for e in events if e.type == "text_delta"]
+    assert deltas == ["Results: get_weather=sunny in Paris"]
+
+    assert app.client.send_user_message(session, "thanks")
+    second = app.wait_idle(session, 2)
+    assert second.messages[-1].text == "I have seen 5 messages."
+
+
+def test_cancel_turn_aborts_the_running_model_call_in_node(remote: Remote) -> None:
+    app = remote.app
+    session = app.start("slow")
+    remote.wait_runs("model", 1, prompt="slow")
+    assert app.client.cancel_turn(session)
+    # The Step's cancellation reached Node as the runner's cancellationSignal.
+    (aborted,) = remote.wait_runs("model_aborted", 1)
+    assert aborted["attempt"] == 1
+    snapshot = app.wait_idle(session, 1)
+    assert snapshot.state is not None
+    assert snapshot.state.last_turn_error is None
+    assert len(remote.runs("model", prompt="slow")) == 1
+
+
+def test_sigkill_of_the_sidecar_mid_run_model_reruns_only_that_call(remote: Remote) -> None:
+    app = remote.app
+    session = app.start("slow")
+    remote.wait_runs("model", 1, prompt="slow")
+    remote.sidecar.kill()
+    remote.sidecar.start()
+    second = remote.wait_runs("model", 2, prompt="slow")
+    assert [r["attempt"] for r in second] == [1, 2]
+    remote.open_gate("model")
+    snapshot = app.wait_idle(session, 1)
+    assert snapshot.messages[-1].text == "I have seen 1 messages."
+    assert len(remote.runs("model")) == 2
+
+
+def test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown(
+    remote: Remote,
+) -> None:
+    app = remote.app
+    session = app.start("charge")
+    remote.wait_runs("tool", 1, name="charge")
+    remote.sidecar.kill()
+    remote.sidecar.start()
+    remote.open_gate("charge")  # a second run would now finish at once
+    snapshot = app.wait_idle(session, 1, timeout=60)
+    assert snapshot.messages[-1].text == f"Results: charge={OUTCOME_UNKNOWN_RESULT}"
+    assert_step_shape(
+        app.history(session), ["RunModel", "RecordToolOutcomeUnknown", "ResumeTurn", "RunModel"]
+    )
+    assert len(remote.runs("tool", name="charge")) == 1
+
+
+def test_sigkill_of_the_python_worker_mid_run_model_aborts_node_and_reruns(
+    remote: Remote,
+) -> None:
+    app = remote.app
+    session = app.start("slow")
+    remote.wait_runs("model", 1, prompt="slow")
+    app.kill_worker()
+    # The dead Worker's connection closed: Node aborted the running model call.
+    remote.wait_runs("model_aborted", 1)
+    app.start_worker()
+    remote.wait_runs("model", 2, prompt="slow")
+    remote.open_gate("model")
+    snapshot = app.wait_idle(session, 1)
+    assert snapshot.messages[-1].text == "I have seen 1 messages."
+
+
+def test_a_runner_that_throws_fails_the_turn_with_its_error(remote: Remote) -> None:
+    app = remote.app
+    session = app.start("boom")
+    snapshot = app.wait(
+        session,
+        "the failed turn",
+        lambda s: s.state is not None and s.state.last_turn_error is not None,
+    )
+    assert snapshot.state is not None
+    error = snapshot.state.last_turn_error or ""
+    assert "`RunModelStep`" in error
+    assert "raised RangeError: the scripted model failed" in error
+    # Only the Step's own policy retried it: three attempts, each ran once in Node.
+    assert [r["attempt"] for r in remote.runs("model", prompt="boom")] == [1, 2, 3]
+
+
+def test_a_sidecar_gone_for_good_fails_the_turn_clearly(remote: Remote) -> None:
+    app = remote.app
+    session = app.start("slow")
+    remote.wait_runs("model", 1, prompt="slow")
+    remote.sidecar.kill()  # and never back: the retries of RunModel cannot connect
+    app.timeout = 60.0  # two more attempts, each waiting 5 s for a connection
+    snapshot = app.wait(
+        session,
+        "the failed turn",
+        lambda s: s.state is not None and s.state.last_turn_error is not None,
+    )
+    assert snapshot.state is not None
+    assert snapshot.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+    error = snapshot.state.last_turn_error or ""
+    assert f"runner {app.flow_type!r} at {remote.sidecar.address!r}" in error
+    assert "`RunModelStep` (attempt 3) failed: the runner service is unreachable" in error
+    assert len(remote.runs("model")) == 1
