@@ -18,7 +18,7 @@ __all__ = ["Sidecar", "build_core_package"]
 
 def _roots() -> tuple[Path, Path]:
     """(workspace root, installed node_modules): Bazel's runfiles, else this checkout."""
-    srcdir = os.environ.get("TEST_SRCDIR")
+    srcdir = os.environ.get("TEST_SRCDIR") or os.environ.get("RUNFILES_DIR")
     if srcdir:
         return Path(srcdir) / os.environ.get("TEST_WORKSPACE", "dex_agents"), Path(srcdir) / "npm"
     root = next(p for p in Path(__file__).resolve().parents if (p / "typescript" / "core").is_dir())

@@ -4,7 +4,8 @@
  * exercise the runner service and the Step semantics alone.
  *
  * "weather in <city>" asks for get_weather (a read) and then answers
- * "Results: get_weather=<output>"; "slow" holds its model call on the `model`
+ * "Results: get_weather=<output>"; the tool-turn bench's "What is the value of
+ * x?" asks for lookup (a read) and answers "x is 42."; "slow" holds its model call on the `model`
  * gate; "charge" asks for the single-attempt charge, held on the `charge`
  * gate; "boom" throws from the model call; anything else answers
  * "I have seen N messages.". Every model call and tool run is logged.
@@ -56,7 +57,9 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
     const prompt = [...turn.messages].reverse().find((m) => m.role === 1)?.text ?? "";
-    this.log.append("model", { name: "model", turn: turn.turnId, attempt: turn.attempt, prompt });
+    if (prompt !== "What is the value of x?") {
+      this.log.append("model", { name: "model", turn: turn.turnId, attempt: turn.attempt, prompt });
+    }
     const results = turn.toolCalls.map((c) => `${c.toolName}=${modelVisibleResult(c)}`);
     const usage = { modelCalls: 1, inputTokens: 10, outputTokens: 2 };
     if (turn.frameworkRunState !== undefined) {
@@ -64,7 +67,7 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
       const toolItems = turn.toolCalls.map((c) =>
         message({ role: "tool", text: modelVisibleResult(c), toolCallId: c.toolCallId, toolName: c.toolName }),
       );
-      const answer = `Results: ${results.join("; ")}`;
+      const answer = turn.toolCalls.some((c) => c.toolName === "lookup") ? "x is 42." : `Results: ${results.join("; ")}`;
       turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });
       return {
         kind: "turn_completed",
@@ -72,10 +75,11 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
         usage,
       };
     }
-    if (prompt.startsWith("weather in ") || prompt === "charge") {
-      const tool = prompt === "charge" ? "charge" : "get_weather";
-      const id = `${tool === "charge" ? "p" : "w"}${turn.turnId.split("-").pop()}`;
-      const args = tool === "charge" ? { amount: 5 } : { city: prompt.slice("weather in ".length) };
+    if (prompt.startsWith("weather in ") || prompt === "charge" || prompt === "What is the value of x?") {
+      const tool = prompt === "charge" ? "charge" : prompt.startsWith("weather") ? "get_weather" : "lookup";
+      const id = `${{ charge: "p", get_weather: "w", lookup: "l" }[tool]}${turn.turnId.split("-").pop()}`;
+      const args =
+        tool === "charge" ? { amount: 5 } : tool === "lookup" ? { key: "x" } : { city: prompt.slice("weather in ".length) };
       const call: Item = { role: "assistant", text: "", toolCallId: id, toolName: tool };
       return {
         kind: "tool_calls_requested",
@@ -109,8 +113,13 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
 
   async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
     const args = JSON.parse(call.toolCall.arguments) as Record<string, unknown>;
-    this.log.append("tool", { name: call.toolCall.toolName, key: call.idempotencyKey, attempt: call.attempt });
+    if (call.toolCall.toolName !== "lookup") {
+      this.log.append("tool", { name: call.toolCall.toolName, key: call.idempotencyKey, attempt: call.attempt });
+    }
     await call.heartbeat();
+    if (call.toolCall.toolName === "lookup") {
+      return { kind: "result", output: "42" };
+    }
     if (call.toolCall.toolName === "charge") {
       await this.log.waitForGate("charge", call.cancellationSignal);
       return { kind: "result", output: `charged ${String(args["amount"])}` };
