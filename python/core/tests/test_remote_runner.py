@@ -6,6 +6,10 @@ mid-call; the sidecar log (JSON lines synced per run) counts what ran in Node.""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dex_agents import AgentSessionClient, AgentSessionFlow, RemoteRunner
 from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
-from dex_agents_contracts import AgentStatus, MessageRole
+from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole
 from dex_agents_testing.history import assert_step_shape
-from dex_agents_testing.processes import DexliteProcess, wait_until
+from dex_agents_testing.processes import DexliteProcess, child_env, free_port, wait_until
 from dex_agents_testing.worker_apps import WorkerApp
 from remote_flows import TARGET_VARIABLE
 from remote_sidecar import Sidecar, build_core_package
@@ -36,6 +41,21 @@ def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess
     server.stop()
 
 
+def _runs(log: Path, kind: str, **match: Any) -> list[dict[str, Any]]:
+    entries = [json.loads(line) for line in log.read_text().splitlines() if line]
+    return [
+        e for e in entries if e["kind"] == kind and all(e.get(k) == v for k, v in match.items())
+    ]
+
+
+def _wait_runs(log: Path, kind: str, count: int, **match: Any) -> list[dict[str, Any]]:
+    return wait_until(
+        lambda: found if len(found := _runs(log, kind, **match)) >= count else None,
+        timeout=30,
+        what=f"{count} sidecar {kind} runs matching {match}",
+    )
+
+
 @dataclass
 class Remote:
     """One test's sidecar and the Worker app whose Flow runs on it."""
@@ -44,18 +64,10 @@ class Remote:
     app: WorkerApp
 
     def runs(self, kind: str, **match: Any) -> list[dict[str, Any]]:
-        lines = self.sidecar.log_path.read_text().splitlines()
-        entries = [json.loads(line) for line in lines if line]
-        return [
-            e for e in entries if e["kind"] == kind and all(e.get(k) == v for k, v in match.items())
-        ]
+        return _runs(self.sidecar.log_path, kind, **match)
 
     def wait_runs(self, kind: str, count: int, **match: Any) -> list[dict[str, Any]]:
-        return wait_until(
-            lambda: found if len(found := self.runs(kind, **match)) >= count else None,
-            timeout=30,
-            what=f"{count} sidecar {kind} runs matching {match}",
-        )
+        return _wait_runs(self.sidecar.log_path, kind, count, **match)
 
     def open_gate(self, name: str) -> None:
         Path(f"{self.sidecar.log_path}.{name}-gate").touch()
@@ -203,3 +215,69 @@ def test_a_sidecar_gone_for_good_fails_the_turn_clearly(remote: Remote) -> None:
     assert f"runner {app.flow_type!r} at {remote.sidecar.address!r}" in error
     assert "`RunModelStep` (attempt 3) failed: the runner service is unreachable" in error
     assert len(remote.runs("model")) == 1
+
+
+def test_the_launcher_starts_the_worker_and_restarts_it_after_a_sigkill(
+    dexlite: DexliteProcess, core_package: Path, tmp_path: Path
+) -> None:
+    """One command (launched_agents.js): serveRunners plus launchWorker's Python Worker."""
+    flow_type = f"Launched{uuid.uuid4().hex[:10]}"
+    log = tmp_path / "sidecar.jsonl"
+    log.touch()
+    address = f"127.0.0.1:{free_port()}"
+    script = core_package / "dist" / "testing" / "launched_agents.js"
+    launcher = subprocess.Popen(
+        [
+            "node",
+            str(script),
+            "--server",
+            dexlite.address,
+            "--log",
+            str(log),
+            "--flow-type",
+            flow_type,
+            "--python",
+            sys.executable,
+            "--address",
+            address,
+        ],
+        env=child_env(),
+        start_new_session=True,
+    )
+    try:
+        (first,) = _wait_runs(log, "worker", 1)
+        flow = AgentSessionFlow(RemoteRunner(address, flow_type), flow_type=flow_type)
+        with AgentSessionClient(flow, server_address=dexlite.address) as client:
+            session = f"s-{uuid.uuid4().hex[:12]}"
+            client.start_session(session, "weather in Paris")
+            _wait_turns(client, session, 1)
+            os.killpg(first["pid"], signal.SIGKILL)
+            second = _wait_runs(log, "worker", 2)[1]
+            assert second["pid"] != first["pid"]
+            assert client.send_user_message(session, "thanks")
+            snapshot = _wait_turns(client, session, 2)
+            assert snapshot.messages[-1].text == "I have seen 5 messages."
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        launcher.wait(30)
+    # Stopping the launcher killed the Worker's process group.
+    last = _runs(log, "worker")[-1]["pid"]
+    wait_until(lambda: not _alive(last), what="the Worker to be gone")
+
+
+def _wait_turns(client: AgentSessionClient, session: str, turns: int) -> AgentSnapshot:
+    def done() -> AgentSnapshot | None:
+        s = client.get_snapshot(session)
+        idle = s.state is not None and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        return s if idle and s.state is not None and s.state.turn_count >= turns else None
+
+    result: AgentSnapshot = wait_until(done, timeout=30, what=f"{turns} turns")
+    return result
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

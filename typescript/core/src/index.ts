@@ -25,3 +25,4 @@ export {
   type RunnerServer,
   type ServeRunnersOptions,
 } from "./serve.js";
+export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";
