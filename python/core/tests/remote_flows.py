@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+from datetime import timedelta
 
 from dex_agents import (
     AgentSessionFlow,
@@ -27,12 +28,18 @@ TARGET_VARIABLE = "DEX_AGENTS_TEST_RUNNER_TARGET"
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
-    del log_path, interrupt_deadline_seconds  # the sidecar logs the runs
+    del log_path  # the sidecar logs the runs
     runner = RemoteRunner(os.environ[TARGET_VARIABLE], flow_type, connect_timeout=5.0)
+    deadline = (
+        None
+        if interrupt_deadline_seconds is None
+        else timedelta(seconds=interrupt_deadline_seconds)
+    )
     options = AgentSessionOptions(
         tool_policies={
             "charge": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-        }
+        },
+        interrupt_deadline=deadline,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, options=options)
 
@@ -45,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interrupt-deadline", type=float, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    flow = build_flow(args.flow_type, args.log)
+    flow = build_flow(args.flow_type, args.log, args.interrupt_deadline)
     run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
     return 0
 

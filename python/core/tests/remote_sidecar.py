@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dex_agents_testing.processes import free_port
 
-__all__ = ["Sidecar", "build_core_package"]
+__all__ = ["Sidecar", "build_core_package", "build_package"]
 
 
 def _roots() -> tuple[Path, Path]:
@@ -27,10 +27,15 @@ def _roots() -> tuple[Path, Path]:
 
 def build_core_package(work: Path) -> Path:
     """typescript/core compiled in `work` (with a built @dex-agents/contracts beside it)."""
+    return build_package(work, "typescript/core", ["typescript/contracts"])
+
+
+def build_package(work: Path, directory: str, workspace_deps: list[str]) -> Path:
+    """A TypeScript workspace package compiled in `work`, its workspace deps built beside it."""
     root, npm = _roots()
-    package = work / "core"
+    package = work / Path(directory).name
     shutil.copytree(
-        root / "typescript" / "core",
+        root / directory,
         package,
         symlinks=False,
         ignore=shutil.ignore_patterns("node_modules", "dist"),
@@ -38,10 +43,8 @@ def build_core_package(work: Path) -> Path:
     for path in package.rglob("*"):
         path.chmod(path.stat().st_mode | 0o200)
     stage = root / "tools" / "typescript" / "stage_node_modules.sh"
-    contracts = root / "typescript" / "contracts"
-    subprocess.run(
-        [str(stage), str(npm), str(package / "node_modules"), str(contracts)], check=True
-    )
+    deps = [str(root / dep) for dep in workspace_deps]
+    subprocess.run([str(stage), str(npm), str(package / "node_modules"), *deps], check=True)
     tsc = package / "node_modules" / "typescript" / "bin" / "tsc"
     subprocess.run(["node", str(tsc), "-p", str(package / "tsconfig.json")], check=True)
     return package
@@ -55,6 +58,8 @@ class Sidecar:
     log_path: Path
     flow_types: list[str]
     port: int = field(default_factory=free_port)
+    script: str = "dist/testing/scripted_sidecar.js"
+    """The sidecar program, relative to the package."""
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -62,7 +67,7 @@ class Sidecar:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> Sidecar:
-        script = self.package / "dist" / "testing" / "scripted_sidecar.js"
+        script = self.package / self.script
         args = ["node", str(script), "--address", self.address, "--log", str(self.log_path)]
         for flow_type in self.flow_types:
             args += ["--flow-type", flow_type]

@@ -1,0 +1,125 @@
+"""The design's matrix through the real path for a TypeScript runner: dexlite, a Python
+Worker child whose session Flow runs on a `RemoteRunner`, and the Node sidecar serving
+`VercelAiRunner` (@dex-agents/vercel-ai, `ai` 7 with a scripted MockLanguageModelV4,
+typescript/adapters/vercel-ai/src/testing/matrix_sidecar.ts). The matrix's kills
+SIGKILL the Python Worker; test_remote_runner.py kills the sidecar."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from dex_agents_testing.matrix import (
+    MatrixExpectations,
+    test_approval_deadline_rejects_the_call,
+    test_approved_write_survives_worker_restart_and_runs_once,
+    test_async_durability_default_never_reruns_single_attempt_write,
+    test_message_sent_during_a_turn_is_queued,
+    test_parallel_tool_calls_run_as_parallel_steps,
+    test_read_tool_turn_has_step_shape_and_replays_history,
+    test_rejected_write_never_runs_and_the_model_sees_why,
+    test_sigkill_during_run_model_reruns_only_that_model_call,
+    test_sigkill_during_single_attempt_tool_records_outcome_unknown,
+    test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps,
+)
+from dex_agents_testing.processes import DexliteProcess
+from dex_agents_testing.worker_apps import WorkerApp
+from remote_flows import TARGET_VARIABLE
+from remote_sidecar import Sidecar, build_package
+
+__all__ = [
+    "test_approval_deadline_rejects_the_call",
+    "test_approved_write_survives_worker_restart_and_runs_once",
+    "test_async_durability_default_never_reruns_single_attempt_write",
+    "test_message_sent_during_a_turn_is_queued",
+    "test_parallel_tool_calls_run_as_parallel_steps",
+    "test_read_tool_turn_has_step_shape_and_replays_history",
+    "test_rejected_write_never_runs_and_the_model_sees_why",
+    "test_sigkill_during_run_model_reruns_only_that_model_call",
+    "test_sigkill_during_single_attempt_tool_records_outcome_unknown",
+    "test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps",
+]
+
+SCRIPT = Path(__file__).with_name("remote_flows.py")
+
+
+@pytest.fixture(scope="module")
+def vercel_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("ts")
+    return build_package(
+        work, "typescript/adapters/vercel-ai", ["typescript/contracts", "typescript/core"]
+    )
+
+
+@pytest.fixture
+def matrix() -> MatrixExpectations:
+    # The "book" turn as the AI SDK stores it: the assistant message with both calls,
+    # one tool message with both results, the answer; plus the user message on each side.
+    return MatrixExpectations(messages_after_booking=5)
+
+
+@dataclass
+class SidecarApp(WorkerApp):
+    """A WorkerApp whose Flow reaches the VercelAiRunner in its own sidecar."""
+
+    sidecar: Sidecar | None = None
+
+    def stop(self) -> None:
+        super().stop()
+        if self.sidecar is not None:
+            self.sidecar.stop()
+
+
+@pytest.fixture
+def make_app(vercel_package: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., WorkerApp]:
+    def make(
+        server: DexliteProcess, root: Path, interrupt_deadline: float | None = None
+    ) -> WorkerApp:
+        flow_type = f"Vercel{uuid.uuid4().hex[:10]}"
+        # WorkerApp logs to <root>/<flow_type>.jsonl: the sidecar writes the runs there.
+        log = root / f"{flow_type}.jsonl"
+        log.touch()
+        sidecar = Sidecar(
+            vercel_package, log, [flow_type], script="dist/testing/matrix_sidecar.js"
+        ).start()
+        monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
+        return SidecarApp(
+            server,
+            root,
+            SCRIPT,
+            flow_type=flow_type,
+            interrupt_deadline=interrupt_deadline,
+            sidecar=sidecar,
+        )
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
+    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def app(
+    make_app: Callable[..., WorkerApp], dexlite: DexliteProcess, tmp_path: Path
+) -> Iterator[WorkerApp]:
+    made = make_app(dexlite, tmp_path)
+    made.start_worker()
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def private_app(make_app: Callable[..., WorkerApp], tmp_path: Path) -> Iterator[WorkerApp]:
+    server = DexliteProcess(tmp_path / "private.sqlite").start()
+    made = make_app(server, tmp_path)
+    made.start_worker()
+    yield made
+    made.stop()
+    server.stop()
