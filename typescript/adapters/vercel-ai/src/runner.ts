@@ -16,7 +16,9 @@
 import { create } from "@bufbuild/protobuf";
 import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect } from "@dex-agents/contracts";
 import {
+  isFinal,
   modelVisibleResult,
+  NO_RESULT_TEXT,
   ToolExecutionError,
   type AgentFrameworkRunner,
   type AgentTurnContext,
@@ -88,22 +90,32 @@ function frameworkMessage(message: ModelMessage): FrameworkMessage {
   };
 }
 
-function toolMessage(records: readonly AgentToolCall[]): ModelMessage {
+function toolMessage(
+  calls: readonly { readonly toolCallId: string; readonly toolName: string }[],
+  records: ReadonlyMap<string, AgentToolCall>,
+): ModelMessage {
   return {
     role: "tool",
-    content: records.map((record) => ({
-      type: "tool-result" as const,
-      toolCallId: record.toolCallId,
-      toolName: record.toolName,
-      output: { type: "text" as const, value: modelVisibleResult(record) },
-    })),
+    content: calls.map((call) => {
+      const record = records.get(call.toolCallId);
+      const value = record !== undefined && isFinal(record.status) ? modelVisibleResult(record) : NO_RESULT_TEXT;
+      return {
+        type: "tool-result" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: "text" as const, value },
+      };
+    }),
   };
 }
 
-function pendingCallIds(items: readonly ModelMessage[]): string[] {
+/** The calls of the last assistant message, when no tool message answers them yet. */
+function pendingCalls(items: readonly ModelMessage[]): { toolCallId: string; toolName: string }[] {
   const last = items.at(-1);
   if (last?.role !== "assistant" || typeof last.content === "string") return [];
-  return last.content.flatMap((p) => (p.type === "tool-call" ? [p.toolCallId] : []));
+  return last.content.flatMap((p) =>
+    p.type === "tool-call" ? [{ toolCallId: p.toolCallId, toolName: p.toolName }] : [],
+  );
 }
 
 export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult> {
@@ -129,15 +141,15 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     const history = turn.messages.map((m) => JSON.parse(m.frameworkItem) as ModelMessage);
     const items: ModelMessage[] =
       turn.frameworkRunState === undefined ? [] : (JSON.parse(turn.frameworkRunState) as ModelMessage[]);
-    const pending = pendingCallIds(items);
+    const pending = pendingCalls(items);
     if (pending.length > 0) {
       const byId = new Map(turn.toolCalls.map((r) => [r.toolCallId, r]));
-      const records = pending.map((id) => {
-        const record = byId.get(id);
-        if (record === undefined) throw new Error(`the turn has no record of tool call ${JSON.stringify(id)}`);
-        return record;
-      });
-      items.push(toolMessage(records));
+      for (const call of pending) {
+        if (!byId.has(call.toolCallId)) {
+          throw new Error(`the turn has no record of tool call ${JSON.stringify(call.toolCallId)}`);
+        }
+      }
+      items.push(toolMessage(pending, byId));
     }
     const result = streamText({
       model: this.#options.model,
@@ -193,6 +205,21 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       };
     }
     return { kind: "turn_completed", newMessages: produced.map(frameworkMessage), usage: usageOut, modelCallMetadata };
+  }
+
+  /**
+   * A turn that ends without an answer keeps its transcript: the run state's
+   * items, with a tool result for every call (`NO_RESULT_TEXT` for a call that
+   * never finished).
+   */
+  buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
+    if (turn.frameworkRunState === undefined) return [];
+    const items = JSON.parse(turn.frameworkRunState) as ModelMessage[];
+    const pending = pendingCalls(items);
+    if (pending.length > 0) {
+      items.push(toolMessage(pending, new Map(turn.toolCalls.map((r) => [r.toolCallId, r]))));
+    }
+    return items.map(frameworkMessage);
   }
 
   async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {

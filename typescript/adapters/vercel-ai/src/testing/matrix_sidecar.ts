@@ -2,7 +2,7 @@
  * `node dist/testing/matrix_sidecar.js --address HOST:PORT --log PATH
  * --flow-type T`: `VercelAiRunner` with a scripted `MockLanguageModelV4`
  * that follows the shared prompts of `dex_agents_testing.matrix` (weather,
- * parallel, book, charge, slow; otherwise "I have seen N messages."),
+ * parallel, book, charge, slow, fail; otherwise "I have seen N messages."),
  * served by `serveRunners`. Model calls and tool runs go to the run log in
  * the matrix's JSON-lines format; gate files hold the `model` and `charge`
  * calls. Prints `listening <address>` once up.
@@ -106,6 +106,7 @@ function calls(prompt: string, n: number): Call[] {
     ];
   }
   if (prompt.startsWith("charge")) return [{ id: `p${n}`, name: "charge", input: { usd: 5 } }];
+  if (prompt.startsWith("fail")) return [{ id: `f${n}`, name: "charge_now", input: { usd: 5 } }];
   return [];
 }
 
@@ -129,6 +130,7 @@ const model = new MockLanguageModelV4({
     const current = prompts.at(-1) ?? "";
     if (named.length > 0) {
       if (current.startsWith("slow")) await gate("model", abortSignal);
+      if (current.startsWith("fail")) throw new Error("model unavailable");
       return respond(`Results: ${named.join("; ")}`, []);
     }
     const asked = calls(current, prompts.length);
@@ -158,6 +160,16 @@ const runner = new VercelAiRunner({
       execute: async (input: { city: string }, call) => {
         log({ kind: "tool", name: "book_trip", key: call.idempotencyKey });
         return `booked ${input.city}`;
+      },
+    },
+    charge_now: {
+      description: "Charges the card at once",
+      inputSchema: jsonSchema<{ usd: number }>({ type: "object", properties: { usd: { type: "number" } } }),
+      effect: ToolEffect.NON_IDEMPOTENT_WRITE,
+      requiresApproval: false,
+      execute: async (input: { usd: number }, call) => {
+        log({ kind: "tool", name: "charge_now", key: call.idempotencyKey });
+        return `charged ${input.usd} USD`;
       },
     },
     charge: {
