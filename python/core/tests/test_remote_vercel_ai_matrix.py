@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents_testing.history import assert_step_shape
 from dex_agents_testing.matrix import (
     MatrixExpectations,
     test_approval_deadline_rejects_the_call,
@@ -26,7 +28,7 @@ from dex_agents_testing.matrix import (
     test_sigkill_during_single_attempt_tool_records_outcome_unknown,
     test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps,
 )
-from dex_agents_testing.processes import DexliteProcess
+from dex_agents_testing.processes import DexliteProcess, wait_until
 from dex_agents_testing.worker_apps import WorkerApp
 from remote_flows import TARGET_VARIABLE
 from remote_sidecar import Sidecar, build_package
@@ -125,3 +127,65 @@ def private_app(make_app: Callable[..., WorkerApp], tmp_path: Path) -> Iterator[
     yield made
     made.stop()
     server.stop()
+
+
+def _sidecar(app: WorkerApp) -> Sidecar:
+    assert isinstance(app, SidecarApp)
+    assert app.sidecar is not None
+    return app.sidecar
+
+
+def test_sigkill_of_the_sidecar_mid_run_model_reruns_only_that_model_call(
+    private_app: WorkerApp,
+) -> None:
+    app = private_app
+    session = app.start("slow weather")
+    wait_until(
+        lambda: any(e["results"] for e in app.entries("model")), what="the second model call"
+    )
+    sidecar = _sidecar(app)
+    sidecar.kill()  # mid-streamText, in Node
+    sidecar.start()
+    wait_until(
+        lambda: len([e for e in app.entries("model") if e["results"]]) == 2,
+        what="the model call again, in the restarted sidecar",
+    )
+    app.gate("model").touch()
+    done = app.wait_idle(session, 1, timeout=60)
+    assert done.messages[-1].text == "Results: get_weather=sunny in Paris"
+    assert [bool(e["results"]) for e in app.entries("model")] == [False, True, True]
+    assert len(app.entries("tool", "get_weather")) == 1
+    assert_step_shape(app.history(session), ["RunModel", "CallTool", "ResumeTurn", "RunModel"])
+
+
+def test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown(
+    private_app: WorkerApp,
+) -> None:
+    app = private_app
+    session = app.start("charge me")
+    wait_until(lambda: len(app.entries("tool", "charge")) == 1, what="the charge to start")
+    sidecar = _sidecar(app)
+    sidecar.kill()  # mid-tool, in Node
+    sidecar.start()
+    app.gate("charge").touch()  # a second run would now finish at once
+    done = app.wait_idle(session, 1, timeout=60)
+    assert len(app.entries("tool", "charge")) == 1
+    assert app.entries("model")[-1]["results"] == {"p1": OUTCOME_UNKNOWN_RESULT}
+    assert done.messages[-1].text == f"Results: charge={OUTCOME_UNKNOWN_RESULT}"
+    assert_step_shape(
+        app.history(session),
+        ["RunModel", "RecordToolOutcomeUnknown", "ResumeTurn", "RunModel"],
+    )
+
+
+def test_cancel_turn_aborts_the_running_model_call_in_node(app: WorkerApp) -> None:
+    session = app.start("slow weather")
+    wait_until(
+        lambda: any(e["results"] for e in app.entries("model")), what="the second model call"
+    )
+    assert app.client.cancel_turn(session)
+    wait_until(lambda: app.entries("model_aborted"), what="Node to abort the model call")
+    snapshot = app.wait_idle(session, 1)
+    assert snapshot.state is not None
+    assert snapshot.state.last_turn_error is None
+    assert len([e for e in app.entries("model") if e["results"]]) == 1

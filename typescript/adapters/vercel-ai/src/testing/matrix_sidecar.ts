@@ -129,7 +129,15 @@ const model = new MockLanguageModelV4({
     log({ kind: "model", name: "model", prompts, results });
     const current = prompts.at(-1) ?? "";
     if (named.length > 0) {
-      if (current.startsWith("slow")) await gate("model", abortSignal);
+      if (current.startsWith("slow")) {
+        try {
+          await gate("model", abortSignal);
+        } catch (error) {
+          // cancel_turn reached streamText's abortSignal through cancellationSignal.
+          log({ kind: "model_aborted", name: "model", prompts });
+          throw error;
+        }
+      }
       if (current.startsWith("fail")) throw new Error("model unavailable");
       return respond(`Results: ${named.join("; ")}`, []);
     }
