@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -17,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dex_agents import AgentSessionClient, AgentSessionFlow, RemoteRunner
+from dex_agents import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    RemoteRunner,
+    RemoteRunnerError,
+    RemoteRunnerUnavailableError,
+)
 from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole
 from dex_agents_testing.history import assert_step_shape
@@ -281,3 +288,26 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_remote_runner_errors_survive_pickling() -> None:
+    """They cross the Step's failure boundary like every run error."""
+    error = RemoteRunnerUnavailableError(
+        "runner 'A' at 'h:1': `RunModelStep` (attempt 2) failed: unreachable",
+        target="h:1",
+        flow_type="A",
+        method="RunModelStep",
+        attempt=2,
+        session_id="s1",
+    )
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is RemoteRunnerUnavailableError
+    assert isinstance(copy, RemoteRunnerError)
+    assert (str(copy), copy.target, copy.flow_type, copy.method, copy.attempt) == (
+        str(error),
+        "h:1",
+        "A",
+        "RunModelStep",
+        2,
+    )
+    assert (copy.error_type, copy.session_id) == (None, "s1")
