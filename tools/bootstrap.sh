@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# tmux drives the terminal chat's tests (python/core/tests/test_chat_terminal.py).
-debs=(bazel-bootstrap bazel-rules-java bazel-rules-proto bazel-skylib protobuf-compiler libprotobuf-dev nodejs npm tmux)
+# tmux drives the terminal chat's tests (python/core/tests/test_chat_terminal.py);
+# chromium the web console's browser test (python/core/tests/test_console_browser.py).
+debs=(bazel-bootstrap bazel-rules-java bazel-rules-proto bazel-skylib protobuf-compiler libprotobuf-dev nodejs npm tmux chromium)
 missing=()
 for deb in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$deb" 2>/dev/null | grep -q "install ok installed" || missing+=("$deb")

@@ -1,5 +1,6 @@
 """A Stepwise session Flow for the HTTP tests, built by `flow(config)` in the test and
-in the Worker child (FactoryScenario).
+in the Worker child (FactoryScenario); `events_capacity_bytes` in the config bounds
+the AgentEvents Stream, so older turns' events get trimmed.
 
 The model answers by the last user command (the text before the first space), so a
 restarted Worker answers the same way, and streams its answer word by word:
@@ -9,11 +10,14 @@ restarted Worker answers the same way, and streams its answer word by word:
 - `kill:<name>`: stream `partial answer `, create `<gate_dir>/<name>.streamed` and
   wait for `<gate_dir>/<name>` (the test SIGKILLs the Worker meanwhile); an attempt
   that finds the `.streamed` marker answers `final answer` at once.
+- `hold:<name>`: call the read tool `hold`, which creates `<gate_dir>/<name>.started`
+  and waits for `<gate_dir>/<name>` (the test steers meanwhile), then answer `held`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ from dex_agents.models import (
     scripted_answer,
     scripted_tool_calls,
 )
+from dex_agents.options import DEFAULT_EVENT_STREAM_CAPACITY_BYTES
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import ToolEffect
 
@@ -63,6 +68,10 @@ class CommandModel:
         entry: ScriptedResponse
         if name == "tool" and not after_tool:
             entry = scripted_tool_calls((f"call-{argument}", "lookup", '{"q":"x"}'), usage=usage)
+        elif name == "hold" and not after_tool:
+            entry = scripted_tool_calls(
+                (f"call-{argument}", "hold", json.dumps({"gate": argument})), usage=usage
+            )
         elif name == "approve" and not after_tool:
             entry = scripted_tool_calls(
                 (f"call-{argument}", "deploy", '{"target":"prod"}'), usage=usage
@@ -71,6 +80,8 @@ class CommandModel:
             entry = scripted_answer("looked up", usage=usage)
         elif name == "approve":
             entry = scripted_answer("deployed", usage=usage)
+        elif name == "hold":
+            entry = scripted_answer("held", usage=usage)
         elif name == "kill":
             entry = await self._killed_once(request, argument, usage)
         else:
@@ -112,12 +123,32 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
         """
         return f"deployed to {target}"
 
-    model = CommandModel(Path(str(config.get("gate_dir", "/nonexistent"))))
-    definition = AgentDefinition(model_resolver=lambda settings: model, tools=[lookup, deploy])
+    gates = Path(str(config.get("gate_dir", "/nonexistent")))
+
+    @tool
+    async def hold(gate: str = "") -> str:
+        """Waits for its gate.
+
+        Args:
+            gate: The gate file's name.
+        """
+        (gates / f"{gate}.started").touch()
+        # The gate is a file another process creates, so there is no event to await.
+        while not (gates / gate).exists():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+        return "held"
+
+    model = CommandModel(gates)
+    definition = AgentDefinition(
+        model_resolver=lambda settings: model, tools=[lookup, deploy, hold]
+    )
+    capacity = int(config.get("events_capacity_bytes", DEFAULT_EVENT_STREAM_CAPACITY_BYTES))
     options = AgentSessionOptions(
+        event_stream_capacity_bytes=capacity,
         tool_policies={
             "lookup": ToolPolicy(effect=ToolEffect.READ),
             "deploy": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),
+            "hold": ToolPolicy(effect=ToolEffect.READ),
         },
     )
     return AgentSessionFlow(

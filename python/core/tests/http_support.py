@@ -139,6 +139,8 @@ def fold_message(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             tool(chunk["toolCallId"]).update(state="output-error", errorText=chunk["errorText"])
         elif kind == "tool-output-denied":
             tool(chunk["toolCallId"]).update(state="output-denied")
+        elif kind == "steering-message":
+            parts.append({"type": kind, "id": chunk["id"], "parts": chunk["parts"]})
         elif kind in ("finish", "finish-step", "error", "abort") or kind.startswith("data-"):
             continue
         else:

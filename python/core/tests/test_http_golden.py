@@ -62,7 +62,12 @@ def _translate(case: str) -> list[dict[str, Any]]:
     def lookup(tool_call_id: str, event: AgentEvent) -> ToolFacts:
         return facts.get(tool_call_id, ToolFacts(tool_name=""))
 
-    translator = UiTurnTranslator(spec["turn_id"], lookup)
+    steering = {turn: [tuple(m) for m in texts] for turn, texts in spec.get("steering", {}).items()}
+
+    def steered(event: AgentEvent) -> list[tuple[str, str]]:
+        return steering.get(event.turn_id or "", [])
+
+    translator = UiTurnTranslator(spec["turn_id"], lookup, steered)
     chunks: list[dict[str, Any]] = []
     midway = spec["joins_midway"]
     if midway is not None:

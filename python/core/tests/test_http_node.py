@@ -17,7 +17,7 @@ from http_support import serving
 
 FLOW = "http_flows:flow"
 LIMITS = HttpLimits(poll_seconds=1, idle_timeout_seconds=30)
-SESSIONS = 5
+SESSIONS = 6
 
 
 def _roots() -> tuple[Path, Path]:
@@ -55,13 +55,16 @@ def test_ui_package_against_the_app(
     package = _built_package(tmp_path)
     live = sorted(str(p) for p in (package / "dist" / "live").glob("*.live.js"))
     assert live, "no compiled live tests"
-    h = factory_harness(FLOW)
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    h = factory_harness(FLOW, {"gate_dir": str(gates)})
     sessions = [h.start() for _ in range(SESSIONS)]
     with serving(h.client, LIMITS) as served:
         env = {
             **os.environ,
             "DEX_UI_BASE_URL": served.base_url,
             "DEX_UI_SESSIONS": ",".join(sessions),
+            "DEX_UI_GATE_DIR": str(gates),
         }
         done = subprocess.run(
             ["node", "--test", "--test-concurrency=1", *live],

@@ -83,9 +83,9 @@ def test_approval_through_tool_approval_response(factory_harness: Callable[..., 
         with _post(base, session, answer) as response:
             assert response.status_code == 200
             second = list(ui_chunks(response))
+        # This browser sent the answer, so no tool-approval-response comes back.
         assert _types(second) == [
             "start",
-            "tool-approval-response",
             "tool-output-available",
             "start-step",
             "text-start",
@@ -96,9 +96,10 @@ def test_approval_through_tool_approval_response(factory_harness: Callable[..., 
             "finish",
         ]
         assert second[0][0]["messageId"] == "msg_turn-1"
-        assert second[2][0]["output"] == "deployed to prod"
+        assert second[1][0]["output"] == "deployed to prod"
         assert second[-1][0]["finishReason"] == "stop"
-        message = _message(first + second)
+        # useChat's addToolApprovalResponse puts the answer into the part itself.
+        message = _message([*first, (answer, None), *second])
         tool_part = message["parts"][1]
         assert tool_part["state"] == "output-available"
         assert tool_part["approval"] == {"id": "call-1", "approved": True}
@@ -139,13 +140,8 @@ def test_rejection_through_use_chat_approval_parts(
         }
         with _post(base, session, body) as response:
             second = list(ui_chunks(response))
-        assert second[1][0] == {
-            "type": "tool-approval-response",
-            "approvalId": "call-2",
-            "approved": False,
-            "reason": "not today",
-        }
-        assert second[2][0] == {"type": "tool-output-denied", "toolCallId": "call-2"}
+        assert second[1][0] == {"type": "tool-output-denied", "toolCallId": "call-2"}
+        assert "tool-approval-response" not in _types(second)
         assert second[-1][0]["finishReason"] == "stop"
         assert _message(first + second)["parts"][1]["state"] == "output-denied"
 
@@ -252,3 +248,153 @@ def test_bad_and_stale_ui_tokens_get_400(factory_harness: Callable[..., Harness]
                 assert response.status_code == 400
                 assert error in response.read().decode()
         assert served.open_streams == 0
+
+
+def test_a_steered_turn_goes_on_in_its_message(
+    private_dexlite: DexliteProcess, tmp_root: Path, tmp_path: Path
+) -> None:
+    h = Harness.create_from_factory(private_dexlite, tmp_root, FLOW, {"gate_dir": str(tmp_path)})
+    try:
+        session = h.start()
+        with serving(h.client, LIMITS) as served:
+            base = served.base_url
+            with _post(base, session, _user("hold:s1")) as response:
+                chunks: Chunks = []
+                stream = ui_chunks(response)
+                for item in stream:
+                    chunks.append(item)
+                    if item[0]["type"] == "tool-input-available":
+                        break
+                wait_until(
+                    lambda: (tmp_path / "s1.started").exists() or None,
+                    timeout=30,
+                    what="the hold tool to start",
+                )
+                steered = httpx2.post(
+                    f"{base}/sessions/{session}/steer", json={"text": "say going left"}, timeout=30
+                )
+                assert steered.json() == {"result": True}
+                (tmp_path / "s1").touch()
+                chunks.extend(stream)
+            types = _types(chunks)
+            assert types.count("start") == 1
+            assert types.count("finish") == 1
+            steering = [c for c, _ in chunks if c["type"] == "steering-message"]
+            user = next(m for m in h.snapshot(session).messages if m.text == "say going left")
+            assert user.turn_id == "turn-2"
+            assert steering == [
+                {
+                    "type": "steering-message",
+                    "id": f"user_{user.sequence}",
+                    "parts": [{"type": "text", "text": "say going left"}],
+                }
+            ]
+            # The steering message comes before the step of the model call that reads it.
+            assert types[types.index("steering-message") + 1] == "start-step"
+            assert chunks[-1][0] == {"type": "finish", "finishReason": "stop"}
+            message = _message(chunks)
+            assert message["id"] == "msg_turn-1"
+            assert [p["type"] for p in message["parts"]] == [
+                "step-start",
+                "dynamic-tool",
+                "steering-message",
+                "step-start",
+                "text",
+            ]
+            assert message["parts"][1]["output"] == "held"
+            assert message["parts"][-1]["text"] == "ok going left"
+            # A replay from any token, or of the steered turn, rebuilds the same message.
+            assert _get(base, session, chunks[-1][1]) == chunks
+            assert _get(base, session, chunks[3][1], exact=True) == chunks[4:]
+            url = f"{base}/sessions/{session}/ui-stream?turn=turn-2"
+            with httpx2.stream("GET", url, timeout=60) as response:
+                assert list(ui_chunks(response)) == chunks
+            snapshot = httpx2.get(f"{base}/sessions/{session}/snapshot", timeout=30).json()
+            assert snapshot["steered_turns"] == ["turn-2"]
+    finally:
+        h.close()
+
+
+def _turn_events(h: Harness, session: str, turn_id: str) -> int:
+    page = h.client.client.list_stream_messages(session, h.client.flow.events, 1000)
+    return sum(1 for m in page.messages if m.value.turn_id == turn_id)
+
+
+def test_a_turn_whose_events_were_trimmed_is_rebuilt_from_stored_messages(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    h = factory_harness(FLOW, {"events_capacity_bytes": 4000})
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("tool:1")) as response:
+            live = list(ui_chunks(response))
+        assert live[-1][0] == {"type": "finish", "finishReason": "stop"}
+        for n in range(2, 12):  # later turns push turn-1's events out of the Stream
+            if _turn_events(h, session, "turn-1") == 0:
+                break
+            with _post(base, session, _user(f"say turn {n} of many words")) as response:
+                assert list(ui_chunks(response))[-1][0]["type"] == "finish"
+        assert _turn_events(h, session, "turn-1") == 0
+        rebuilt = _get(base, session, live[-1][1])
+        assert _types(rebuilt) == [
+            "start",
+            "start-step",
+            "tool-input-start",
+            "tool-input-available",
+            "finish-step",
+            "tool-output-available",
+            "start-step",
+            "text-start",
+            "text-delta",
+            "text-end",
+            "finish-step",
+            "finish",
+        ]
+        assert rebuilt[-1][0] == {"type": "finish", "finishReason": "stop"}
+        before, after = _message(live), _message(rebuilt)
+        assert after["id"] == before["id"] == "msg_turn-1"
+        assert after["parts"] == before["parts"]
+        # The same from ?turn=, from a token of the rebuilt chunks, exact or not.
+        url = f"{base}/sessions/{session}/ui-stream?turn=turn-1"
+        with httpx2.stream("GET", url, timeout=60) as response:
+            assert list(ui_chunks(response)) == rebuilt
+        assert _get(base, session, rebuilt[3][1]) == rebuilt
+        assert _get(base, session, rebuilt[3][1], exact=True) == rebuilt[4:]
+        # A live token cannot be placed among rebuilt chunks: exact replays them all.
+        assert _get(base, session, live[2][1], exact=True) == rebuilt
+        missing = httpx2.get(f"{base}/sessions/{session}/ui-stream?turn=turn-99", timeout=30)
+        assert missing.status_code == 400
+        assert "turn 'turn-99' has no retained events and no stored messages" in missing.text
+        assert served.open_streams == 0
+
+
+def test_an_approval_resolved_elsewhere_streams_its_tool_approval_response(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    h = factory_harness(FLOW)
+    session = h.start()
+    with serving(h.client, LIMITS) as served:
+        base = served.base_url
+        with _post(base, session, _user("approve:7")) as response:
+            first = list(ui_chunks(response))
+        assert first[-1][0]["finishReason"] == "tool-calls"
+        # Another tab, or the RPC, answers; this browser reconnects to the turn.
+        resolved = httpx2.post(
+            f"{base}/sessions/{session}/resolve",
+            json={"interrupt_id": "call-7", "approved": True},
+            timeout=30,
+        )
+        assert resolved.json() == {"result": True}
+        replay = _get(base, session, first[-1][1])
+        types = _types(replay)
+        assert types.index("tool-approval-request") < types.index("tool-approval-response")
+        assert replay[types.index("tool-approval-response")][0] == {
+            "type": "tool-approval-response",
+            "approvalId": "call-7",
+            "approved": True,
+        }
+        message = _message(replay)
+        assert message["parts"][1]["state"] == "output-available"
+        assert message["parts"][1]["approval"] == {"id": "call-7", "approved": True}
+        assert message["parts"][-1]["text"] == "deployed"

@@ -208,6 +208,11 @@ def test_sigkill_mid_tool_leaves_no_open_span_and_the_retry_joins_the_same_root(
     session = h.start("work")
     _approve_write(h, session)
     wait_until(lambda: h.log.count("tool", name="lookup") == 1, what="lookup to start")
+    # The approval's activation and the write run beside the gated lookup; let them
+    # end first, so the kill lands in lookup alone (a root still open in the killed
+    # Worker would stay open, as any span of a process killed mid-Step does).
+    _wait_spans(spans_path, "execute_tool write_note", 1)
+    _wait_spans(spans_path, "invoke_agent", 2)
     h.restart_worker()  # SIGKILL while lookup runs
     (gates / "lookup").touch()
     h.wait_idle(session, 1, timeout=90)

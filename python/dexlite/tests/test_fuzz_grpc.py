@@ -362,3 +362,24 @@ def test_unknown_ids_are_not_found(server: Server) -> None:
     ]:
         assert _call(server, method, request) == grpc.StatusCode.NOT_FOUND
     assert server.dump() == before
+
+
+def test_history_pages_refuse_a_negative_size_and_cap_a_huge_one(server: Server) -> None:
+    """Found by the long run: a negative estimate_page_size was an internal error."""
+    before = server.dump()
+    request = pb.GetHistoryEventsRequest(
+        flow_id=FLOW_ID, run_id=server.run_id, estimate_page_size=-(2**31)
+    )
+    with pytest.raises(grpc.RpcError) as refused:
+        server.stub.GetHistoryEvents(request, timeout=CALL_TIMEOUT)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details() == "estimate_page_size must not be negative"
+    huge = server.stub.GetHistoryEvents(
+        pb.GetHistoryEventsRequest(
+            flow_id=FLOW_ID, run_id=server.run_id, estimate_page_size=2**31 - 1
+        ),
+        timeout=CALL_TIMEOUT,
+    )
+    assert huge.events
+    assert not huge.next_page_token
+    assert server.dump() == before

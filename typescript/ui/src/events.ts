@@ -21,6 +21,8 @@ export interface AgentEventMessage {
 export interface UiSnapshot {
   readonly snapshot: AgentSnapshot;
   readonly resumeToken: string;
+  /** Turns steering started, among the newest events: convertAgentSnapshotToUIMessages' `steeredTurns`. */
+  readonly steeredTurns: readonly string[];
 }
 
 export interface AgentEventsOptions {
@@ -42,11 +44,19 @@ export async function fetchUiSnapshot(
   const init: RequestInit = options.signal ? { signal: options.signal } : {};
   const response = await doFetch(sessionUrl(baseUrl, sessionId, "snapshot"), init);
   if (!response.ok) throw await refusal(response, `GET snapshot of ${sessionId}`);
-  const body = (await response.json()) as { snapshot?: unknown; resume_token?: unknown };
+  const body = (await response.json()) as { snapshot?: unknown; resume_token?: unknown; steered_turns?: unknown };
   if (typeof body.resume_token !== "string" || typeof body.snapshot !== "object" || body.snapshot === null) {
     throw new Error(`GET snapshot of ${sessionId}: the body lacks 'snapshot' or 'resume_token'`);
   }
-  return { snapshot: decodeAgentSnapshot(JSON.stringify(body.snapshot)), resumeToken: body.resume_token };
+  const steered = body.steered_turns ?? [];
+  if (!Array.isArray(steered) || !steered.every((t): t is string => typeof t === "string")) {
+    throw new Error(`GET snapshot of ${sessionId}: 'steered_turns' is not an array of strings`);
+  }
+  return {
+    snapshot: decodeAgentSnapshot(JSON.stringify(body.snapshot)),
+    resumeToken: body.resume_token,
+    steeredTurns: steered,
+  };
 }
 
 /**

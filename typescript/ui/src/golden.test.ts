@@ -5,11 +5,12 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { decodeAgentEvent, encodeAgentEvent } from "@dex-agents/contracts";
+import { decodeAgentEvent, decodeAgentSnapshot, encodeAgentEvent } from "@dex-agents/contracts";
 import { asSchema, type UIMessage, type UIMessageChunk, uiMessageChunkSchema } from "ai";
 
+import { convertAgentSnapshotToUIMessages } from "./messages.js";
 import { readSse } from "./sse.js";
-import { foldChunks, testdataDir } from "./testing.js";
+import { foldChunks, plain, testdataDir } from "./testing.js";
 import { decodeUiStreamToken, encodeUiStreamToken } from "./token.js";
 
 const root = join(testdataDir(), "ui-stream");
@@ -21,7 +22,7 @@ function chunksOf(name: string): UIMessageChunk[] {
 }
 
 test("the golden cases are there", () => {
-  assert.deepEqual(cases, ["approval-continued", "approval-requested", "retried-step", "tool-turn"]);
+  assert.deepEqual(cases, ["approval-continued", "approval-requested", "retried-step", "steered-turn", "tool-turn"]);
 });
 
 for (const name of cases) {
@@ -85,6 +86,28 @@ test("approval-requested then approval-continued: one message, approved, with th
   assert.equal(tool.state, "output-available");
   assert.equal(tool.output, "deployed to prod");
   assert.equal(tool.approval?.approved, true);
+});
+
+test("steered-turn folds into the message convertAgentSnapshotToUIMessages makes of its stored messages", async () => {
+  const folded = await foldChunks<UIMessage>(chunksOf("steered-turn"));
+  const stored = decodeAgentSnapshot(
+    JSON.stringify({
+      messages: [
+        { sequence: 1, turn_id: "turn-1", role: "user", text: "hold:g1" },
+        { sequence: 2, turn_id: "turn-1", role: "assistant", tool_call_id: "call-1", tool_name: "hold", tool_arguments: '{"gate":"g1"}' },
+        { sequence: 3, turn_id: "turn-1", role: "tool", tool_call_id: "call-1", tool_name: "hold", tool_output: "held" },
+        { sequence: 4, turn_id: "turn-2", role: "user", text: "go left" },
+        { sequence: 5, turn_id: "turn-2", role: "user", text: "and say so" },
+        { sequence: 6, turn_id: "turn-2", role: "assistant", text: "ok going left" },
+      ],
+    }),
+  );
+  const [, converted] = convertAgentSnapshotToUIMessages(stored, { steeredTurns: ["turn-2"] });
+  assert.deepEqual(plain(folded), plain(converted!));
+  assert.deepEqual(
+    folded.parts.map((p) => p.type),
+    ["step-start", "dynamic-tool", "steering-message", "steering-message", "step-start", "text"],
+  );
 });
 
 test("tokens.json: encode gives the text, decode gives the fields", () => {

@@ -15,6 +15,7 @@ export { type AgentEventMessage, type AgentEventsOptions, fetchUiSnapshot, strea
 export { DexHttpError, type FetchFunction } from "./http.js";
 export {
   convertAgentSnapshotToUIMessages,
+  type ConvertSnapshotOptions,
   type DexMessageMetadata,
   type DexUIMessage,
   messageIdOfTurn,

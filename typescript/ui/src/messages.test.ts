@@ -117,3 +117,41 @@ test("an active turn with no stored reply yet still gets its message", () => {
     ["user_1"],
   );
 });
+
+test("a turn steering started goes on in the message of the turn it steered", () => {
+  const value = snapshot({
+    messages: [
+      user(1, "t1", "hold on"),
+      call(2, "t1", "c1", '{"q":"x"}'),
+      result(3, "t1", "c1", "found x"),
+      user(4, "t2", "go left"),
+      user(5, "t2", "and say so"),
+      said(6, "t2", "going left"),
+      user(7, "t3", "thanks"),
+      said(8, "t3", "welcome"),
+    ],
+  });
+  const messages = convertAgentSnapshotToUIMessages(value, { steeredTurns: ["t2"] });
+  assert.deepEqual(
+    messages.map((m) => m.id),
+    ["user_1", "msg_t1", "user_7", "msg_t3"],
+  );
+  assert.deepEqual(plain(messages[1]!), {
+    id: "msg_t1",
+    role: "assistant",
+    metadata: { turnId: "t1" },
+    parts: [
+      { type: "step-start" },
+      { type: "dynamic-tool", toolName: "lookup", toolCallId: "c1", state: "output-available", input: { q: "x" }, output: "found x" },
+      { type: "steering-message", id: "user_4", parts: [{ type: "text", text: "go left" }] },
+      { type: "steering-message", id: "user_5", parts: [{ type: "text", text: "and say so" }] },
+      { type: "step-start" },
+      { type: "text", text: "going left", state: "done" },
+    ],
+  });
+  // Without the steered turns, each turn keeps its own messages.
+  assert.deepEqual(
+    convertAgentSnapshotToUIMessages(value).map((m) => m.id),
+    ["user_1", "msg_t1", "user_4", "user_5", "msg_t2", "user_7", "msg_t3"],
+  );
+});

@@ -6,7 +6,10 @@
  * One turn is one assistant message `msg_<turn_id>`; each model call is one
  * step (`step-start`); tool calls are `dynamic-tool` parts whose results come
  * from the tool messages. A user message between two model calls of one turn
- * is a `steering-message` part and starts the next step.
+ * is a `steering-message` part and starts the next step. A turn that steering
+ * started (`steeredTurns`, which the snapshot route lists) goes on in the
+ * message of the turn it steered, as the UI message stream sends it: its
+ * opening user messages are `steering-message` parts, then its steps.
  *
  * @module
  */
@@ -51,12 +54,22 @@ function parsedArguments(text: string | undefined): unknown {
   }
 }
 
+/** Options of convertAgentSnapshotToUIMessages. */
+export interface ConvertSnapshotOptions {
+  /** Turns that steered messages started (the snapshot route's `steered_turns`). */
+  readonly steeredTurns?: Iterable<string>;
+}
+
 class TurnBuilder {
   readonly parts: Part[] = [];
   private stepOpen = false;
   private readonly tools = new Map<string, ToolPart>();
+  /** The turn being read: a steered turn goes on in the message of the turn it steered. */
+  currentTurn: string;
 
-  constructor(readonly turnId: string) {}
+  constructor(readonly turnId: string) {
+    this.currentTurn = turnId;
+  }
 
   private enterStep(): void {
     if (!this.stepOpen) {
@@ -162,9 +175,14 @@ class TurnBuilder {
  *
  * The snapshot holds the last 200 messages, so the oldest turn may start midway.
  */
-export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): DexUIMessage[] {
+export function convertAgentSnapshotToUIMessages(
+  snapshot: AgentSnapshot,
+  options: ConvertSnapshotOptions = {},
+): DexUIMessage[] {
+  const steered = new Set(options.steeredTurns ?? []);
   const out: DexUIMessage[] = [];
   let turn: TurnBuilder | undefined;
+  let opening = false; // reading the user messages a steered turn opens with
   const finish = (): void => {
     if (turn !== undefined && turn.parts.length > 0) {
       out.push({ id: messageIdOfTurn(turn.turnId), role: "assistant", metadata: { turnId: turn.turnId }, parts: turn.parts });
@@ -174,18 +192,28 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): DexUI
   const activeTurn = snapshot.state?.activeTurnId;
   let overlaid = false;
   const overlay = (builder: TurnBuilder): void => {
-    if (builder.turnId !== activeTurn || overlaid) return;
+    if (builder.currentTurn !== activeTurn || overlaid) return;
     overlaid = true;
     builder.overlay(
-      snapshot.toolCalls.filter((r) => r.turnId === builder.turnId),
+      snapshot.toolCalls.filter((r) => r.turnId === builder.currentTurn),
       snapshot.pendingInterrupts,
     );
   };
   for (const message of snapshot.messages) {
-    if (turn !== undefined && turn.turnId !== message.turnId) {
-      overlay(turn);
-      finish();
+    if (turn !== undefined && turn.currentTurn !== message.turnId) {
+      if (steered.has(message.turnId)) {
+        turn.currentTurn = message.turnId;
+        opening = true;
+      } else {
+        overlay(turn);
+        finish();
+      }
     }
+    if (opening && message.role === MessageRole.USER) {
+      turn!.steering(message);
+      continue;
+    }
+    opening = false;
     if (message.role === MessageRole.USER && (turn === undefined || turn.parts.length === 0)) {
       out.push({ id: userMessageId(message), role: "user", parts: [{ type: "text", text: message.text ?? "" }] });
       turn ??= new TurnBuilder(message.turnId);
@@ -197,7 +225,7 @@ export function convertAgentSnapshotToUIMessages(snapshot: AgentSnapshot): DexUI
     else turn.assistant(message);
   }
   if (activeTurn !== undefined && activeTurn !== "" && !overlaid) {
-    if (turn === undefined || turn.turnId !== activeTurn) {
+    if (turn === undefined || turn.currentTurn !== activeTurn) {
       finish();
       turn = new TurnBuilder(activeTurn);
     }

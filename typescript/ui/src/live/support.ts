@@ -11,13 +11,14 @@ import type { AddressInfo } from "node:net";
 
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from "ai";
 
-export function liveEnv(): { baseUrl: string; sessions: string[] } {
+export function liveEnv(): { baseUrl: string; sessions: string[]; gateDir: string } {
   const baseUrl = process.env["DEX_UI_BASE_URL"];
   const sessions = (process.env["DEX_UI_SESSIONS"] ?? "").split(",").filter((s) => s !== "");
-  if (!baseUrl || sessions.length === 0) {
-    throw new Error("DEX_UI_BASE_URL and DEX_UI_SESSIONS are unset: run these through test_http_node.py");
+  const gateDir = process.env["DEX_UI_GATE_DIR"];
+  if (!baseUrl || sessions.length === 0 || !gateDir) {
+    throw new Error("DEX_UI_BASE_URL, DEX_UI_SESSIONS and DEX_UI_GATE_DIR are unset: run these through test_http_node.py");
   }
-  return { baseUrl, sessions };
+  return { baseUrl, sessions, gateDir };
 }
 
 class MemoryState<M extends UIMessage> implements ChatState<M> {

@@ -6,6 +6,8 @@
  */
 
 import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
@@ -16,7 +18,7 @@ import { foldChunks, parsedChunks, plain } from "../testing.js";
 import { DexChatTransport } from "../transport.js";
 import { CuttingProxy, HeadlessChat, liveEnv, waitFor } from "./support.js";
 
-const { baseUrl, sessions } = liveEnv();
+const { baseUrl, sessions, gateDir } = liveEnv();
 
 function userBody(text: string): string {
   return JSON.stringify({
@@ -38,8 +40,8 @@ async function postTurn(session: string, text: string): Promise<UIMessage> {
 }
 
 async function converted(session: string): Promise<UIMessage[]> {
-  const { snapshot } = await fetchUiSnapshot(baseUrl, session);
-  return convertAgentSnapshotToUIMessages(snapshot);
+  const { snapshot, steeredTurns } = await fetchUiSnapshot(baseUrl, session);
+  return convertAgentSnapshotToUIMessages(snapshot, { steeredTurns });
 }
 
 function assistant(messages: UIMessage[], id: string): UIMessage {
@@ -167,4 +169,40 @@ test("streamAgentEvents resumes cut connections by Last-Event-ID with no gap or 
   } finally {
     await proxy.stop();
   }
+});
+
+test("a steered turn: useChat's message goes on through the steered turn as the snapshot converts it", async () => {
+  const session = sessions[5]!;
+  const chat = new HeadlessChat({ id: session, transport: new DexChatTransport({ api: baseUrl }) });
+  const sent = chat.sendMessage({ text: "hold:n6" });
+  await waitFor(() => existsSync(join(gateDir, "n6.started")), "the hold tool to start");
+  const steer = await fetch(`${baseUrl}/sessions/${session}/steer`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text: "say going left" }),
+  });
+  assert.deepEqual(await steer.json(), { result: true });
+  writeFileSync(join(gateDir, "n6"), "");
+  await sent;
+  await waitFor(() => chat.status === "ready" || chat.status === "error", "the steered turn to finish");
+  assert.equal(chat.error, undefined);
+  const streamed = chat.messages.at(-1)!;
+  assert.equal(streamed.id, "msg_turn-1");
+  assert.deepEqual(
+    streamed.parts.map((p) => p.type),
+    ["step-start", "dynamic-tool", "steering-message", "step-start", "text"],
+  );
+  const steering = streamed.parts[2]!;
+  assert.ok(steering.type === "steering-message");
+  assert.deepEqual(steering.parts, [{ type: "text", text: "say going left" }]);
+  const text = streamed.parts[4]!;
+  assert.ok(text.type === "text" && text.text === "ok going left");
+  const { steeredTurns } = await fetchUiSnapshot(baseUrl, session);
+  assert.deepEqual(steeredTurns, ["turn-2"]);
+  const fromSnapshot = await converted(session);
+  assert.deepEqual(
+    fromSnapshot.map((m) => m.role),
+    ["user", "assistant"],
+  );
+  assert.deepEqual(plain(assistant(fromSnapshot, streamed.id)), plain(streamed));
 });

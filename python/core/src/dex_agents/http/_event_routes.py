@@ -18,6 +18,7 @@ from dex_agents.http._cursor import EventCursor
 from dex_agents.http._responses import BadRequest, dex_error, error_response, json_response
 from dex_agents.http._snapshot import ui_snapshot_json
 from dex_agents.http._sse import sse_response
+from dex_agents.http._steering import steered_turns
 
 __all__ = ["EventRoutes", "requested_token", "streams_full"]
 
@@ -52,23 +53,27 @@ class EventRoutes:
 
         The token is the newest event's, read before the snapshot, so events the
         snapshot already shows may arrive again but none it lacks are skipped.
+        `steered_turns` names the turns steering started (among the newest events).
         """
         session_id = request.path_params["session_id"]
         client = self.ctx.client
 
-        def read() -> tuple[str, dict[str, object]]:
+        def read() -> tuple[str, dict[str, object], list[str]]:
             page = client.client.list_stream_messages(session_id, client.flow.events, 1)
             token = page.messages[0].resume_token if page.messages else ""
-            return token, ui_snapshot_json(client.get_snapshot(session_id))
+            snapshot = ui_snapshot_json(client.get_snapshot(session_id))
+            return token, snapshot, steered_turns(client, session_id)
 
         try:
-            token, snapshot = await self.ctx.blocking(read)
+            token, snapshot, steered = await self.ctx.blocking(read)
         except Exception as error:
             refused = dex_error(error)
             if refused is None:
                 raise
             return error_response(str(refused), refused.status)
-        return json_response({"snapshot": snapshot, "resume_token": token})
+        return json_response(
+            {"snapshot": snapshot, "resume_token": token, "steered_turns": steered}
+        )
 
     async def events(self, request: Request) -> Response:
         session_id = request.path_params["session_id"]

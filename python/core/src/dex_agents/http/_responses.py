@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dex import DexServiceError
+from dex import DexServiceError, WorkerInvocationError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -37,6 +37,8 @@ def dex_error(error: Exception) -> BadRequest | None:
     """The request error a client or Dex failure means, or None for a server fault."""
     if isinstance(error, SessionNotFoundError):
         return BadRequest(str(error), status=404)
+    if isinstance(error, WorkerInvocationError):
+        return BadRequest(f"no Worker of the session's Flow answered: {error.detail}", status=503)
     if isinstance(error, DexServiceError) and error.code.name == "INVALID_ARGUMENT":
         return BadRequest(f"Dex refused the request: {error.detail}")
     return None

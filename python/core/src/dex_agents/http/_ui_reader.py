@@ -40,8 +40,14 @@ class TurnReader:
     start: str
     read_from: str
     poll: timedelta
-    joins_midway: bool = False
+    joins_midway: tuple[tuple[str, ...], dict[str, str]] | None = None
+    """A response after approvals: the turn's tool call ids and the approvals asked
+    (interrupt id -> tool call id) the browser's message already shows."""
     skip_through: tuple[str, int] | None = None
+    stored: list[Chunk] | None = None
+    """The turn rebuilt from its stored messages: sent instead of reading events."""
+    answered_here: frozenset[str] = frozenset()
+    """Approvals this response's request resolved: the browser shows its own answer."""
 
     def __post_init__(self) -> None:
         self._counts: Counter[str] = Counter()
@@ -67,6 +73,12 @@ class TurnReader:
                 if self.skip_through == (position, index):
                     self.skip_through = None
                 continue
+            if (
+                chunk["type"] == "tool-approval-response"
+                and chunk["approvalId"] in self.answered_here
+            ):
+                # Counted but not sent, so the tokens after it match a replay's.
+                continue
             token = UiToken(
                 session_id=self.state.session_id,
                 turn_id=self.state.turn_id,
@@ -79,12 +91,14 @@ class TurnReader:
                 raise _Gone
 
     def _run(self, stopped: threading.Event) -> None:
+        if self.stored is not None:
+            # Every chunk is made at the same place, so tokens count them from `start`.
+            self._out(self.stored, self.start)
+            return
         translator, state = self.translator, self.state
         cursor = EventCursor(state.client, state.session_id, self.read_from)
-        if self.joins_midway:
-            snapshot = state.snapshot()
-            known = [t.tool_call_id for t in snapshot.tool_calls if t.turn_id == state.turn_id]
-            asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
+        if self.joins_midway is not None:
+            known, asked = self.joins_midway
             self._out(translator.begin(known, asked), cursor.after)
         check_step: str | None = None  # a Step whose commit may leave the turn paused
         while not translator.done and not stopped.is_set():
@@ -108,7 +122,14 @@ class TurnReader:
         """Translates one event; returns the Step whose commit to check for a pause."""
         translator, state = self.translator, self.state
         position, event = message.resume_token, message.value
-        if event.turn_id != state.turn_id:
+        if translator.awaiting_steered:
+            if event.type == "turn_started" and event.turn_id:
+                state.follow(event.turn_id)
+                self._out(translator.feed(event), position)
+            elif event.turn_id:
+                self._out(translator.end_unsteered(), position)
+            return check_step
+        if event.turn_id != state.current:
             return check_step
         if event.type in _END_EVENTS:
             if state.ended_with(event):
@@ -122,7 +143,10 @@ class TurnReader:
     def _idle(self, position: str) -> None:
         """Nothing new: pause for approvals, or end from state if the end was lost."""
         translator, state = self.translator, self.state
-        if translator.pending_approvals and state.waits_only_for_approvals():
+        if translator.awaiting_steered:
+            if state.steering_settled():
+                self._out(translator.end_unsteered(), position)
+        elif translator.pending_approvals and state.waits_only_for_approvals():
             self._out(translator.pause_for_approvals(), position)
         elif state.turn_ended(fresh=True):
             self._out(translator.begin(), position)

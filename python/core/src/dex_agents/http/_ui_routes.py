@@ -24,6 +24,7 @@ from dex_agents.http._responses import (
 from dex_agents.http._sse import compact_json, sse_response
 from dex_agents.http._ui_reader import TurnReader, UiItem, refused_token
 from dex_agents.http._ui_state import TurnState
+from dex_agents.http._ui_stored import stored_turn_chunks
 from dex_agents.http._ui_token import UiToken
 from dex_agents.http._ui_translate import UiTurnTranslator
 
@@ -58,16 +59,19 @@ class UiRoutes:
             if token_text:
                 token = self._token(token_text, session_id)
                 state = TurnState(self.ctx.client, session_id, token.turn_id)
-                start = self._checked_start(state, token.start)
                 skip = (token.position, token.chunk) if exact else None
+                start, refused = self._retained_start(state, token.start)
+                if start is None:
+                    return self._stored_reader(state, token.start, refused, skip)
                 return self._reader(state, start, start, skip_through=skip)
             turn_id: str | None = turn_param or self._active_turn(session_id)
             if turn_id is None:
                 return None
-            state = TurnState(self.ctx.client, session_id, turn_id)
-            listed = state.listed_start()
-            if listed is None:
-                raise BadRequest(f"turn {turn_id!r} has no retained events in this session")
+            chain = TurnState(self.ctx.client, session_id, turn_id).listed_chain()
+            if chain is None:
+                return self._stored_reader(TurnState(self.ctx.client, session_id, turn_id), "")
+            first, listed = chain
+            state = TurnState(self.ctx.client, session_id, first)
             return self._reader(state, listed, listed)
 
         return await self._respond(plan)
@@ -108,23 +112,52 @@ class UiRoutes:
             )
         return token
 
-    def _checked_start(self, state: TurnState, start: str) -> str:
-        """`start` if Dex accepts it, else the turn's listed start; BadRequest without one."""
+    def _retained_start(self, state: TurnState, start: str) -> tuple[str | None, bool]:
+        """(where to read the turn from, whether Dex refused `start`).
+
+        `start` while the turn's `turn_started` follows it, else the turn's listed
+        start; None when the Stream no longer holds the turn's start (trimmed).
+        """
+        refused = False
         try:
-            state.client.read_event(state.session_id, start, _PROBE)
-            return start
+            first = state.client.read_event(state.session_id, start, _PROBE)
+            event = first.value
+            if event.type == "turn_started" and event.turn_id == state.turn_id:
+                return start, False
         except LongPollTimeoutError:
-            return start
+            pass
         except Exception as error:
             if not refused_token(error):
                 raise
-        listed = state.listed_start()
-        if listed is None:
+            refused = True
+        return state.listed_start(), refused
+
+    def _stored_reader(
+        self,
+        state: TurnState,
+        start: str,
+        refused: bool = False,
+        skip: tuple[str, int] | None = None,
+    ) -> TurnReader:
+        """An ended turn whose events are gone, rebuilt from its stored messages.
+
+        A turn still running reads on from `start`, what the Stream kept of it.
+        """
+        stored = state.stored_turn()
+        if stored is None and not refused and not state.turn_ended(fresh=True):
+            return self._reader(state, start, start, skip_through=skip)
+        if stored is None:
+            what = "the UI stream token's position was refused and turn" if refused else "turn"
             raise BadRequest(
-                f"the UI stream token's position was refused and turn {state.turn_id!r} "
-                "has no retained events"
+                f"{what} {state.turn_id!r} has no retained events and no stored messages "
+                "of an ended turn in this session"
             )
-        return listed
+        messages, error = stored
+        if skip is not None and skip[0] != start:
+            skip = None  # a token of the events, not of the rebuilt chunks: replay them all
+        reader = self._reader(state, start, start, skip_through=skip)
+        reader.stored = stored_turn_chunks(state.turn_id, messages, error)
+        return reader
 
     def _active_turn(self, session_id: str) -> str | None:
         state = self.ctx.client.get_snapshot(session_id).state
@@ -136,10 +169,11 @@ class UiRoutes:
         start: str,
         read_from: str,
         *,
-        joins_midway: bool = False,
+        joins_midway: tuple[tuple[str, ...], dict[str, str]] | None = None,
         skip_through: tuple[str, int] | None = None,
     ) -> TurnReader:
-        translator = UiTurnTranslator(state.turn_id, state.tool_facts)
+        translator = UiTurnTranslator(state.turn_id, state.tool_facts, state.steered_messages)
+        translator.follow(state.current)
         return TurnReader(
             state=state,
             translator=translator,
@@ -184,14 +218,24 @@ class UiRoutes:
                     f"approval {interrupt_id!r} is not pending in the active turn {turn_id!r}",
                     status=409,
                 )
-        start = state.listed_start() or ""
+        # What the browser's message shows, read before the answers let the turn go on
+        # (a turn that then ends at once keeps no tool call records).
+        snapshot = state.snapshot()
+        known = tuple(t.tool_call_id for t in snapshot.tool_calls if t.turn_id == turn_id)
+        asked = {i.interrupt_id: i.tool_call_id for i in snapshot.pending_interrupts}
+        # A steered turn goes on in the message of the turn it steered.
+        first, start = state.listed_chain() or (turn_id, "")
+        state = TurnState(client, session_id, first)
+        state.follow(turn_id)
         tail = self._tail(session_id)
         for interrupt_id, approved, reason in approvals:
             if not client.resolve_interrupt(
                 session_id, interrupt_id, approved=approved, rejection_message=reason
             ):
                 raise BadRequest(f"approval {interrupt_id!r} was no longer pending", status=409)
-        return self._reader(state, start, tail, joins_midway=True)
+        reader = self._reader(state, start, tail, joins_midway=(known, asked))
+        reader.answered_here = frozenset(interrupt_id for interrupt_id, _, _ in approvals)
+        return reader
 
     # --- responding -----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 from dex import StepExecutionId, WaitForStepCompletionOptions
@@ -19,6 +20,7 @@ from dex_agents_contracts import (
     InterruptKind,
     MessageRole,
     ToolCallStatus,
+    decode_turn_started_payload,
 )
 
 from dex_agents.client import AgentSessionClient
@@ -51,6 +53,9 @@ class TurnState:
         self.client = client
         self.session_id = session_id
         self.turn_id = turn_id
+        """The turn the UI message is named after (the first of a steered chain)."""
+        self.current = turn_id
+        """The turn being read: a later one once steering moved the message on."""
         self._committed: set[str] = set()
         self._snapshot: AgentSnapshot | None = None
         self._messages: list[AgentMessage] | None = None
@@ -74,9 +79,20 @@ class TurnState:
             self._snapshot = self.client.get_snapshot(self.session_id)
         return self._snapshot
 
+    def follow(self, turn_id: str) -> None:
+        self.current = turn_id
+        self._messages = None
+
     def turn_ended(self, *, fresh: bool = False) -> bool:
         state = self.snapshot(fresh=fresh).state
-        return state is not None and state.active_turn_id != self.turn_id
+        return state is not None and state.active_turn_id != self.current
+
+    def steering_settled(self) -> bool:
+        """No steered turn can follow now: none is active and no steered message waits."""
+        snapshot = self.snapshot(fresh=True)
+        state = snapshot.state
+        idle = state is None or state.active_turn_id is None
+        return idle and not snapshot.steered_messages
 
     def ended_with(self, event: AgentEvent) -> bool:
         """Whether the turn has ended in committed state once `event`'s Step committed."""
@@ -93,7 +109,7 @@ class TurnState:
         """The active turn waits for approvals and for nothing else."""
         snapshot = self.snapshot(fresh=True)
         state = snapshot.state
-        if state is None or state.active_turn_id != self.turn_id:
+        if state is None or state.active_turn_id != self.current:
             return False
         pending = snapshot.pending_interrupts
         if not pending or any(i.kind is not InterruptKind.TOOL_APPROVAL for i in pending):
@@ -101,7 +117,7 @@ class TurnState:
         return all(
             t.status in _FINAL or t.status is ToolCallStatus.AWAITING_APPROVAL
             for t in snapshot.tool_calls
-            if t.turn_id == self.turn_id
+            if t.turn_id == self.current
         )
 
     def approval_pending(self, interrupt_id: str) -> bool:
@@ -122,7 +138,7 @@ class TurnState:
         self.wait_for_commit(event.step_execution_id)
         snapshot = self.snapshot()
         for record in snapshot.tool_calls:
-            if record.tool_call_id == tool_call_id and record.turn_id == self.turn_id:
+            if record.tool_call_id == tool_call_id and record.turn_id == self.current:
                 return ToolFacts(
                     tool_name=record.tool_name,
                     arguments=record.arguments,
@@ -131,12 +147,35 @@ class TurnState:
                 )
         return self._facts_from_messages(tool_call_id, snapshot)
 
-    def _facts_from_messages(self, tool_call_id: str, snapshot: AgentSnapshot) -> ToolFacts:
-        messages = [m for m in snapshot.messages if m.tool_call_id == tool_call_id]
+    def _stored(
+        self, snapshot: AgentSnapshot, keep: Callable[[AgentMessage], bool]
+    ) -> list[AgentMessage]:
+        """Stored messages of the current turn that `keep` picks: the snapshot's, else all."""
+        messages = [m for m in snapshot.messages if m.turn_id == self.current and keep(m)]
         if not messages:
             if self._messages is None:
                 self._messages = self.client.all_messages(self.session_id)
-            messages = [m for m in self._messages if m.tool_call_id == tool_call_id]
+            messages = [m for m in self._messages if m.turn_id == self.current and keep(m)]
+        return messages
+
+    def steered_messages(self, event: AgentEvent) -> list[tuple[str, str]]:
+        """The user messages a steered turn opens with, as (UI message id, text).
+
+        `event` is the turn's `turn_started`; the ids are those
+        convertAgentSnapshotToUIMessages gives stored user messages.
+        """
+        self.wait_for_commit(event.step_execution_id)
+        first = decode_turn_started_payload(event.payload).sequence
+        messages = self._stored(self.snapshot(), lambda m: m.sequence >= first)
+        opening: list[tuple[str, str]] = []
+        for message in sorted(messages, key=lambda m: m.sequence):
+            if message.role is not MessageRole.USER:
+                break
+            opening.append((f"user_{message.sequence}", message.text or ""))
+        return opening
+
+    def _facts_from_messages(self, tool_call_id: str, snapshot: AgentSnapshot) -> ToolFacts:
+        messages = self._stored(snapshot, lambda m: m.tool_call_id == tool_call_id)
         call = next((m for m in messages if m.role is MessageRole.ASSISTANT), None)
         result = next((m for m in messages if m.role is MessageRole.TOOL), None)
         either = call or result
@@ -146,6 +185,30 @@ class TurnState:
             output=result.tool_output if result is not None else None,
         )
 
+    # --- a turn whose events are gone ------------------------------------------------------
+
+    def stored_turn(self) -> tuple[list[AgentMessage], str | None] | None:
+        """The ended turn's stored messages and its error; None unless it ended and stored any.
+
+        The error is the session's last_turn_error when this is the newest turn that
+        stored messages: that is the only turn whose error committed state keeps.
+        """
+        snapshot = self.snapshot(fresh=True)
+        state = snapshot.state
+        if state is None or state.active_turn_id == self.turn_id:
+            return None
+        window = snapshot.messages
+        mine = [m for m in window if m.turn_id == self.turn_id]
+        if not mine or window[0].turn_id == self.turn_id:
+            # The turn is older than the snapshot's window, or starts before it.
+            everything = self.client.all_messages(self.session_id)
+            mine = [m for m in everything if m.turn_id == self.turn_id]
+            window = everything
+        if not mine:
+            return None
+        newest = window[-1].turn_id == self.turn_id
+        return mine, state.last_turn_error if newest else None
+
     # --- where the turn starts ----------------------------------------------------------
 
     def listed_start(self) -> str | None:
@@ -153,21 +216,35 @@ class TurnState:
 
         Lists the Stream newest first, so a recent turn is found in one page.
         """
+        chain = self.listed_chain()
+        return chain[1] if chain is not None and chain[0] == self.turn_id else None
+
+    def listed_chain(self) -> tuple[str, str] | None:
+        """(first turn, Dex token to read it from) of the steered chain `turn_id` is in.
+
+        A turn that a `turn_steered` right before its `turn_started` began continues
+        the steered turn's UI message, so the message is named after the chain's
+        first turn and read from there. None when `turn_id` has no retained events.
+        """
         events = self.client.flow.events
         before = ""
         deadline = time.monotonic() + _COMMIT_WAIT_SECONDS
-        found = False
+        wanted = self.turn_id
+        found: str | None = None  # the turn whose turn_started was just met
         for _ in range(_MAX_PAGES):
             page = self.client.client.list_stream_messages(
                 self.session_id, events, _LIST_PAGE, before
             )
             for message in page.messages:
-                if found:
-                    return message.resume_token
                 event = message.value
-                if event.type == "turn_started" and event.turn_id == self.turn_id:
-                    found = True
+                if found is not None:
+                    if event.type == "turn_steered" and event.turn_id:
+                        wanted, found = event.turn_id, None
+                        continue
+                    return found, message.resume_token
+                if event.type == "turn_started" and event.turn_id == wanted:
+                    found = wanted
             if not page.next_page_token or time.monotonic() > deadline:
                 break
             before = page.next_page_token
-        return "" if found else None
+        return (found, "") if found is not None else None

@@ -5,12 +5,17 @@ from a `ToolLookup` the route backs with committed state, so the same events and
 the same state always give the same chunks, which lets a reconnect replay a turn.
 A RunModel Step execution is one AI SDK step; a later attempt of the open step
 sends `reset-step` and restarts with part ids of its own attempt.
+
+A steered turn ends with `turn_steered` and its steered messages start the next
+turn in the Stream; the UI message goes on through that turn: one
+`steering-message` per steered message, then the next turn's steps, so a steer
+reads in the browser as the AI SDK's own streamed steering does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +34,14 @@ from dex_agents_contracts import (
     decode_usage_recorded_payload,
 )
 
-__all__ = ["Chunk", "ToolFacts", "ToolLookup", "UiTurnTranslator", "message_id_of"]
+__all__ = [
+    "Chunk",
+    "SteeringLookup",
+    "ToolFacts",
+    "ToolLookup",
+    "UiTurnTranslator",
+    "message_id_of",
+]
 
 Chunk = dict[str, Any]
 
@@ -37,7 +49,6 @@ _MODEL_STEP = "RunModel-"
 _ENDS = {
     "turn_completed": "stop",
     "turn_cancelled": "interrupted",
-    "turn_steered": "other",
 }
 _FAILED = {ToolCallStatus.FAILED, ToolCallStatus.OUTCOME_UNKNOWN}
 
@@ -56,6 +67,13 @@ class ToolFacts:
 ToolLookup = Callable[[str, AgentEvent], ToolFacts]
 """`(tool_call_id, event)`: the call's facts once `event`'s Step has committed."""
 
+SteeringLookup = Callable[[AgentEvent], Sequence[tuple[str, str]]]
+"""`turn_started` of a steered turn -> its steered messages as (UI message id, text)."""
+
+
+def _no_steering(event: AgentEvent) -> Sequence[tuple[str, str]]:
+    return ()
+
 
 def message_id_of(turn_id: str) -> str:
     """One turn, one UI message: its id, the same on every response of the turn."""
@@ -70,12 +88,20 @@ def _usage_json(value: object) -> dict[str, int]:
 class UiTurnTranslator:
     """Feeds one turn's events in stream order and returns the chunks each one makes."""
 
-    def __init__(self, turn_id: str, lookup: ToolLookup) -> None:
+    def __init__(
+        self, turn_id: str, lookup: ToolLookup, steering: SteeringLookup = _no_steering
+    ) -> None:
         self.turn_id = turn_id
+        """The turn the UI message is named after (the first of a steered chain)."""
+        self.current_turn = turn_id
+        """The turn whose events it reads now: a later one once steering moved on."""
         self.message_id = message_id_of(turn_id)
         self._lookup = lookup
+        self._steering = steering
         self.started = False
         self.done = False
+        self.awaiting_steered = False
+        """A committed `turn_steered` ended the current turn; its successor starts next."""
         self._step: str | None = None
         self._attempt = 0
         self._step_open = False
@@ -105,8 +131,16 @@ class UiTurnTranslator:
         self._approvals.update(approvals or {})
         return self._start()
 
+    def follow(self, turn_id: str) -> None:
+        """Read `turn_id` from now on, within the same message (a response that joins it)."""
+        self.current_turn = turn_id
+
     def feed(self, event: AgentEvent) -> list[Chunk]:
-        if self.done or event.turn_id != self.turn_id:
+        if self.done:
+            return []
+        if self.awaiting_steered and event.type == "turn_started" and event.turn_id:
+            return self._steered_turn(event)
+        if event.turn_id != self.current_turn:
             return []
         if event.type == "turn_started":
             return self._start()
@@ -117,8 +151,14 @@ class UiTurnTranslator:
         return out + handler(self, event)
 
     def end(self, event: AgentEvent) -> list[Chunk]:
-        """The chunks of a turn end whose Step has committed (the route checks that)."""
+        """The chunks of a turn end whose Step has committed (the route checks that).
+
+        `turn_steered` finishes nothing: the steered turn it started follows.
+        """
         out = self._close_step()
+        if event.type == "turn_steered":
+            self.awaiting_steered = True
+            return out
         if event.type == "turn_failed":
             out.append(
                 {"type": "error", "errorText": decode_turn_failed_payload(event.payload).error}
@@ -126,6 +166,30 @@ class UiTurnTranslator:
         else:
             out.append({"type": "finish", "finishReason": _ENDS.get(event.type, "other")})
         self.done = True
+        return out
+
+    def end_unsteered(self) -> list[Chunk]:
+        """A steered end that no steered turn followed (its message could not be stored)."""
+        self.awaiting_steered = False
+        out = self._close_step()
+        out.append({"type": "finish", "finishReason": "other"})
+        self.done = True
+        return out
+
+    def _steered_turn(self, event: AgentEvent) -> list[Chunk]:
+        """The steered messages, each a `steering-message` before the step that reads them."""
+        assert event.turn_id is not None
+        self.awaiting_steered = False
+        self.current_turn = event.turn_id
+        out = self._start()
+        for message_id, text in self._steering(event):
+            out.append(
+                {
+                    "type": "steering-message",
+                    "id": message_id,
+                    "parts": [{"type": "text", "text": text}],
+                }
+            )
         return out
 
     def pause_for_approvals(self) -> list[Chunk]:

@@ -9,7 +9,9 @@ from dexlite import _errors, _snapshot
 from dexlite._engine import rows
 from dexlite._model import COMPLETED, RUNNING, WAITING, check_identifier
 
-from .base import OpsBase, token_number
+from .base import OpsBase, not_negative, token_number
+
+_MAX_HISTORY_PAGE = 1000
 
 
 class HistoryCalls(OpsBase):
@@ -24,7 +26,9 @@ class HistoryCalls(OpsBase):
             start = token_number(
                 request.next_page_token.decode(errors="replace"), "next_page_token"
             )
-        size = request.estimate_page_size or 100
+        not_negative(request.estimate_page_size, "estimate_page_size")
+        # An estimate: a caller asking for more than a page gets a page and a token.
+        size = min(request.estimate_page_size or 100, _MAX_HISTORY_PAGE)
         with self.state.db.lock:
             rows.existing_run(self.state, request.flow_id, request.run_id)
             events = self.state.db.conn.execute(
