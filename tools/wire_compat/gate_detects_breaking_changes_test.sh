@@ -34,8 +34,16 @@ expect_reported drop_enum_value dex/agents/v1/enums.proto \
   '/TOOL_CALL_STATUS_OUTCOME_UNKNOWN = 9;/d' 'enum value "9" on enum "ToolCallStatus" was deleted'
 expect_reported change_type dex/agents/v1/message.proto \
   's/optional string text = 4;/optional int32 text = 4;/' 'changed type from "string" to "int32"'
+# The runner service (runner.proto): a removed RPC, a call that stops
+# streaming, and a renamed frame field each break the sidecar's peer.
+expect_reported drop_runner_rpc dex/agents/v1/runner.proto \
+  '/rpc PollToolTask(PollToolTaskRequest)/d' 'RPC "PollToolTask" on service "AgentFrameworkRunnerService" was deleted'
+expect_reported unstream_runner_rpc dex/agents/v1/runner.proto \
+  's/returns (stream RunModelStepResponse)/returns (RunModelStepResponse)/' 'changed from server streaming to server unary'
+expect_reported rename_runner_frame_field dex/agents/v1/runner.proto \
+  's/optional RunnerTurnCompleted turn_completed = 3;/optional RunnerTurnCompleted completed = 3;/' 'changed name from "turn_completed" to "completed"'
 
 if ((failures)); then
   echo "${failures} breaking edit(s) not reported"; exit 1
 fi
-echo "4 passed, 0 failed"
+echo "7 passed, 0 failed"

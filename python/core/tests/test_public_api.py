@@ -15,7 +15,8 @@ import pytest
 # Sorted, case-insensitively; each module's own list is grouped by topic.
 APPLICATION_NAMES = """
     agent_registry AgentSessionClient AgentSessionError AgentSessionFlow AgentSessionOptions
-    AgentSessionRunError AgentWorker CompactionPolicy run_worker SessionAlreadyStartedError
+    AgentSessionRunError AgentWorker CompactionPolicy RemoteRunner RemoteRunnerError
+    RemoteRunnerUnavailableError run_worker SessionAlreadyStartedError
     SessionNotFoundError ToolEffect ToolPolicy TracingOptions UserError ValueTooLarge
 """.split()  # noqa: SIM905 - several names a line keep the pin readable
 

@@ -22,6 +22,7 @@ export * from "./gen/dex/agents/v1/message_pb.js";
 export * from "./gen/dex/agents/v1/options_pb.js";
 export * from "./gen/dex/agents/v1/plan_pb.js";
 export * from "./gen/dex/agents/v1/rpc_pb.js";
+export * from "./gen/dex/agents/v1/runner_pb.js";
 export * from "./gen/dex/agents/v1/session_pb.js";
 export * from "./gen/dex/agents/v1/tool_pb.js";
 export * from "./gen/codec.js";

@@ -10,6 +10,7 @@ until then.
 
 from __future__ import annotations
 
+from . import _runner_service
 from ._gen.codec import (
     CODECS,
     ENUM_WIRE_STRINGS,
@@ -192,6 +193,7 @@ from ._gen.dex.agents.v1 import (
 )
 from ._gen.google.protobuf import ListValue, NullValue, Struct, Value
 from ._generic import decode, decode_list, encode, encode_list
+from ._runner_service import *  # noqa: F403 - listed in its own __all__, added below
 from ._wire import WireFormatError, struct_from_json, struct_to_json
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
@@ -394,3 +396,5 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "encode_update_session_settings_request",
     "encode_usage_recorded_payload",
 ]
+# The runner service (runner.proto): its requests, responses, their parts and codecs.
+__all__ += _runner_service.__all__

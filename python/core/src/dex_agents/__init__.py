@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dex_agents_contracts import ToolEffect
 
+from dex_agents._remote.errors import RemoteRunnerError, RemoteRunnerUnavailableError
+from dex_agents._remote.runner import RemoteRunner
 from dex_agents._runner.policies import ToolPolicy
 from dex_agents.client import AgentSessionClient
 from dex_agents.errors import (
@@ -38,6 +40,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "AgentWorker",
     "agent_registry",
     "run_worker",
+    # runners served by another process (the runner service)
+    "RemoteRunner",
     # errors
     "AgentSessionError",
     "UserError",
@@ -45,4 +49,6 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "SessionNotFoundError",
     "SessionAlreadyStartedError",
     "ValueTooLarge",
+    "RemoteRunnerError",
+    "RemoteRunnerUnavailableError",
 ]

@@ -8,17 +8,27 @@ from .dex.agents.v1 import (
     AgentEvent, AgentInterrupt, AgentInterruptResolution, AgentMessage, AgentMessageChunk,
     AgentMessageChunkRange, AgentMessageIndex, AgentMessagesPage, AgentPlan, AgentPlanTask,
     AgentSessionStartInput, AgentSnapshot, AgentState, AgentStatus, AgentToolCall, AgentUsage,
-    AgentUserMessage, AnswerQuestionRequest, CancelTurnRequest, CancellationReason,
+    AgentUserMessage, AnswerQuestionRequest, BuildUnfinishedTurnMessagesRequest,
+    BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse,
+    CancelToolTaskRequest, CancelToolTaskResponse, CancelTurnRequest, CancellationReason,
     CompactContextInput, CompactionFinishedPayload, CompactionStartedPayload, ContextSummary,
-    DeleteQueuedMessageRequest, ExecutePlanRequest, InteractionMode, InterruptKind,
+    DeleteQueuedMessageRequest, DescribeRunnerRequest, DescribeRunnerResponse,
+    EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest,
+    ExecuteDeferredToolCallResponse, ExecutePlanRequest, InteractionMode, InterruptKind,
     InterruptRaisedPayload, InterruptResolvedPayload, ListAgentMessagesRequest, MessageRole,
     PendingUserMessage, PlanExecutionRequest, PlanExecutionStartedPayload, PlanStatus,
-    PlanTaskStatus, PlanUpdatedPayload, QuestionAnswer, QuestionResolution, ReasoningDeltaPayload,
-    ResolveInterruptRequest, SteerUserMessageRequest, TextDeltaPayload, TimerStartedPayload,
-    ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload, ToolCallFinishedPayload,
-    ToolCallStartedPayload, ToolCallStatus, ToolEffect, ToolTaskStartedPayload,
-    TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload, TurnControlKind,
-    TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
+    PlanTaskStatus, PlanUpdatedPayload, PollToolTaskRequest, PollToolTaskResponse, QuestionAnswer,
+    QuestionResolution, ReasoningDeltaPayload, ResolveInterruptRequest, RunModelStepRequest,
+    RunModelStepResponse, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure,
+    RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerToolCallsRequested,
+    RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult,
+    RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext,
+    RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse,
+    SteerUserMessageRequest, SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload,
+    TimerStartedPayload, ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload,
+    ToolCallFinishedPayload, ToolCallStartedPayload, ToolCallStatus, ToolEffect,
+    ToolTaskStartedPayload, TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload,
+    TurnControlKind, TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
     TurnStartedPayload, TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
 )
 from .google.protobuf import Struct
@@ -58,13 +68,49 @@ __all__ = [
     'decode_cancel_turn_request', 'encode_execute_plan_request', 'decode_execute_plan_request',
     'encode_list_agent_messages_request', 'decode_list_agent_messages_request',
     'encode_agent_messages_page', 'decode_agent_messages_page', 'encode_agent_snapshot',
-    'decode_agent_snapshot', 'encode_agent_session_start_input', 'decode_agent_session_start_input',
-    'encode_agent_state', 'decode_agent_state', 'encode_agent_usage', 'decode_agent_usage',
-    'encode_turn_session_settings', 'decode_turn_session_settings', 'encode_turn_reply_sequence',
-    'decode_turn_reply_sequence', 'encode_context_summary', 'decode_context_summary',
-    'encode_compact_context_input', 'decode_compact_context_input', 'encode_agent_tool_call',
-    'decode_agent_tool_call', 'encode_question_answer', 'decode_question_answer',
-    'encode_agent_interrupt', 'decode_agent_interrupt', 'encode_agent_interrupt_resolution',
+    'decode_agent_snapshot', 'encode_runner_framework_message', 'decode_runner_framework_message',
+    'encode_runner_model_call_metadata', 'decode_runner_model_call_metadata',
+    'encode_runner_tool_policy', 'decode_runner_tool_policy', 'encode_runner_turn_context',
+    'decode_runner_turn_context', 'encode_runner_event', 'decode_runner_event',
+    'encode_runner_heartbeat', 'decode_runner_heartbeat', 'encode_runner_failure',
+    'decode_runner_failure', 'encode_runner_deferred_tool_call', 'decode_runner_deferred_tool_call',
+    'encode_runner_turn_completed', 'decode_runner_turn_completed',
+    'encode_runner_tool_calls_requested', 'decode_runner_tool_calls_requested',
+    'encode_runner_turn_continued', 'decode_runner_turn_continued', 'encode_runner_tool_result',
+    'decode_runner_tool_result', 'encode_runner_tool_error', 'decode_runner_tool_error',
+    'encode_runner_tool_input_requested', 'decode_runner_tool_input_requested',
+    'encode_runner_tool_task_started', 'decode_runner_tool_task_started',
+    'encode_runner_tool_task_pending', 'decode_runner_tool_task_pending',
+    'encode_runner_context_summary', 'decode_runner_context_summary',
+    'encode_describe_runner_request', 'decode_describe_runner_request',
+    'encode_describe_runner_response', 'decode_describe_runner_response',
+    'encode_build_user_message_request', 'decode_build_user_message_request',
+    'encode_build_user_message_response', 'decode_build_user_message_response',
+    'encode_run_model_step_request', 'decode_run_model_step_request',
+    'encode_run_model_step_response', 'decode_run_model_step_response',
+    'encode_execute_deferred_tool_call_request', 'decode_execute_deferred_tool_call_request',
+    'encode_execute_deferred_tool_call_response', 'decode_execute_deferred_tool_call_response',
+    'encode_poll_tool_task_request', 'decode_poll_tool_task_request',
+    'encode_poll_tool_task_response', 'decode_poll_tool_task_response',
+    'encode_cancel_tool_task_request', 'decode_cancel_tool_task_request',
+    'encode_cancel_tool_task_response', 'decode_cancel_tool_task_response',
+    'encode_estimate_input_tokens_request', 'decode_estimate_input_tokens_request',
+    'encode_estimate_input_tokens_response', 'decode_estimate_input_tokens_response',
+    'encode_select_compaction_cutoff_request', 'decode_select_compaction_cutoff_request',
+    'encode_select_compaction_cutoff_response', 'decode_select_compaction_cutoff_response',
+    'encode_summarize_context_request', 'decode_summarize_context_request',
+    'encode_summarize_context_response', 'decode_summarize_context_response',
+    'encode_build_unfinished_turn_messages_request',
+    'decode_build_unfinished_turn_messages_request',
+    'encode_build_unfinished_turn_messages_response',
+    'decode_build_unfinished_turn_messages_response', 'encode_agent_session_start_input',
+    'decode_agent_session_start_input', 'encode_agent_state', 'decode_agent_state',
+    'encode_agent_usage', 'decode_agent_usage', 'encode_turn_session_settings',
+    'decode_turn_session_settings', 'encode_turn_reply_sequence', 'decode_turn_reply_sequence',
+    'encode_context_summary', 'decode_context_summary', 'encode_compact_context_input',
+    'decode_compact_context_input', 'encode_agent_tool_call', 'decode_agent_tool_call',
+    'encode_question_answer', 'decode_question_answer', 'encode_agent_interrupt',
+    'decode_agent_interrupt', 'encode_agent_interrupt_resolution',
     'decode_agent_interrupt_resolution', 'encode_tool_call_completed', 'decode_tool_call_completed',
     'encode_tool_call_cancellation', 'decode_tool_call_cancellation',
 ]
@@ -1637,6 +1683,1551 @@ def _r_agent_snapshot(d: object, p: str) -> AgentSnapshot:
     )
 
 
+def _w_runner_framework_message(m: RunnerFrameworkMessage, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerFrameworkMessage):
+        raise _w.WireFormatError(p, 'expected RunnerFrameworkMessage, got ' + type(m).__name__)
+    v0 = m.role
+    s0 = _MESSAGE_ROLE_TO_WIRE.get(v0) if isinstance(v0, int) else None
+    if s0 is None:
+        _w.bad_value(p, 'role', 'unspecified enum value')
+    v1 = m.framework_item
+    if type(v1) is not str:
+        _w.wrong_type(p, 'framework_item', 'str', v1)
+    v2 = m.text
+    if v2 is not None and type(v2) is not str:
+        _w.wrong_type(p, 'text', 'str', v2)
+    v3 = m.tool_call_id
+    if v3 is not None and type(v3) is not str:
+        _w.wrong_type(p, 'tool_call_id', 'str', v3)
+    v4 = m.tool_name
+    if v4 is not None and type(v4) is not str:
+        _w.wrong_type(p, 'tool_name', 'str', v4)
+    v5 = m.tool_arguments
+    if v5 is not None and type(v5) is not str:
+        _w.wrong_type(p, 'tool_arguments', 'str', v5)
+    v6 = m.tool_output
+    if v6 is not None and type(v6) is not str:
+        _w.wrong_type(p, 'tool_output', 'str', v6)
+    return {
+        'role': s0,
+        'framework_item': v1,
+        'text': v2,
+        'tool_call_id': v3,
+        'tool_name': v4,
+        'tool_arguments': v5,
+        'tool_output': v6,
+    }
+
+
+def _r_runner_framework_message(d: object, p: str) -> RunnerFrameworkMessage:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('role', _MISSING)
+    e0 = MessageRole.UNSPECIFIED if v0 is _MISSING else _w.read_enum(v0, _MESSAGE_ROLE_FROM_WIRE, p, 'role')
+    v1 = g('framework_item', '')
+    if type(v1) is not str:
+        _w.expected(p, 'framework_item', 'string', v1)
+    v2 = g('text')
+    if v2 is not None and type(v2) is not str:
+        _w.expected(p, 'text', 'string', v2)
+    v3 = g('tool_call_id')
+    if v3 is not None and type(v3) is not str:
+        _w.expected(p, 'tool_call_id', 'string', v3)
+    v4 = g('tool_name')
+    if v4 is not None and type(v4) is not str:
+        _w.expected(p, 'tool_name', 'string', v4)
+    v5 = g('tool_arguments')
+    if v5 is not None and type(v5) is not str:
+        _w.expected(p, 'tool_arguments', 'string', v5)
+    v6 = g('tool_output')
+    if v6 is not None and type(v6) is not str:
+        _w.expected(p, 'tool_output', 'string', v6)
+    return RunnerFrameworkMessage(
+        role=e0,
+        framework_item=v1,
+        text=v2,
+        tool_call_id=v3,
+        tool_name=v4,
+        tool_arguments=v5,
+        tool_output=v6,
+    )
+
+
+def _w_runner_model_call_metadata(m: RunnerModelCallMetadata, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerModelCallMetadata):
+        raise _w.WireFormatError(p, 'expected RunnerModelCallMetadata, got ' + type(m).__name__)
+    v0 = m.request_model
+    if v0 is not None and type(v0) is not str:
+        _w.wrong_type(p, 'request_model', 'str', v0)
+    v1 = m.response_model
+    if v1 is not None and type(v1) is not str:
+        _w.wrong_type(p, 'response_model', 'str', v1)
+    v2 = m.provider_name
+    if v2 is not None and type(v2) is not str:
+        _w.wrong_type(p, 'provider_name', 'str', v2)
+    v3 = m.response_id
+    if v3 is not None and type(v3) is not str:
+        _w.wrong_type(p, 'response_id', 'str', v3)
+    v4 = m.finish_reasons
+    if type(v4) is not list:
+        _w.wrong_type(p, 'finish_reasons', 'list', v4)
+    for i, x in enumerate(v4):
+        if type(x) is not str:
+            _w.wrong_type(p, f'finish_reasons[{i}]', 'str', x)
+    return {
+        'request_model': v0,
+        'response_model': v1,
+        'provider_name': v2,
+        'response_id': v3,
+        'finish_reasons': v4,
+    }
+
+
+def _r_runner_model_call_metadata(d: object, p: str) -> RunnerModelCallMetadata:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('request_model')
+    if v0 is not None and type(v0) is not str:
+        _w.expected(p, 'request_model', 'string', v0)
+    v1 = g('response_model')
+    if v1 is not None and type(v1) is not str:
+        _w.expected(p, 'response_model', 'string', v1)
+    v2 = g('provider_name')
+    if v2 is not None and type(v2) is not str:
+        _w.expected(p, 'provider_name', 'string', v2)
+    v3 = g('response_id')
+    if v3 is not None and type(v3) is not str:
+        _w.expected(p, 'response_id', 'string', v3)
+    v4 = g('finish_reasons', _EMPTY)
+    if type(v4) is not list:
+        _w.expected(p, 'finish_reasons', 'array', v4)
+    for i, x in enumerate(v4):
+        if type(x) is not str:
+            _w.expected(p, f'finish_reasons[{i}]', 'string', x)
+    return RunnerModelCallMetadata(
+        request_model=v0,
+        response_model=v1,
+        provider_name=v2,
+        response_id=v3,
+        finish_reasons=list(v4),
+    )
+
+
+def _w_runner_tool_policy(m: RunnerToolPolicy, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolPolicy):
+        raise _w.WireFormatError(p, 'expected RunnerToolPolicy, got ' + type(m).__name__)
+    v0 = m.tool_name
+    if type(v0) is not str:
+        _w.wrong_type(p, 'tool_name', 'str', v0)
+    v1 = m.effect
+    s1 = _TOOL_EFFECT_TO_WIRE.get(v1) if isinstance(v1, int) else None
+    if s1 is None:
+        _w.bad_value(p, 'effect', 'unspecified enum value')
+    v2 = m.requires_approval
+    if v2 is not None and type(v2) is not bool:
+        _w.wrong_type(p, 'requires_approval', 'bool', v2)
+    return {
+        'tool_name': v0,
+        'effect': s1,
+        'requires_approval': v2,
+    }
+
+
+def _r_runner_tool_policy(d: object, p: str) -> RunnerToolPolicy:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('tool_name', '')
+    if type(v0) is not str:
+        _w.expected(p, 'tool_name', 'string', v0)
+    v1 = g('effect', _MISSING)
+    e1 = ToolEffect.UNSPECIFIED if v1 is _MISSING else _w.read_enum(v1, _TOOL_EFFECT_FROM_WIRE, p, 'effect')
+    v2 = g('requires_approval')
+    if v2 is not None and type(v2) is not bool:
+        _w.expected(p, 'requires_approval', 'boolean', v2)
+    return RunnerToolPolicy(
+        tool_name=v0,
+        effect=e1,
+        requires_approval=v2,
+    )
+
+
+def _w_runner_turn_context(m: RunnerTurnContext, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerTurnContext):
+        raise _w.WireFormatError(p, 'expected RunnerTurnContext, got ' + type(m).__name__)
+    v0 = m.flow_id
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_id', 'str', v0)
+    v1 = m.turn_id
+    if type(v1) is not str:
+        _w.wrong_type(p, 'turn_id', 'str', v1)
+    v2 = m.attempt
+    if type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX:
+        _w.write_int(v2, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v3 = m.messages
+    if type(v3) is not list:
+        _w.wrong_type(p, 'messages', 'list', v3)
+    v4 = m.framework_run_state
+    if v4 is not None and type(v4) is not str:
+        _w.wrong_type(p, 'framework_run_state', 'str', v4)
+    v5 = m.tool_calls
+    if type(v5) is not list:
+        _w.wrong_type(p, 'tool_calls', 'list', v5)
+    v6 = m.tool_policies
+    if type(v6) is not list:
+        _w.wrong_type(p, 'tool_policies', 'list', v6)
+    v7 = m.default_tool_effect
+    s7 = _TOOL_EFFECT_TO_WIRE.get(v7) if isinstance(v7, int) else None
+    if s7 is None:
+        _w.bad_value(p, 'default_tool_effect', 'unspecified enum value')
+    v8 = m.enabled_built_in_tools
+    if type(v8) is not list:
+        _w.wrong_type(p, 'enabled_built_in_tools', 'list', v8)
+    for i, x in enumerate(v8):
+        if type(x) is not str:
+            _w.wrong_type(p, f'enabled_built_in_tools[{i}]', 'str', x)
+    v9 = m.session_settings
+    v10 = m.interaction_mode
+    s10 = _INTERACTION_MODE_TO_WIRE.get(v10) if isinstance(v10, int) else None
+    if s10 is None:
+        _w.bad_value(p, 'interaction_mode', 'unspecified enum value')
+    v11 = m.plan
+    v12 = m.context_summary
+    return {
+        'flow_id': v0,
+        'turn_id': v1,
+        'attempt': v2,
+        'messages': [_w_agent_message(x, p + '.messages[' + str(i) + ']') for i, x in enumerate(v3)],
+        'framework_run_state': v4,
+        'tool_calls': [_w_agent_tool_call(x, p + '.tool_calls[' + str(i) + ']') for i, x in enumerate(v5)],
+        'tool_policies': [_w_runner_tool_policy(x, p + '.tool_policies[' + str(i) + ']') for i, x in enumerate(v6)],
+        'default_tool_effect': s7,
+        'enabled_built_in_tools': v8,
+        'session_settings': _w.write_struct(v9, p, 'session_settings'),
+        'interaction_mode': s10,
+        'plan': None if v11 is None else _w_agent_plan(v11, p + '.plan'),
+        'context_summary': None if v12 is None else _w_context_summary(v12, p + '.context_summary'),
+    }
+
+
+def _r_runner_turn_context(d: object, p: str) -> RunnerTurnContext:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_id', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_id', 'string', v0)
+    v1 = g('turn_id', '')
+    if type(v1) is not str:
+        _w.expected(p, 'turn_id', 'string', v1)
+    v2 = g('attempt', 0)
+    if type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX:
+        v2 = _w.read_int(v2, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v3 = g('messages', _EMPTY)
+    if type(v3) is not list:
+        _w.expected(p, 'messages', 'array', v3)
+    v4 = g('framework_run_state')
+    if v4 is not None and type(v4) is not str:
+        _w.expected(p, 'framework_run_state', 'string', v4)
+    v5 = g('tool_calls', _EMPTY)
+    if type(v5) is not list:
+        _w.expected(p, 'tool_calls', 'array', v5)
+    v6 = g('tool_policies', _EMPTY)
+    if type(v6) is not list:
+        _w.expected(p, 'tool_policies', 'array', v6)
+    v7 = g('default_tool_effect', _MISSING)
+    e7 = ToolEffect.UNSPECIFIED if v7 is _MISSING else _w.read_enum(v7, _TOOL_EFFECT_FROM_WIRE, p, 'default_tool_effect')
+    v8 = g('enabled_built_in_tools', _EMPTY)
+    if type(v8) is not list:
+        _w.expected(p, 'enabled_built_in_tools', 'array', v8)
+    for i, x in enumerate(v8):
+        if type(x) is not str:
+            _w.expected(p, f'enabled_built_in_tools[{i}]', 'string', x)
+    v9 = g('session_settings', _MISSING)
+    v10 = g('interaction_mode', 'chat')
+    e10 = _w.read_enum(v10, _INTERACTION_MODE_FROM_WIRE, p, 'interaction_mode')
+    v11 = g('plan')
+    v12 = g('context_summary')
+    return RunnerTurnContext(
+        flow_id=v0,
+        turn_id=v1,
+        attempt=v2,
+        messages=[_r_agent_message(x, p + '.messages[' + str(i) + ']') for i, x in enumerate(v3)],
+        framework_run_state=v4,
+        tool_calls=[_r_agent_tool_call(x, p + '.tool_calls[' + str(i) + ']') for i, x in enumerate(v5)],
+        tool_policies=[_r_runner_tool_policy(x, p + '.tool_policies[' + str(i) + ']') for i, x in enumerate(v6)],
+        default_tool_effect=e7,
+        enabled_built_in_tools=list(v8),
+        session_settings=Struct() if v9 is _MISSING else _w.read_struct(v9, p, 'session_settings'),
+        interaction_mode=e10,
+        plan=None if v11 is None else _r_agent_plan(v11, p + '.plan'),
+        context_summary=None if v12 is None else _r_context_summary(v12, p + '.context_summary'),
+    )
+
+
+def _w_runner_event(m: RunnerEvent, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerEvent):
+        raise _w.WireFormatError(p, 'expected RunnerEvent, got ' + type(m).__name__)
+    v0 = m.event_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'event_type', 'str', v0)
+    v1 = m.payload
+    if type(v1) is not str:
+        _w.wrong_type(p, 'payload', 'str', v1)
+    return {
+        'event_type': v0,
+        'payload': v1,
+    }
+
+
+def _r_runner_event(d: object, p: str) -> RunnerEvent:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('event_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'event_type', 'string', v0)
+    v1 = g('payload', '')
+    if type(v1) is not str:
+        _w.expected(p, 'payload', 'string', v1)
+    return RunnerEvent(
+        event_type=v0,
+        payload=v1,
+    )
+
+
+def _w_runner_heartbeat(m: RunnerHeartbeat, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerHeartbeat):
+        raise _w.WireFormatError(p, 'expected RunnerHeartbeat, got ' + type(m).__name__)
+    v0 = m.checkpoint
+    if v0 is not None and type(v0) is not str:
+        _w.wrong_type(p, 'checkpoint', 'str', v0)
+    return {
+        'checkpoint': v0,
+    }
+
+
+def _r_runner_heartbeat(d: object, p: str) -> RunnerHeartbeat:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('checkpoint')
+    if v0 is not None and type(v0) is not str:
+        _w.expected(p, 'checkpoint', 'string', v0)
+    return RunnerHeartbeat(
+        checkpoint=v0,
+    )
+
+
+def _w_runner_failure(m: RunnerFailure, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerFailure):
+        raise _w.WireFormatError(p, 'expected RunnerFailure, got ' + type(m).__name__)
+    v0 = m.error_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'error_type', 'str', v0)
+    v1 = m.message
+    if type(v1) is not str:
+        _w.wrong_type(p, 'message', 'str', v1)
+    return {
+        'error_type': v0,
+        'message': v1,
+    }
+
+
+def _r_runner_failure(d: object, p: str) -> RunnerFailure:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('error_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'error_type', 'string', v0)
+    v1 = g('message', '')
+    if type(v1) is not str:
+        _w.expected(p, 'message', 'string', v1)
+    return RunnerFailure(
+        error_type=v0,
+        message=v1,
+    )
+
+
+def _w_runner_deferred_tool_call(m: RunnerDeferredToolCall, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerDeferredToolCall):
+        raise _w.WireFormatError(p, 'expected RunnerDeferredToolCall, got ' + type(m).__name__)
+    v0 = m.tool_call_id
+    if type(v0) is not str:
+        _w.wrong_type(p, 'tool_call_id', 'str', v0)
+    v1 = m.tool_name
+    if type(v1) is not str:
+        _w.wrong_type(p, 'tool_name', 'str', v1)
+    v2 = m.arguments
+    if type(v2) is not str:
+        _w.wrong_type(p, 'arguments', 'str', v2)
+    v3 = m.effect
+    s3 = _TOOL_EFFECT_TO_WIRE.get(v3) if isinstance(v3, int) else None
+    if s3 is None:
+        _w.bad_value(p, 'effect', 'unspecified enum value')
+    v4 = m.requires_approval
+    if type(v4) is not bool:
+        _w.wrong_type(p, 'requires_approval', 'bool', v4)
+    v5 = m.tool_source_reference
+    if v5 is not None and type(v5) is not str:
+        _w.wrong_type(p, 'tool_source_reference', 'str', v5)
+    return {
+        'tool_call_id': v0,
+        'tool_name': v1,
+        'arguments': v2,
+        'effect': s3,
+        'requires_approval': v4,
+        'tool_source_reference': v5,
+    }
+
+
+def _r_runner_deferred_tool_call(d: object, p: str) -> RunnerDeferredToolCall:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('tool_call_id', '')
+    if type(v0) is not str:
+        _w.expected(p, 'tool_call_id', 'string', v0)
+    v1 = g('tool_name', '')
+    if type(v1) is not str:
+        _w.expected(p, 'tool_name', 'string', v1)
+    v2 = g('arguments', '')
+    if type(v2) is not str:
+        _w.expected(p, 'arguments', 'string', v2)
+    v3 = g('effect', _MISSING)
+    e3 = ToolEffect.UNSPECIFIED if v3 is _MISSING else _w.read_enum(v3, _TOOL_EFFECT_FROM_WIRE, p, 'effect')
+    v4 = g('requires_approval', False)
+    if type(v4) is not bool:
+        _w.expected(p, 'requires_approval', 'boolean', v4)
+    v5 = g('tool_source_reference')
+    if v5 is not None and type(v5) is not str:
+        _w.expected(p, 'tool_source_reference', 'string', v5)
+    return RunnerDeferredToolCall(
+        tool_call_id=v0,
+        tool_name=v1,
+        arguments=v2,
+        effect=e3,
+        requires_approval=v4,
+        tool_source_reference=v5,
+    )
+
+
+def _w_runner_turn_completed(m: RunnerTurnCompleted, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerTurnCompleted):
+        raise _w.WireFormatError(p, 'expected RunnerTurnCompleted, got ' + type(m).__name__)
+    v0 = m.new_messages
+    if type(v0) is not list:
+        _w.wrong_type(p, 'new_messages', 'list', v0)
+    v1 = m.usage
+    v2 = m.model_call_metadata
+    v3 = m.turn_error
+    if v3 is not None and type(v3) is not str:
+        _w.wrong_type(p, 'turn_error', 'str', v3)
+    return {
+        'new_messages': [_w_runner_framework_message(x, p + '.new_messages[' + str(i) + ']') for i, x in enumerate(v0)],
+        'usage': _w_agent_usage(AgentUsage() if v1 is None else v1, p + '.usage'),
+        'model_call_metadata': None if v2 is None else _w_runner_model_call_metadata(v2, p + '.model_call_metadata'),
+        'turn_error': v3,
+    }
+
+
+def _r_runner_turn_completed(d: object, p: str) -> RunnerTurnCompleted:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('new_messages', _EMPTY)
+    if type(v0) is not list:
+        _w.expected(p, 'new_messages', 'array', v0)
+    v1 = g('usage', _MISSING)
+    v2 = g('model_call_metadata')
+    v3 = g('turn_error')
+    if v3 is not None and type(v3) is not str:
+        _w.expected(p, 'turn_error', 'string', v3)
+    return RunnerTurnCompleted(
+        new_messages=[_r_runner_framework_message(x, p + '.new_messages[' + str(i) + ']') for i, x in enumerate(v0)],
+        usage=AgentUsage() if v1 is _MISSING else _r_agent_usage(v1, p + '.usage'),
+        model_call_metadata=None if v2 is None else _r_runner_model_call_metadata(v2, p + '.model_call_metadata'),
+        turn_error=v3,
+    )
+
+
+def _w_runner_tool_calls_requested(m: RunnerToolCallsRequested, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolCallsRequested):
+        raise _w.WireFormatError(p, 'expected RunnerToolCallsRequested, got ' + type(m).__name__)
+    v0 = m.framework_run_state
+    if type(v0) is not str:
+        _w.wrong_type(p, 'framework_run_state', 'str', v0)
+    v1 = m.tool_calls
+    if type(v1) is not list:
+        _w.wrong_type(p, 'tool_calls', 'list', v1)
+    v2 = m.usage
+    v3 = m.new_messages
+    if type(v3) is not list:
+        _w.wrong_type(p, 'new_messages', 'list', v3)
+    v4 = m.model_call_metadata
+    return {
+        'framework_run_state': v0,
+        'tool_calls': [_w_runner_deferred_tool_call(x, p + '.tool_calls[' + str(i) + ']') for i, x in enumerate(v1)],
+        'usage': _w_agent_usage(AgentUsage() if v2 is None else v2, p + '.usage'),
+        'new_messages': [_w_runner_framework_message(x, p + '.new_messages[' + str(i) + ']') for i, x in enumerate(v3)],
+        'model_call_metadata': None if v4 is None else _w_runner_model_call_metadata(v4, p + '.model_call_metadata'),
+    }
+
+
+def _r_runner_tool_calls_requested(d: object, p: str) -> RunnerToolCallsRequested:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('framework_run_state', '')
+    if type(v0) is not str:
+        _w.expected(p, 'framework_run_state', 'string', v0)
+    v1 = g('tool_calls', _EMPTY)
+    if type(v1) is not list:
+        _w.expected(p, 'tool_calls', 'array', v1)
+    v2 = g('usage', _MISSING)
+    v3 = g('new_messages', _EMPTY)
+    if type(v3) is not list:
+        _w.expected(p, 'new_messages', 'array', v3)
+    v4 = g('model_call_metadata')
+    return RunnerToolCallsRequested(
+        framework_run_state=v0,
+        tool_calls=[_r_runner_deferred_tool_call(x, p + '.tool_calls[' + str(i) + ']') for i, x in enumerate(v1)],
+        usage=AgentUsage() if v2 is _MISSING else _r_agent_usage(v2, p + '.usage'),
+        new_messages=[_r_runner_framework_message(x, p + '.new_messages[' + str(i) + ']') for i, x in enumerate(v3)],
+        model_call_metadata=None if v4 is None else _r_runner_model_call_metadata(v4, p + '.model_call_metadata'),
+    )
+
+
+def _w_runner_turn_continued(m: RunnerTurnContinued, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerTurnContinued):
+        raise _w.WireFormatError(p, 'expected RunnerTurnContinued, got ' + type(m).__name__)
+    v0 = m.framework_run_state
+    if type(v0) is not str:
+        _w.wrong_type(p, 'framework_run_state', 'str', v0)
+    v1 = m.new_messages
+    if type(v1) is not list:
+        _w.wrong_type(p, 'new_messages', 'list', v1)
+    v2 = m.usage
+    v3 = m.model_call_metadata
+    return {
+        'framework_run_state': v0,
+        'new_messages': [_w_runner_framework_message(x, p + '.new_messages[' + str(i) + ']') for i, x in enumerate(v1)],
+        'usage': _w_agent_usage(AgentUsage() if v2 is None else v2, p + '.usage'),
+        'model_call_metadata': None if v3 is None else _w_runner_model_call_metadata(v3, p + '.model_call_metadata'),
+    }
+
+
+def _r_runner_turn_continued(d: object, p: str) -> RunnerTurnContinued:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('framework_run_state', '')
+    if type(v0) is not str:
+        _w.expected(p, 'framework_run_state', 'string', v0)
+    v1 = g('new_messages', _EMPTY)
+    if type(v1) is not list:
+        _w.expected(p, 'new_messages', 'array', v1)
+    v2 = g('usage', _MISSING)
+    v3 = g('model_call_metadata')
+    return RunnerTurnContinued(
+        framework_run_state=v0,
+        new_messages=[_r_runner_framework_message(x, p + '.new_messages[' + str(i) + ']') for i, x in enumerate(v1)],
+        usage=AgentUsage() if v2 is _MISSING else _r_agent_usage(v2, p + '.usage'),
+        model_call_metadata=None if v3 is None else _r_runner_model_call_metadata(v3, p + '.model_call_metadata'),
+    )
+
+
+def _w_runner_tool_result(m: RunnerToolResult, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolResult):
+        raise _w.WireFormatError(p, 'expected RunnerToolResult, got ' + type(m).__name__)
+    v0 = m.output
+    if type(v0) is not str:
+        _w.wrong_type(p, 'output', 'str', v0)
+    return {
+        'output': v0,
+    }
+
+
+def _r_runner_tool_result(d: object, p: str) -> RunnerToolResult:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('output', '')
+    if type(v0) is not str:
+        _w.expected(p, 'output', 'string', v0)
+    return RunnerToolResult(
+        output=v0,
+    )
+
+
+def _w_runner_tool_error(m: RunnerToolError, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolError):
+        raise _w.WireFormatError(p, 'expected RunnerToolError, got ' + type(m).__name__)
+    v0 = m.message
+    if type(v0) is not str:
+        _w.wrong_type(p, 'message', 'str', v0)
+    return {
+        'message': v0,
+    }
+
+
+def _r_runner_tool_error(d: object, p: str) -> RunnerToolError:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('message', '')
+    if type(v0) is not str:
+        _w.expected(p, 'message', 'string', v0)
+    return RunnerToolError(
+        message=v0,
+    )
+
+
+def _w_runner_tool_input_requested(m: RunnerToolInputRequested, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolInputRequested):
+        raise _w.WireFormatError(p, 'expected RunnerToolInputRequested, got ' + type(m).__name__)
+    v0 = m.question
+    if type(v0) is not str:
+        _w.wrong_type(p, 'question', 'str', v0)
+    v1 = m.choices
+    if type(v1) is not list:
+        _w.wrong_type(p, 'choices', 'list', v1)
+    for i, x in enumerate(v1):
+        if type(x) is not str:
+            _w.wrong_type(p, f'choices[{i}]', 'str', x)
+    v2 = m.allows_free_text
+    if type(v2) is not bool:
+        _w.wrong_type(p, 'allows_free_text', 'bool', v2)
+    v3 = m.continuation
+    if v3 is not None and type(v3) is not str:
+        _w.wrong_type(p, 'continuation', 'str', v3)
+    return {
+        'question': v0,
+        'choices': v1,
+        'allows_free_text': v2,
+        'continuation': v3,
+    }
+
+
+def _r_runner_tool_input_requested(d: object, p: str) -> RunnerToolInputRequested:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('question', '')
+    if type(v0) is not str:
+        _w.expected(p, 'question', 'string', v0)
+    v1 = g('choices', _EMPTY)
+    if type(v1) is not list:
+        _w.expected(p, 'choices', 'array', v1)
+    for i, x in enumerate(v1):
+        if type(x) is not str:
+            _w.expected(p, f'choices[{i}]', 'string', x)
+    v2 = g('allows_free_text', True)
+    if type(v2) is not bool:
+        _w.expected(p, 'allows_free_text', 'boolean', v2)
+    v3 = g('continuation')
+    if v3 is not None and type(v3) is not str:
+        _w.expected(p, 'continuation', 'string', v3)
+    return RunnerToolInputRequested(
+        question=v0,
+        choices=list(v1),
+        allows_free_text=v2,
+        continuation=v3,
+    )
+
+
+def _w_runner_tool_task_started(m: RunnerToolTaskStarted, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolTaskStarted):
+        raise _w.WireFormatError(p, 'expected RunnerToolTaskStarted, got ' + type(m).__name__)
+    v0 = m.task_id
+    if type(v0) is not str:
+        _w.wrong_type(p, 'task_id', 'str', v0)
+    v1 = m.poll_interval_milliseconds
+    if type(v1) is not int or not _w.INT32_MIN <= v1 <= _w.INT32_MAX:
+        _w.write_int(v1, p, 'poll_interval_milliseconds', _w.INT32_MIN, _w.INT32_MAX)
+    return {
+        'task_id': v0,
+        'poll_interval_milliseconds': v1,
+    }
+
+
+def _r_runner_tool_task_started(d: object, p: str) -> RunnerToolTaskStarted:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('task_id', '')
+    if type(v0) is not str:
+        _w.expected(p, 'task_id', 'string', v0)
+    v1 = g('poll_interval_milliseconds', 0)
+    if type(v1) is not int or not _w.INT32_MIN <= v1 <= _w.INT32_MAX:
+        v1 = _w.read_int(v1, p, 'poll_interval_milliseconds', _w.INT32_MIN, _w.INT32_MAX)
+    return RunnerToolTaskStarted(
+        task_id=v0,
+        poll_interval_milliseconds=v1,
+    )
+
+
+def _w_runner_tool_task_pending(m: RunnerToolTaskPending, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerToolTaskPending):
+        raise _w.WireFormatError(p, 'expected RunnerToolTaskPending, got ' + type(m).__name__)
+    v0 = m.poll_interval_milliseconds
+    if type(v0) is not int or not _w.INT32_MIN <= v0 <= _w.INT32_MAX:
+        _w.write_int(v0, p, 'poll_interval_milliseconds', _w.INT32_MIN, _w.INT32_MAX)
+    v1 = m.continuation
+    if v1 is not None and type(v1) is not str:
+        _w.wrong_type(p, 'continuation', 'str', v1)
+    return {
+        'poll_interval_milliseconds': v0,
+        'continuation': v1,
+    }
+
+
+def _r_runner_tool_task_pending(d: object, p: str) -> RunnerToolTaskPending:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('poll_interval_milliseconds', 0)
+    if type(v0) is not int or not _w.INT32_MIN <= v0 <= _w.INT32_MAX:
+        v0 = _w.read_int(v0, p, 'poll_interval_milliseconds', _w.INT32_MIN, _w.INT32_MAX)
+    v1 = g('continuation')
+    if v1 is not None and type(v1) is not str:
+        _w.expected(p, 'continuation', 'string', v1)
+    return RunnerToolTaskPending(
+        poll_interval_milliseconds=v0,
+        continuation=v1,
+    )
+
+
+def _w_runner_context_summary(m: RunnerContextSummary, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerContextSummary):
+        raise _w.WireFormatError(p, 'expected RunnerContextSummary, got ' + type(m).__name__)
+    v0 = m.text
+    if type(v0) is not str:
+        _w.wrong_type(p, 'text', 'str', v0)
+    v1 = m.usage
+    v2 = m.model_call_metadata
+    return {
+        'text': v0,
+        'usage': _w_agent_usage(AgentUsage() if v1 is None else v1, p + '.usage'),
+        'model_call_metadata': None if v2 is None else _w_runner_model_call_metadata(v2, p + '.model_call_metadata'),
+    }
+
+
+def _r_runner_context_summary(d: object, p: str) -> RunnerContextSummary:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('text', '')
+    if type(v0) is not str:
+        _w.expected(p, 'text', 'string', v0)
+    v1 = g('usage', _MISSING)
+    v2 = g('model_call_metadata')
+    return RunnerContextSummary(
+        text=v0,
+        usage=AgentUsage() if v1 is _MISSING else _r_agent_usage(v1, p + '.usage'),
+        model_call_metadata=None if v2 is None else _r_runner_model_call_metadata(v2, p + '.model_call_metadata'),
+    )
+
+
+def _w_describe_runner_request(m: DescribeRunnerRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, DescribeRunnerRequest):
+        raise _w.WireFormatError(p, 'expected DescribeRunnerRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    return {
+        'flow_type': v0,
+    }
+
+
+def _r_describe_runner_request(d: object, p: str) -> DescribeRunnerRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    return DescribeRunnerRequest(
+        flow_type=v0,
+    )
+
+
+def _w_describe_runner_response(m: DescribeRunnerResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, DescribeRunnerResponse):
+        raise _w.WireFormatError(p, 'expected DescribeRunnerResponse, got ' + type(m).__name__)
+    v0 = m.builds_unfinished_turn_messages
+    if type(v0) is not bool:
+        _w.wrong_type(p, 'builds_unfinished_turn_messages', 'bool', v0)
+    v1 = m.polls_tool_tasks
+    if type(v1) is not bool:
+        _w.wrong_type(p, 'polls_tool_tasks', 'bool', v1)
+    v2 = m.cancels_tool_tasks
+    if type(v2) is not bool:
+        _w.wrong_type(p, 'cancels_tool_tasks', 'bool', v2)
+    v3 = m.compacts_context
+    if type(v3) is not bool:
+        _w.wrong_type(p, 'compacts_context', 'bool', v3)
+    v4 = m.supports_plan_mode
+    if type(v4) is not bool:
+        _w.wrong_type(p, 'supports_plan_mode', 'bool', v4)
+    v5 = m.failure
+    return {
+        'builds_unfinished_turn_messages': v0,
+        'polls_tool_tasks': v1,
+        'cancels_tool_tasks': v2,
+        'compacts_context': v3,
+        'supports_plan_mode': v4,
+        'failure': None if v5 is None else _w_runner_failure(v5, p + '.failure'),
+    }
+
+
+def _r_describe_runner_response(d: object, p: str) -> DescribeRunnerResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('builds_unfinished_turn_messages', False)
+    if type(v0) is not bool:
+        _w.expected(p, 'builds_unfinished_turn_messages', 'boolean', v0)
+    v1 = g('polls_tool_tasks', False)
+    if type(v1) is not bool:
+        _w.expected(p, 'polls_tool_tasks', 'boolean', v1)
+    v2 = g('cancels_tool_tasks', False)
+    if type(v2) is not bool:
+        _w.expected(p, 'cancels_tool_tasks', 'boolean', v2)
+    v3 = g('compacts_context', False)
+    if type(v3) is not bool:
+        _w.expected(p, 'compacts_context', 'boolean', v3)
+    v4 = g('supports_plan_mode', False)
+    if type(v4) is not bool:
+        _w.expected(p, 'supports_plan_mode', 'boolean', v4)
+    v5 = g('failure')
+    return DescribeRunnerResponse(
+        builds_unfinished_turn_messages=v0,
+        polls_tool_tasks=v1,
+        cancels_tool_tasks=v2,
+        compacts_context=v3,
+        supports_plan_mode=v4,
+        failure=None if v5 is None else _r_runner_failure(v5, p + '.failure'),
+    )
+
+
+def _w_build_user_message_request(m: BuildUserMessageRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, BuildUserMessageRequest):
+        raise _w.WireFormatError(p, 'expected BuildUserMessageRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.text
+    if type(v1) is not str:
+        _w.wrong_type(p, 'text', 'str', v1)
+    return {
+        'flow_type': v0,
+        'text': v1,
+    }
+
+
+def _r_build_user_message_request(d: object, p: str) -> BuildUserMessageRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('text', '')
+    if type(v1) is not str:
+        _w.expected(p, 'text', 'string', v1)
+    return BuildUserMessageRequest(
+        flow_type=v0,
+        text=v1,
+    )
+
+
+def _w_build_user_message_response(m: BuildUserMessageResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, BuildUserMessageResponse):
+        raise _w.WireFormatError(p, 'expected BuildUserMessageResponse, got ' + type(m).__name__)
+    v0 = m.message
+    v1 = m.failure
+    return {
+        'message': None if v0 is None else _w_runner_framework_message(v0, p + '.message'),
+        'failure': None if v1 is None else _w_runner_failure(v1, p + '.failure'),
+    }
+
+
+def _r_build_user_message_response(d: object, p: str) -> BuildUserMessageResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('message')
+    v1 = g('failure')
+    return BuildUserMessageResponse(
+        message=None if v0 is None else _r_runner_framework_message(v0, p + '.message'),
+        failure=None if v1 is None else _r_runner_failure(v1, p + '.failure'),
+    )
+
+
+def _w_run_model_step_request(m: RunModelStepRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, RunModelStepRequest):
+        raise _w.WireFormatError(p, 'expected RunModelStepRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.turn
+    return {
+        'flow_type': v0,
+        'turn': _w_runner_turn_context(RunnerTurnContext() if v1 is None else v1, p + '.turn'),
+    }
+
+
+def _r_run_model_step_request(d: object, p: str) -> RunModelStepRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('turn', _MISSING)
+    return RunModelStepRequest(
+        flow_type=v0,
+        turn=RunnerTurnContext() if v1 is _MISSING else _r_runner_turn_context(v1, p + '.turn'),
+    )
+
+
+def _w_run_model_step_response(m: RunModelStepResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, RunModelStepResponse):
+        raise _w.WireFormatError(p, 'expected RunModelStepResponse, got ' + type(m).__name__)
+    v0 = m.event
+    v1 = m.heartbeat
+    v2 = m.turn_completed
+    v3 = m.tool_calls_requested
+    v4 = m.turn_continued
+    v5 = m.failure
+    return {
+        'event': None if v0 is None else _w_runner_event(v0, p + '.event'),
+        'heartbeat': None if v1 is None else _w_runner_heartbeat(v1, p + '.heartbeat'),
+        'turn_completed': None if v2 is None else _w_runner_turn_completed(v2, p + '.turn_completed'),
+        'tool_calls_requested': None if v3 is None else _w_runner_tool_calls_requested(v3, p + '.tool_calls_requested'),
+        'turn_continued': None if v4 is None else _w_runner_turn_continued(v4, p + '.turn_continued'),
+        'failure': None if v5 is None else _w_runner_failure(v5, p + '.failure'),
+    }
+
+
+def _r_run_model_step_response(d: object, p: str) -> RunModelStepResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('event')
+    v1 = g('heartbeat')
+    v2 = g('turn_completed')
+    v3 = g('tool_calls_requested')
+    v4 = g('turn_continued')
+    v5 = g('failure')
+    return RunModelStepResponse(
+        event=None if v0 is None else _r_runner_event(v0, p + '.event'),
+        heartbeat=None if v1 is None else _r_runner_heartbeat(v1, p + '.heartbeat'),
+        turn_completed=None if v2 is None else _r_runner_turn_completed(v2, p + '.turn_completed'),
+        tool_calls_requested=None if v3 is None else _r_runner_tool_calls_requested(v3, p + '.tool_calls_requested'),
+        turn_continued=None if v4 is None else _r_runner_turn_continued(v4, p + '.turn_continued'),
+        failure=None if v5 is None else _r_runner_failure(v5, p + '.failure'),
+    )
+
+
+def _w_execute_deferred_tool_call_request(m: ExecuteDeferredToolCallRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, ExecuteDeferredToolCallRequest):
+        raise _w.WireFormatError(p, 'expected ExecuteDeferredToolCallRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.flow_id
+    if type(v1) is not str:
+        _w.wrong_type(p, 'flow_id', 'str', v1)
+    v2 = m.turn_id
+    if type(v2) is not str:
+        _w.wrong_type(p, 'turn_id', 'str', v2)
+    v3 = m.tool_call
+    v4 = m.idempotency_key
+    if type(v4) is not str:
+        _w.wrong_type(p, 'idempotency_key', 'str', v4)
+    v5 = m.attempt
+    if type(v5) is not int or not _w.INT32_MIN <= v5 <= _w.INT32_MAX:
+        _w.write_int(v5, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v6 = m.heartbeat_checkpoint
+    if v6 is not None and type(v6) is not str:
+        _w.wrong_type(p, 'heartbeat_checkpoint', 'str', v6)
+    v7 = m.input_answers
+    if type(v7) is not list:
+        _w.wrong_type(p, 'input_answers', 'list', v7)
+    v8 = m.supports_tool_tasks
+    if type(v8) is not bool:
+        _w.wrong_type(p, 'supports_tool_tasks', 'bool', v8)
+    return {
+        'flow_type': v0,
+        'flow_id': v1,
+        'turn_id': v2,
+        'tool_call': _w_agent_tool_call(AgentToolCall() if v3 is None else v3, p + '.tool_call'),
+        'idempotency_key': v4,
+        'attempt': v5,
+        'heartbeat_checkpoint': v6,
+        'input_answers': [_w_question_answer(x, p + '.input_answers[' + str(i) + ']') for i, x in enumerate(v7)],
+        'supports_tool_tasks': v8,
+    }
+
+
+def _r_execute_deferred_tool_call_request(d: object, p: str) -> ExecuteDeferredToolCallRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('flow_id', '')
+    if type(v1) is not str:
+        _w.expected(p, 'flow_id', 'string', v1)
+    v2 = g('turn_id', '')
+    if type(v2) is not str:
+        _w.expected(p, 'turn_id', 'string', v2)
+    v3 = g('tool_call', _MISSING)
+    v4 = g('idempotency_key', '')
+    if type(v4) is not str:
+        _w.expected(p, 'idempotency_key', 'string', v4)
+    v5 = g('attempt', 0)
+    if type(v5) is not int or not _w.INT32_MIN <= v5 <= _w.INT32_MAX:
+        v5 = _w.read_int(v5, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v6 = g('heartbeat_checkpoint')
+    if v6 is not None and type(v6) is not str:
+        _w.expected(p, 'heartbeat_checkpoint', 'string', v6)
+    v7 = g('input_answers', _EMPTY)
+    if type(v7) is not list:
+        _w.expected(p, 'input_answers', 'array', v7)
+    v8 = g('supports_tool_tasks', False)
+    if type(v8) is not bool:
+        _w.expected(p, 'supports_tool_tasks', 'boolean', v8)
+    return ExecuteDeferredToolCallRequest(
+        flow_type=v0,
+        flow_id=v1,
+        turn_id=v2,
+        tool_call=AgentToolCall() if v3 is _MISSING else _r_agent_tool_call(v3, p + '.tool_call'),
+        idempotency_key=v4,
+        attempt=v5,
+        heartbeat_checkpoint=v6,
+        input_answers=[_r_question_answer(x, p + '.input_answers[' + str(i) + ']') for i, x in enumerate(v7)],
+        supports_tool_tasks=v8,
+    )
+
+
+def _w_execute_deferred_tool_call_response(m: ExecuteDeferredToolCallResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, ExecuteDeferredToolCallResponse):
+        raise _w.WireFormatError(p, 'expected ExecuteDeferredToolCallResponse, got ' + type(m).__name__)
+    v0 = m.event
+    v1 = m.heartbeat
+    v2 = m.result
+    v3 = m.tool_error
+    v4 = m.input_requested
+    v5 = m.task_started
+    v6 = m.failure
+    return {
+        'event': None if v0 is None else _w_runner_event(v0, p + '.event'),
+        'heartbeat': None if v1 is None else _w_runner_heartbeat(v1, p + '.heartbeat'),
+        'result': None if v2 is None else _w_runner_tool_result(v2, p + '.result'),
+        'tool_error': None if v3 is None else _w_runner_tool_error(v3, p + '.tool_error'),
+        'input_requested': None if v4 is None else _w_runner_tool_input_requested(v4, p + '.input_requested'),
+        'task_started': None if v5 is None else _w_runner_tool_task_started(v5, p + '.task_started'),
+        'failure': None if v6 is None else _w_runner_failure(v6, p + '.failure'),
+    }
+
+
+def _r_execute_deferred_tool_call_response(d: object, p: str) -> ExecuteDeferredToolCallResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('event')
+    v1 = g('heartbeat')
+    v2 = g('result')
+    v3 = g('tool_error')
+    v4 = g('input_requested')
+    v5 = g('task_started')
+    v6 = g('failure')
+    return ExecuteDeferredToolCallResponse(
+        event=None if v0 is None else _r_runner_event(v0, p + '.event'),
+        heartbeat=None if v1 is None else _r_runner_heartbeat(v1, p + '.heartbeat'),
+        result=None if v2 is None else _r_runner_tool_result(v2, p + '.result'),
+        tool_error=None if v3 is None else _r_runner_tool_error(v3, p + '.tool_error'),
+        input_requested=None if v4 is None else _r_runner_tool_input_requested(v4, p + '.input_requested'),
+        task_started=None if v5 is None else _r_runner_tool_task_started(v5, p + '.task_started'),
+        failure=None if v6 is None else _r_runner_failure(v6, p + '.failure'),
+    )
+
+
+def _w_poll_tool_task_request(m: PollToolTaskRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, PollToolTaskRequest):
+        raise _w.WireFormatError(p, 'expected PollToolTaskRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.flow_id
+    if type(v1) is not str:
+        _w.wrong_type(p, 'flow_id', 'str', v1)
+    v2 = m.tool_call
+    v3 = m.idempotency_key
+    if type(v3) is not str:
+        _w.wrong_type(p, 'idempotency_key', 'str', v3)
+    v4 = m.attempt
+    if type(v4) is not int or not _w.INT32_MIN <= v4 <= _w.INT32_MAX:
+        _w.write_int(v4, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v5 = m.input_answers
+    if type(v5) is not list:
+        _w.wrong_type(p, 'input_answers', 'list', v5)
+    v6 = m.pending_answer
+    return {
+        'flow_type': v0,
+        'flow_id': v1,
+        'tool_call': _w_agent_tool_call(AgentToolCall() if v2 is None else v2, p + '.tool_call'),
+        'idempotency_key': v3,
+        'attempt': v4,
+        'input_answers': [_w_question_answer(x, p + '.input_answers[' + str(i) + ']') for i, x in enumerate(v5)],
+        'pending_answer': None if v6 is None else _w_question_answer(v6, p + '.pending_answer'),
+    }
+
+
+def _r_poll_tool_task_request(d: object, p: str) -> PollToolTaskRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('flow_id', '')
+    if type(v1) is not str:
+        _w.expected(p, 'flow_id', 'string', v1)
+    v2 = g('tool_call', _MISSING)
+    v3 = g('idempotency_key', '')
+    if type(v3) is not str:
+        _w.expected(p, 'idempotency_key', 'string', v3)
+    v4 = g('attempt', 0)
+    if type(v4) is not int or not _w.INT32_MIN <= v4 <= _w.INT32_MAX:
+        v4 = _w.read_int(v4, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v5 = g('input_answers', _EMPTY)
+    if type(v5) is not list:
+        _w.expected(p, 'input_answers', 'array', v5)
+    v6 = g('pending_answer')
+    return PollToolTaskRequest(
+        flow_type=v0,
+        flow_id=v1,
+        tool_call=AgentToolCall() if v2 is _MISSING else _r_agent_tool_call(v2, p + '.tool_call'),
+        idempotency_key=v3,
+        attempt=v4,
+        input_answers=[_r_question_answer(x, p + '.input_answers[' + str(i) + ']') for i, x in enumerate(v5)],
+        pending_answer=None if v6 is None else _r_question_answer(v6, p + '.pending_answer'),
+    )
+
+
+def _w_poll_tool_task_response(m: PollToolTaskResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, PollToolTaskResponse):
+        raise _w.WireFormatError(p, 'expected PollToolTaskResponse, got ' + type(m).__name__)
+    v0 = m.event
+    v1 = m.heartbeat
+    v2 = m.result
+    v3 = m.tool_error
+    v4 = m.input_requested
+    v5 = m.task_pending
+    v6 = m.failure
+    return {
+        'event': None if v0 is None else _w_runner_event(v0, p + '.event'),
+        'heartbeat': None if v1 is None else _w_runner_heartbeat(v1, p + '.heartbeat'),
+        'result': None if v2 is None else _w_runner_tool_result(v2, p + '.result'),
+        'tool_error': None if v3 is None else _w_runner_tool_error(v3, p + '.tool_error'),
+        'input_requested': None if v4 is None else _w_runner_tool_input_requested(v4, p + '.input_requested'),
+        'task_pending': None if v5 is None else _w_runner_tool_task_pending(v5, p + '.task_pending'),
+        'failure': None if v6 is None else _w_runner_failure(v6, p + '.failure'),
+    }
+
+
+def _r_poll_tool_task_response(d: object, p: str) -> PollToolTaskResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('event')
+    v1 = g('heartbeat')
+    v2 = g('result')
+    v3 = g('tool_error')
+    v4 = g('input_requested')
+    v5 = g('task_pending')
+    v6 = g('failure')
+    return PollToolTaskResponse(
+        event=None if v0 is None else _r_runner_event(v0, p + '.event'),
+        heartbeat=None if v1 is None else _r_runner_heartbeat(v1, p + '.heartbeat'),
+        result=None if v2 is None else _r_runner_tool_result(v2, p + '.result'),
+        tool_error=None if v3 is None else _r_runner_tool_error(v3, p + '.tool_error'),
+        input_requested=None if v4 is None else _r_runner_tool_input_requested(v4, p + '.input_requested'),
+        task_pending=None if v5 is None else _r_runner_tool_task_pending(v5, p + '.task_pending'),
+        failure=None if v6 is None else _r_runner_failure(v6, p + '.failure'),
+    )
+
+
+def _w_cancel_tool_task_request(m: CancelToolTaskRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, CancelToolTaskRequest):
+        raise _w.WireFormatError(p, 'expected CancelToolTaskRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.flow_id
+    if type(v1) is not str:
+        _w.wrong_type(p, 'flow_id', 'str', v1)
+    v2 = m.tool_call
+    v3 = m.idempotency_key
+    if type(v3) is not str:
+        _w.wrong_type(p, 'idempotency_key', 'str', v3)
+    v4 = m.attempt
+    if type(v4) is not int or not _w.INT32_MIN <= v4 <= _w.INT32_MAX:
+        _w.write_int(v4, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    return {
+        'flow_type': v0,
+        'flow_id': v1,
+        'tool_call': _w_agent_tool_call(AgentToolCall() if v2 is None else v2, p + '.tool_call'),
+        'idempotency_key': v3,
+        'attempt': v4,
+    }
+
+
+def _r_cancel_tool_task_request(d: object, p: str) -> CancelToolTaskRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('flow_id', '')
+    if type(v1) is not str:
+        _w.expected(p, 'flow_id', 'string', v1)
+    v2 = g('tool_call', _MISSING)
+    v3 = g('idempotency_key', '')
+    if type(v3) is not str:
+        _w.expected(p, 'idempotency_key', 'string', v3)
+    v4 = g('attempt', 0)
+    if type(v4) is not int or not _w.INT32_MIN <= v4 <= _w.INT32_MAX:
+        v4 = _w.read_int(v4, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    return CancelToolTaskRequest(
+        flow_type=v0,
+        flow_id=v1,
+        tool_call=AgentToolCall() if v2 is _MISSING else _r_agent_tool_call(v2, p + '.tool_call'),
+        idempotency_key=v3,
+        attempt=v4,
+    )
+
+
+def _w_cancel_tool_task_response(m: CancelToolTaskResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, CancelToolTaskResponse):
+        raise _w.WireFormatError(p, 'expected CancelToolTaskResponse, got ' + type(m).__name__)
+    v0 = m.heartbeat
+    v1 = m.cancelled
+    if type(v1) is not bool:
+        _w.wrong_type(p, 'cancelled', 'bool', v1)
+    v2 = m.failure
+    return {
+        'heartbeat': None if v0 is None else _w_runner_heartbeat(v0, p + '.heartbeat'),
+        'cancelled': v1,
+        'failure': None if v2 is None else _w_runner_failure(v2, p + '.failure'),
+    }
+
+
+def _r_cancel_tool_task_response(d: object, p: str) -> CancelToolTaskResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('heartbeat')
+    v1 = g('cancelled', False)
+    if type(v1) is not bool:
+        _w.expected(p, 'cancelled', 'boolean', v1)
+    v2 = g('failure')
+    return CancelToolTaskResponse(
+        heartbeat=None if v0 is None else _r_runner_heartbeat(v0, p + '.heartbeat'),
+        cancelled=v1,
+        failure=None if v2 is None else _r_runner_failure(v2, p + '.failure'),
+    )
+
+
+def _w_estimate_input_tokens_request(m: EstimateInputTokensRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, EstimateInputTokensRequest):
+        raise _w.WireFormatError(p, 'expected EstimateInputTokensRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.turn
+    return {
+        'flow_type': v0,
+        'turn': _w_runner_turn_context(RunnerTurnContext() if v1 is None else v1, p + '.turn'),
+    }
+
+
+def _r_estimate_input_tokens_request(d: object, p: str) -> EstimateInputTokensRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('turn', _MISSING)
+    return EstimateInputTokensRequest(
+        flow_type=v0,
+        turn=RunnerTurnContext() if v1 is _MISSING else _r_runner_turn_context(v1, p + '.turn'),
+    )
+
+
+def _w_estimate_input_tokens_response(m: EstimateInputTokensResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, EstimateInputTokensResponse):
+        raise _w.WireFormatError(p, 'expected EstimateInputTokensResponse, got ' + type(m).__name__)
+    v0 = m.input_tokens
+    if type(v0) is not int or not _w.INT64_MIN <= v0 <= _w.INT64_MAX:
+        _w.write_int(v0, p, 'input_tokens', _w.INT64_MIN, _w.INT64_MAX)
+    v1 = m.failure
+    return {
+        'input_tokens': v0,
+        'failure': None if v1 is None else _w_runner_failure(v1, p + '.failure'),
+    }
+
+
+def _r_estimate_input_tokens_response(d: object, p: str) -> EstimateInputTokensResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('input_tokens', 0)
+    if type(v0) is not int or not _w.INT64_MIN <= v0 <= _w.INT64_MAX:
+        v0 = _w.read_int(v0, p, 'input_tokens', _w.INT64_MIN, _w.INT64_MAX)
+    v1 = g('failure')
+    return EstimateInputTokensResponse(
+        input_tokens=v0,
+        failure=None if v1 is None else _r_runner_failure(v1, p + '.failure'),
+    )
+
+
+def _w_select_compaction_cutoff_request(m: SelectCompactionCutoffRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, SelectCompactionCutoffRequest):
+        raise _w.WireFormatError(p, 'expected SelectCompactionCutoffRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.turn
+    v2 = m.retained_token_budget
+    if type(v2) is not int or not _w.INT64_MIN <= v2 <= _w.INT64_MAX:
+        _w.write_int(v2, p, 'retained_token_budget', _w.INT64_MIN, _w.INT64_MAX)
+    return {
+        'flow_type': v0,
+        'turn': _w_runner_turn_context(RunnerTurnContext() if v1 is None else v1, p + '.turn'),
+        'retained_token_budget': v2,
+    }
+
+
+def _r_select_compaction_cutoff_request(d: object, p: str) -> SelectCompactionCutoffRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('turn', _MISSING)
+    v2 = g('retained_token_budget', 0)
+    if type(v2) is not int or not _w.INT64_MIN <= v2 <= _w.INT64_MAX:
+        v2 = _w.read_int(v2, p, 'retained_token_budget', _w.INT64_MIN, _w.INT64_MAX)
+    return SelectCompactionCutoffRequest(
+        flow_type=v0,
+        turn=RunnerTurnContext() if v1 is _MISSING else _r_runner_turn_context(v1, p + '.turn'),
+        retained_token_budget=v2,
+    )
+
+
+def _w_select_compaction_cutoff_response(m: SelectCompactionCutoffResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, SelectCompactionCutoffResponse):
+        raise _w.WireFormatError(p, 'expected SelectCompactionCutoffResponse, got ' + type(m).__name__)
+    v0 = m.cutoff_sequence
+    if v0 is not None and (type(v0) is not int or not _w.INT64_MIN <= v0 <= _w.INT64_MAX):
+        _w.write_int(v0, p, 'cutoff_sequence', _w.INT64_MIN, _w.INT64_MAX)
+    v1 = m.failure
+    return {
+        'cutoff_sequence': v0,
+        'failure': None if v1 is None else _w_runner_failure(v1, p + '.failure'),
+    }
+
+
+def _r_select_compaction_cutoff_response(d: object, p: str) -> SelectCompactionCutoffResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('cutoff_sequence')
+    if v0 is not None and (type(v0) is not int or not _w.INT64_MIN <= v0 <= _w.INT64_MAX):
+        v0 = _w.read_int(v0, p, 'cutoff_sequence', _w.INT64_MIN, _w.INT64_MAX)
+    v1 = g('failure')
+    return SelectCompactionCutoffResponse(
+        cutoff_sequence=v0,
+        failure=None if v1 is None else _r_runner_failure(v1, p + '.failure'),
+    )
+
+
+def _w_summarize_context_request(m: SummarizeContextRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, SummarizeContextRequest):
+        raise _w.WireFormatError(p, 'expected SummarizeContextRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.flow_id
+    if type(v1) is not str:
+        _w.wrong_type(p, 'flow_id', 'str', v1)
+    v2 = m.turn_id
+    if type(v2) is not str:
+        _w.wrong_type(p, 'turn_id', 'str', v2)
+    v3 = m.attempt
+    if type(v3) is not int or not _w.INT32_MIN <= v3 <= _w.INT32_MAX:
+        _w.write_int(v3, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v4 = m.previous_summary
+    v5 = m.messages
+    if type(v5) is not list:
+        _w.wrong_type(p, 'messages', 'list', v5)
+    v6 = m.through_sequence
+    if type(v6) is not int or not _w.INT64_MIN <= v6 <= _w.INT64_MAX:
+        _w.write_int(v6, p, 'through_sequence', _w.INT64_MIN, _w.INT64_MAX)
+    v7 = m.input_token_budget
+    if type(v7) is not int or not _w.INT64_MIN <= v7 <= _w.INT64_MAX:
+        _w.write_int(v7, p, 'input_token_budget', _w.INT64_MIN, _w.INT64_MAX)
+    v8 = m.session_settings
+    return {
+        'flow_type': v0,
+        'flow_id': v1,
+        'turn_id': v2,
+        'attempt': v3,
+        'previous_summary': None if v4 is None else _w_context_summary(v4, p + '.previous_summary'),
+        'messages': [_w_agent_message(x, p + '.messages[' + str(i) + ']') for i, x in enumerate(v5)],
+        'through_sequence': v6,
+        'input_token_budget': v7,
+        'session_settings': _w.write_struct(v8, p, 'session_settings'),
+    }
+
+
+def _r_summarize_context_request(d: object, p: str) -> SummarizeContextRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('flow_id', '')
+    if type(v1) is not str:
+        _w.expected(p, 'flow_id', 'string', v1)
+    v2 = g('turn_id', '')
+    if type(v2) is not str:
+        _w.expected(p, 'turn_id', 'string', v2)
+    v3 = g('attempt', 0)
+    if type(v3) is not int or not _w.INT32_MIN <= v3 <= _w.INT32_MAX:
+        v3 = _w.read_int(v3, p, 'attempt', _w.INT32_MIN, _w.INT32_MAX)
+    v4 = g('previous_summary')
+    v5 = g('messages', _EMPTY)
+    if type(v5) is not list:
+        _w.expected(p, 'messages', 'array', v5)
+    v6 = g('through_sequence', 0)
+    if type(v6) is not int or not _w.INT64_MIN <= v6 <= _w.INT64_MAX:
+        v6 = _w.read_int(v6, p, 'through_sequence', _w.INT64_MIN, _w.INT64_MAX)
+    v7 = g('input_token_budget', 0)
+    if type(v7) is not int or not _w.INT64_MIN <= v7 <= _w.INT64_MAX:
+        v7 = _w.read_int(v7, p, 'input_token_budget', _w.INT64_MIN, _w.INT64_MAX)
+    v8 = g('session_settings', _MISSING)
+    return SummarizeContextRequest(
+        flow_type=v0,
+        flow_id=v1,
+        turn_id=v2,
+        attempt=v3,
+        previous_summary=None if v4 is None else _r_context_summary(v4, p + '.previous_summary'),
+        messages=[_r_agent_message(x, p + '.messages[' + str(i) + ']') for i, x in enumerate(v5)],
+        through_sequence=v6,
+        input_token_budget=v7,
+        session_settings=Struct() if v8 is _MISSING else _w.read_struct(v8, p, 'session_settings'),
+    )
+
+
+def _w_summarize_context_response(m: SummarizeContextResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, SummarizeContextResponse):
+        raise _w.WireFormatError(p, 'expected SummarizeContextResponse, got ' + type(m).__name__)
+    v0 = m.event
+    v1 = m.heartbeat
+    v2 = m.summary
+    v3 = m.failure
+    return {
+        'event': None if v0 is None else _w_runner_event(v0, p + '.event'),
+        'heartbeat': None if v1 is None else _w_runner_heartbeat(v1, p + '.heartbeat'),
+        'summary': None if v2 is None else _w_runner_context_summary(v2, p + '.summary'),
+        'failure': None if v3 is None else _w_runner_failure(v3, p + '.failure'),
+    }
+
+
+def _r_summarize_context_response(d: object, p: str) -> SummarizeContextResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('event')
+    v1 = g('heartbeat')
+    v2 = g('summary')
+    v3 = g('failure')
+    return SummarizeContextResponse(
+        event=None if v0 is None else _r_runner_event(v0, p + '.event'),
+        heartbeat=None if v1 is None else _r_runner_heartbeat(v1, p + '.heartbeat'),
+        summary=None if v2 is None else _r_runner_context_summary(v2, p + '.summary'),
+        failure=None if v3 is None else _r_runner_failure(v3, p + '.failure'),
+    )
+
+
+def _w_build_unfinished_turn_messages_request(m: BuildUnfinishedTurnMessagesRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, BuildUnfinishedTurnMessagesRequest):
+        raise _w.WireFormatError(p, 'expected BuildUnfinishedTurnMessagesRequest, got ' + type(m).__name__)
+    v0 = m.flow_type
+    if type(v0) is not str:
+        _w.wrong_type(p, 'flow_type', 'str', v0)
+    v1 = m.turn
+    return {
+        'flow_type': v0,
+        'turn': _w_runner_turn_context(RunnerTurnContext() if v1 is None else v1, p + '.turn'),
+    }
+
+
+def _r_build_unfinished_turn_messages_request(d: object, p: str) -> BuildUnfinishedTurnMessagesRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('flow_type', '')
+    if type(v0) is not str:
+        _w.expected(p, 'flow_type', 'string', v0)
+    v1 = g('turn', _MISSING)
+    return BuildUnfinishedTurnMessagesRequest(
+        flow_type=v0,
+        turn=RunnerTurnContext() if v1 is _MISSING else _r_runner_turn_context(v1, p + '.turn'),
+    )
+
+
+def _w_build_unfinished_turn_messages_response(m: BuildUnfinishedTurnMessagesResponse, p: str) -> dict[str, object]:
+    if not isinstance(m, BuildUnfinishedTurnMessagesResponse):
+        raise _w.WireFormatError(p, 'expected BuildUnfinishedTurnMessagesResponse, got ' + type(m).__name__)
+    v0 = m.messages
+    if type(v0) is not list:
+        _w.wrong_type(p, 'messages', 'list', v0)
+    v1 = m.failure
+    return {
+        'messages': [_w_runner_framework_message(x, p + '.messages[' + str(i) + ']') for i, x in enumerate(v0)],
+        'failure': None if v1 is None else _w_runner_failure(v1, p + '.failure'),
+    }
+
+
+def _r_build_unfinished_turn_messages_response(d: object, p: str) -> BuildUnfinishedTurnMessagesResponse:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('messages', _EMPTY)
+    if type(v0) is not list:
+        _w.expected(p, 'messages', 'array', v0)
+    v1 = g('failure')
+    return BuildUnfinishedTurnMessagesResponse(
+        messages=[_r_runner_framework_message(x, p + '.messages[' + str(i) + ']') for i, x in enumerate(v0)],
+        failure=None if v1 is None else _r_runner_failure(v1, p + '.failure'),
+    )
+
+
 def _w_agent_session_start_input(m: AgentSessionStartInput, p: str) -> dict[str, object]:
     if not isinstance(m, AgentSessionStartInput):
         raise _w.WireFormatError(p, 'expected AgentSessionStartInput, got ' + type(m).__name__)
@@ -2881,6 +4472,487 @@ def decode_agent_snapshot(text: str | bytes | bytearray) -> AgentSnapshot:
     return _AGENT_SNAPSHOT_CODEC.decode(text)
 
 
+_RUNNER_FRAMEWORK_MESSAGE_CODEC: Final = _w.MessageCodec(RunnerFrameworkMessage, _w_runner_framework_message, _r_runner_framework_message)
+
+
+def encode_runner_framework_message(value: RunnerFrameworkMessage) -> str:
+    """Write `RunnerFrameworkMessage` as wire JSON; raises WireFormatError."""
+    return _RUNNER_FRAMEWORK_MESSAGE_CODEC.encode(value)
+
+
+def decode_runner_framework_message(text: str | bytes | bytearray) -> RunnerFrameworkMessage:
+    """Read `RunnerFrameworkMessage` from wire JSON; raises WireFormatError."""
+    return _RUNNER_FRAMEWORK_MESSAGE_CODEC.decode(text)
+
+
+_RUNNER_MODEL_CALL_METADATA_CODEC: Final = _w.MessageCodec(RunnerModelCallMetadata, _w_runner_model_call_metadata, _r_runner_model_call_metadata)
+
+
+def encode_runner_model_call_metadata(value: RunnerModelCallMetadata) -> str:
+    """Write `RunnerModelCallMetadata` as wire JSON; raises WireFormatError."""
+    return _RUNNER_MODEL_CALL_METADATA_CODEC.encode(value)
+
+
+def decode_runner_model_call_metadata(text: str | bytes | bytearray) -> RunnerModelCallMetadata:
+    """Read `RunnerModelCallMetadata` from wire JSON; raises WireFormatError."""
+    return _RUNNER_MODEL_CALL_METADATA_CODEC.decode(text)
+
+
+_RUNNER_TOOL_POLICY_CODEC: Final = _w.MessageCodec(RunnerToolPolicy, _w_runner_tool_policy, _r_runner_tool_policy)
+
+
+def encode_runner_tool_policy(value: RunnerToolPolicy) -> str:
+    """Write `RunnerToolPolicy` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_POLICY_CODEC.encode(value)
+
+
+def decode_runner_tool_policy(text: str | bytes | bytearray) -> RunnerToolPolicy:
+    """Read `RunnerToolPolicy` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_POLICY_CODEC.decode(text)
+
+
+_RUNNER_TURN_CONTEXT_CODEC: Final = _w.MessageCodec(RunnerTurnContext, _w_runner_turn_context, _r_runner_turn_context)
+
+
+def encode_runner_turn_context(value: RunnerTurnContext) -> str:
+    """Write `RunnerTurnContext` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TURN_CONTEXT_CODEC.encode(value)
+
+
+def decode_runner_turn_context(text: str | bytes | bytearray) -> RunnerTurnContext:
+    """Read `RunnerTurnContext` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TURN_CONTEXT_CODEC.decode(text)
+
+
+_RUNNER_EVENT_CODEC: Final = _w.MessageCodec(RunnerEvent, _w_runner_event, _r_runner_event)
+
+
+def encode_runner_event(value: RunnerEvent) -> str:
+    """Write `RunnerEvent` as wire JSON; raises WireFormatError."""
+    return _RUNNER_EVENT_CODEC.encode(value)
+
+
+def decode_runner_event(text: str | bytes | bytearray) -> RunnerEvent:
+    """Read `RunnerEvent` from wire JSON; raises WireFormatError."""
+    return _RUNNER_EVENT_CODEC.decode(text)
+
+
+_RUNNER_HEARTBEAT_CODEC: Final = _w.MessageCodec(RunnerHeartbeat, _w_runner_heartbeat, _r_runner_heartbeat)
+
+
+def encode_runner_heartbeat(value: RunnerHeartbeat) -> str:
+    """Write `RunnerHeartbeat` as wire JSON; raises WireFormatError."""
+    return _RUNNER_HEARTBEAT_CODEC.encode(value)
+
+
+def decode_runner_heartbeat(text: str | bytes | bytearray) -> RunnerHeartbeat:
+    """Read `RunnerHeartbeat` from wire JSON; raises WireFormatError."""
+    return _RUNNER_HEARTBEAT_CODEC.decode(text)
+
+
+_RUNNER_FAILURE_CODEC: Final = _w.MessageCodec(RunnerFailure, _w_runner_failure, _r_runner_failure)
+
+
+def encode_runner_failure(value: RunnerFailure) -> str:
+    """Write `RunnerFailure` as wire JSON; raises WireFormatError."""
+    return _RUNNER_FAILURE_CODEC.encode(value)
+
+
+def decode_runner_failure(text: str | bytes | bytearray) -> RunnerFailure:
+    """Read `RunnerFailure` from wire JSON; raises WireFormatError."""
+    return _RUNNER_FAILURE_CODEC.decode(text)
+
+
+_RUNNER_DEFERRED_TOOL_CALL_CODEC: Final = _w.MessageCodec(RunnerDeferredToolCall, _w_runner_deferred_tool_call, _r_runner_deferred_tool_call)
+
+
+def encode_runner_deferred_tool_call(value: RunnerDeferredToolCall) -> str:
+    """Write `RunnerDeferredToolCall` as wire JSON; raises WireFormatError."""
+    return _RUNNER_DEFERRED_TOOL_CALL_CODEC.encode(value)
+
+
+def decode_runner_deferred_tool_call(text: str | bytes | bytearray) -> RunnerDeferredToolCall:
+    """Read `RunnerDeferredToolCall` from wire JSON; raises WireFormatError."""
+    return _RUNNER_DEFERRED_TOOL_CALL_CODEC.decode(text)
+
+
+_RUNNER_TURN_COMPLETED_CODEC: Final = _w.MessageCodec(RunnerTurnCompleted, _w_runner_turn_completed, _r_runner_turn_completed)
+
+
+def encode_runner_turn_completed(value: RunnerTurnCompleted) -> str:
+    """Write `RunnerTurnCompleted` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TURN_COMPLETED_CODEC.encode(value)
+
+
+def decode_runner_turn_completed(text: str | bytes | bytearray) -> RunnerTurnCompleted:
+    """Read `RunnerTurnCompleted` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TURN_COMPLETED_CODEC.decode(text)
+
+
+_RUNNER_TOOL_CALLS_REQUESTED_CODEC: Final = _w.MessageCodec(RunnerToolCallsRequested, _w_runner_tool_calls_requested, _r_runner_tool_calls_requested)
+
+
+def encode_runner_tool_calls_requested(value: RunnerToolCallsRequested) -> str:
+    """Write `RunnerToolCallsRequested` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_CALLS_REQUESTED_CODEC.encode(value)
+
+
+def decode_runner_tool_calls_requested(text: str | bytes | bytearray) -> RunnerToolCallsRequested:
+    """Read `RunnerToolCallsRequested` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_CALLS_REQUESTED_CODEC.decode(text)
+
+
+_RUNNER_TURN_CONTINUED_CODEC: Final = _w.MessageCodec(RunnerTurnContinued, _w_runner_turn_continued, _r_runner_turn_continued)
+
+
+def encode_runner_turn_continued(value: RunnerTurnContinued) -> str:
+    """Write `RunnerTurnContinued` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TURN_CONTINUED_CODEC.encode(value)
+
+
+def decode_runner_turn_continued(text: str | bytes | bytearray) -> RunnerTurnContinued:
+    """Read `RunnerTurnContinued` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TURN_CONTINUED_CODEC.decode(text)
+
+
+_RUNNER_TOOL_RESULT_CODEC: Final = _w.MessageCodec(RunnerToolResult, _w_runner_tool_result, _r_runner_tool_result)
+
+
+def encode_runner_tool_result(value: RunnerToolResult) -> str:
+    """Write `RunnerToolResult` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_RESULT_CODEC.encode(value)
+
+
+def decode_runner_tool_result(text: str | bytes | bytearray) -> RunnerToolResult:
+    """Read `RunnerToolResult` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_RESULT_CODEC.decode(text)
+
+
+_RUNNER_TOOL_ERROR_CODEC: Final = _w.MessageCodec(RunnerToolError, _w_runner_tool_error, _r_runner_tool_error)
+
+
+def encode_runner_tool_error(value: RunnerToolError) -> str:
+    """Write `RunnerToolError` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_ERROR_CODEC.encode(value)
+
+
+def decode_runner_tool_error(text: str | bytes | bytearray) -> RunnerToolError:
+    """Read `RunnerToolError` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_ERROR_CODEC.decode(text)
+
+
+_RUNNER_TOOL_INPUT_REQUESTED_CODEC: Final = _w.MessageCodec(RunnerToolInputRequested, _w_runner_tool_input_requested, _r_runner_tool_input_requested)
+
+
+def encode_runner_tool_input_requested(value: RunnerToolInputRequested) -> str:
+    """Write `RunnerToolInputRequested` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_INPUT_REQUESTED_CODEC.encode(value)
+
+
+def decode_runner_tool_input_requested(text: str | bytes | bytearray) -> RunnerToolInputRequested:
+    """Read `RunnerToolInputRequested` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_INPUT_REQUESTED_CODEC.decode(text)
+
+
+_RUNNER_TOOL_TASK_STARTED_CODEC: Final = _w.MessageCodec(RunnerToolTaskStarted, _w_runner_tool_task_started, _r_runner_tool_task_started)
+
+
+def encode_runner_tool_task_started(value: RunnerToolTaskStarted) -> str:
+    """Write `RunnerToolTaskStarted` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_TASK_STARTED_CODEC.encode(value)
+
+
+def decode_runner_tool_task_started(text: str | bytes | bytearray) -> RunnerToolTaskStarted:
+    """Read `RunnerToolTaskStarted` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_TASK_STARTED_CODEC.decode(text)
+
+
+_RUNNER_TOOL_TASK_PENDING_CODEC: Final = _w.MessageCodec(RunnerToolTaskPending, _w_runner_tool_task_pending, _r_runner_tool_task_pending)
+
+
+def encode_runner_tool_task_pending(value: RunnerToolTaskPending) -> str:
+    """Write `RunnerToolTaskPending` as wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_TASK_PENDING_CODEC.encode(value)
+
+
+def decode_runner_tool_task_pending(text: str | bytes | bytearray) -> RunnerToolTaskPending:
+    """Read `RunnerToolTaskPending` from wire JSON; raises WireFormatError."""
+    return _RUNNER_TOOL_TASK_PENDING_CODEC.decode(text)
+
+
+_RUNNER_CONTEXT_SUMMARY_CODEC: Final = _w.MessageCodec(RunnerContextSummary, _w_runner_context_summary, _r_runner_context_summary)
+
+
+def encode_runner_context_summary(value: RunnerContextSummary) -> str:
+    """Write `RunnerContextSummary` as wire JSON; raises WireFormatError."""
+    return _RUNNER_CONTEXT_SUMMARY_CODEC.encode(value)
+
+
+def decode_runner_context_summary(text: str | bytes | bytearray) -> RunnerContextSummary:
+    """Read `RunnerContextSummary` from wire JSON; raises WireFormatError."""
+    return _RUNNER_CONTEXT_SUMMARY_CODEC.decode(text)
+
+
+_DESCRIBE_RUNNER_REQUEST_CODEC: Final = _w.MessageCodec(DescribeRunnerRequest, _w_describe_runner_request, _r_describe_runner_request)
+
+
+def encode_describe_runner_request(value: DescribeRunnerRequest) -> str:
+    """Write `DescribeRunnerRequest` as wire JSON; raises WireFormatError."""
+    return _DESCRIBE_RUNNER_REQUEST_CODEC.encode(value)
+
+
+def decode_describe_runner_request(text: str | bytes | bytearray) -> DescribeRunnerRequest:
+    """Read `DescribeRunnerRequest` from wire JSON; raises WireFormatError."""
+    return _DESCRIBE_RUNNER_REQUEST_CODEC.decode(text)
+
+
+_DESCRIBE_RUNNER_RESPONSE_CODEC: Final = _w.MessageCodec(DescribeRunnerResponse, _w_describe_runner_response, _r_describe_runner_response)
+
+
+def encode_describe_runner_response(value: DescribeRunnerResponse) -> str:
+    """Write `DescribeRunnerResponse` as wire JSON; raises WireFormatError."""
+    return _DESCRIBE_RUNNER_RESPONSE_CODEC.encode(value)
+
+
+def decode_describe_runner_response(text: str | bytes | bytearray) -> DescribeRunnerResponse:
+    """Read `DescribeRunnerResponse` from wire JSON; raises WireFormatError."""
+    return _DESCRIBE_RUNNER_RESPONSE_CODEC.decode(text)
+
+
+_BUILD_USER_MESSAGE_REQUEST_CODEC: Final = _w.MessageCodec(BuildUserMessageRequest, _w_build_user_message_request, _r_build_user_message_request)
+
+
+def encode_build_user_message_request(value: BuildUserMessageRequest) -> str:
+    """Write `BuildUserMessageRequest` as wire JSON; raises WireFormatError."""
+    return _BUILD_USER_MESSAGE_REQUEST_CODEC.encode(value)
+
+
+def decode_build_user_message_request(text: str | bytes | bytearray) -> BuildUserMessageRequest:
+    """Read `BuildUserMessageRequest` from wire JSON; raises WireFormatError."""
+    return _BUILD_USER_MESSAGE_REQUEST_CODEC.decode(text)
+
+
+_BUILD_USER_MESSAGE_RESPONSE_CODEC: Final = _w.MessageCodec(BuildUserMessageResponse, _w_build_user_message_response, _r_build_user_message_response)
+
+
+def encode_build_user_message_response(value: BuildUserMessageResponse) -> str:
+    """Write `BuildUserMessageResponse` as wire JSON; raises WireFormatError."""
+    return _BUILD_USER_MESSAGE_RESPONSE_CODEC.encode(value)
+
+
+def decode_build_user_message_response(text: str | bytes | bytearray) -> BuildUserMessageResponse:
+    """Read `BuildUserMessageResponse` from wire JSON; raises WireFormatError."""
+    return _BUILD_USER_MESSAGE_RESPONSE_CODEC.decode(text)
+
+
+_RUN_MODEL_STEP_REQUEST_CODEC: Final = _w.MessageCodec(RunModelStepRequest, _w_run_model_step_request, _r_run_model_step_request)
+
+
+def encode_run_model_step_request(value: RunModelStepRequest) -> str:
+    """Write `RunModelStepRequest` as wire JSON; raises WireFormatError."""
+    return _RUN_MODEL_STEP_REQUEST_CODEC.encode(value)
+
+
+def decode_run_model_step_request(text: str | bytes | bytearray) -> RunModelStepRequest:
+    """Read `RunModelStepRequest` from wire JSON; raises WireFormatError."""
+    return _RUN_MODEL_STEP_REQUEST_CODEC.decode(text)
+
+
+_RUN_MODEL_STEP_RESPONSE_CODEC: Final = _w.MessageCodec(RunModelStepResponse, _w_run_model_step_response, _r_run_model_step_response)
+
+
+def encode_run_model_step_response(value: RunModelStepResponse) -> str:
+    """Write `RunModelStepResponse` as wire JSON; raises WireFormatError."""
+    return _RUN_MODEL_STEP_RESPONSE_CODEC.encode(value)
+
+
+def decode_run_model_step_response(text: str | bytes | bytearray) -> RunModelStepResponse:
+    """Read `RunModelStepResponse` from wire JSON; raises WireFormatError."""
+    return _RUN_MODEL_STEP_RESPONSE_CODEC.decode(text)
+
+
+_EXECUTE_DEFERRED_TOOL_CALL_REQUEST_CODEC: Final = _w.MessageCodec(ExecuteDeferredToolCallRequest, _w_execute_deferred_tool_call_request, _r_execute_deferred_tool_call_request)
+
+
+def encode_execute_deferred_tool_call_request(value: ExecuteDeferredToolCallRequest) -> str:
+    """Write `ExecuteDeferredToolCallRequest` as wire JSON; raises WireFormatError."""
+    return _EXECUTE_DEFERRED_TOOL_CALL_REQUEST_CODEC.encode(value)
+
+
+def decode_execute_deferred_tool_call_request(text: str | bytes | bytearray) -> ExecuteDeferredToolCallRequest:
+    """Read `ExecuteDeferredToolCallRequest` from wire JSON; raises WireFormatError."""
+    return _EXECUTE_DEFERRED_TOOL_CALL_REQUEST_CODEC.decode(text)
+
+
+_EXECUTE_DEFERRED_TOOL_CALL_RESPONSE_CODEC: Final = _w.MessageCodec(ExecuteDeferredToolCallResponse, _w_execute_deferred_tool_call_response, _r_execute_deferred_tool_call_response)
+
+
+def encode_execute_deferred_tool_call_response(value: ExecuteDeferredToolCallResponse) -> str:
+    """Write `ExecuteDeferredToolCallResponse` as wire JSON; raises WireFormatError."""
+    return _EXECUTE_DEFERRED_TOOL_CALL_RESPONSE_CODEC.encode(value)
+
+
+def decode_execute_deferred_tool_call_response(text: str | bytes | bytearray) -> ExecuteDeferredToolCallResponse:
+    """Read `ExecuteDeferredToolCallResponse` from wire JSON; raises WireFormatError."""
+    return _EXECUTE_DEFERRED_TOOL_CALL_RESPONSE_CODEC.decode(text)
+
+
+_POLL_TOOL_TASK_REQUEST_CODEC: Final = _w.MessageCodec(PollToolTaskRequest, _w_poll_tool_task_request, _r_poll_tool_task_request)
+
+
+def encode_poll_tool_task_request(value: PollToolTaskRequest) -> str:
+    """Write `PollToolTaskRequest` as wire JSON; raises WireFormatError."""
+    return _POLL_TOOL_TASK_REQUEST_CODEC.encode(value)
+
+
+def decode_poll_tool_task_request(text: str | bytes | bytearray) -> PollToolTaskRequest:
+    """Read `PollToolTaskRequest` from wire JSON; raises WireFormatError."""
+    return _POLL_TOOL_TASK_REQUEST_CODEC.decode(text)
+
+
+_POLL_TOOL_TASK_RESPONSE_CODEC: Final = _w.MessageCodec(PollToolTaskResponse, _w_poll_tool_task_response, _r_poll_tool_task_response)
+
+
+def encode_poll_tool_task_response(value: PollToolTaskResponse) -> str:
+    """Write `PollToolTaskResponse` as wire JSON; raises WireFormatError."""
+    return _POLL_TOOL_TASK_RESPONSE_CODEC.encode(value)
+
+
+def decode_poll_tool_task_response(text: str | bytes | bytearray) -> PollToolTaskResponse:
+    """Read `PollToolTaskResponse` from wire JSON; raises WireFormatError."""
+    return _POLL_TOOL_TASK_RESPONSE_CODEC.decode(text)
+
+
+_CANCEL_TOOL_TASK_REQUEST_CODEC: Final = _w.MessageCodec(CancelToolTaskRequest, _w_cancel_tool_task_request, _r_cancel_tool_task_request)
+
+
+def encode_cancel_tool_task_request(value: CancelToolTaskRequest) -> str:
+    """Write `CancelToolTaskRequest` as wire JSON; raises WireFormatError."""
+    return _CANCEL_TOOL_TASK_REQUEST_CODEC.encode(value)
+
+
+def decode_cancel_tool_task_request(text: str | bytes | bytearray) -> CancelToolTaskRequest:
+    """Read `CancelToolTaskRequest` from wire JSON; raises WireFormatError."""
+    return _CANCEL_TOOL_TASK_REQUEST_CODEC.decode(text)
+
+
+_CANCEL_TOOL_TASK_RESPONSE_CODEC: Final = _w.MessageCodec(CancelToolTaskResponse, _w_cancel_tool_task_response, _r_cancel_tool_task_response)
+
+
+def encode_cancel_tool_task_response(value: CancelToolTaskResponse) -> str:
+    """Write `CancelToolTaskResponse` as wire JSON; raises WireFormatError."""
+    return _CANCEL_TOOL_TASK_RESPONSE_CODEC.encode(value)
+
+
+def decode_cancel_tool_task_response(text: str | bytes | bytearray) -> CancelToolTaskResponse:
+    """Read `CancelToolTaskResponse` from wire JSON; raises WireFormatError."""
+    return _CANCEL_TOOL_TASK_RESPONSE_CODEC.decode(text)
+
+
+_ESTIMATE_INPUT_TOKENS_REQUEST_CODEC: Final = _w.MessageCodec(EstimateInputTokensRequest, _w_estimate_input_tokens_request, _r_estimate_input_tokens_request)
+
+
+def encode_estimate_input_tokens_request(value: EstimateInputTokensRequest) -> str:
+    """Write `EstimateInputTokensRequest` as wire JSON; raises WireFormatError."""
+    return _ESTIMATE_INPUT_TOKENS_REQUEST_CODEC.encode(value)
+
+
+def decode_estimate_input_tokens_request(text: str | bytes | bytearray) -> EstimateInputTokensRequest:
+    """Read `EstimateInputTokensRequest` from wire JSON; raises WireFormatError."""
+    return _ESTIMATE_INPUT_TOKENS_REQUEST_CODEC.decode(text)
+
+
+_ESTIMATE_INPUT_TOKENS_RESPONSE_CODEC: Final = _w.MessageCodec(EstimateInputTokensResponse, _w_estimate_input_tokens_response, _r_estimate_input_tokens_response)
+
+
+def encode_estimate_input_tokens_response(value: EstimateInputTokensResponse) -> str:
+    """Write `EstimateInputTokensResponse` as wire JSON; raises WireFormatError."""
+    return _ESTIMATE_INPUT_TOKENS_RESPONSE_CODEC.encode(value)
+
+
+def decode_estimate_input_tokens_response(text: str | bytes | bytearray) -> EstimateInputTokensResponse:
+    """Read `EstimateInputTokensResponse` from wire JSON; raises WireFormatError."""
+    return _ESTIMATE_INPUT_TOKENS_RESPONSE_CODEC.decode(text)
+
+
+_SELECT_COMPACTION_CUTOFF_REQUEST_CODEC: Final = _w.MessageCodec(SelectCompactionCutoffRequest, _w_select_compaction_cutoff_request, _r_select_compaction_cutoff_request)
+
+
+def encode_select_compaction_cutoff_request(value: SelectCompactionCutoffRequest) -> str:
+    """Write `SelectCompactionCutoffRequest` as wire JSON; raises WireFormatError."""
+    return _SELECT_COMPACTION_CUTOFF_REQUEST_CODEC.encode(value)
+
+
+def decode_select_compaction_cutoff_request(text: str | bytes | bytearray) -> SelectCompactionCutoffRequest:
+    """Read `SelectCompactionCutoffRequest` from wire JSON; raises WireFormatError."""
+    return _SELECT_COMPACTION_CUTOFF_REQUEST_CODEC.decode(text)
+
+
+_SELECT_COMPACTION_CUTOFF_RESPONSE_CODEC: Final = _w.MessageCodec(SelectCompactionCutoffResponse, _w_select_compaction_cutoff_response, _r_select_compaction_cutoff_response)
+
+
+def encode_select_compaction_cutoff_response(value: SelectCompactionCutoffResponse) -> str:
+    """Write `SelectCompactionCutoffResponse` as wire JSON; raises WireFormatError."""
+    return _SELECT_COMPACTION_CUTOFF_RESPONSE_CODEC.encode(value)
+
+
+def decode_select_compaction_cutoff_response(text: str | bytes | bytearray) -> SelectCompactionCutoffResponse:
+    """Read `SelectCompactionCutoffResponse` from wire JSON; raises WireFormatError."""
+    return _SELECT_COMPACTION_CUTOFF_RESPONSE_CODEC.decode(text)
+
+
+_SUMMARIZE_CONTEXT_REQUEST_CODEC: Final = _w.MessageCodec(SummarizeContextRequest, _w_summarize_context_request, _r_summarize_context_request)
+
+
+def encode_summarize_context_request(value: SummarizeContextRequest) -> str:
+    """Write `SummarizeContextRequest` as wire JSON; raises WireFormatError."""
+    return _SUMMARIZE_CONTEXT_REQUEST_CODEC.encode(value)
+
+
+def decode_summarize_context_request(text: str | bytes | bytearray) -> SummarizeContextRequest:
+    """Read `SummarizeContextRequest` from wire JSON; raises WireFormatError."""
+    return _SUMMARIZE_CONTEXT_REQUEST_CODEC.decode(text)
+
+
+_SUMMARIZE_CONTEXT_RESPONSE_CODEC: Final = _w.MessageCodec(SummarizeContextResponse, _w_summarize_context_response, _r_summarize_context_response)
+
+
+def encode_summarize_context_response(value: SummarizeContextResponse) -> str:
+    """Write `SummarizeContextResponse` as wire JSON; raises WireFormatError."""
+    return _SUMMARIZE_CONTEXT_RESPONSE_CODEC.encode(value)
+
+
+def decode_summarize_context_response(text: str | bytes | bytearray) -> SummarizeContextResponse:
+    """Read `SummarizeContextResponse` from wire JSON; raises WireFormatError."""
+    return _SUMMARIZE_CONTEXT_RESPONSE_CODEC.decode(text)
+
+
+_BUILD_UNFINISHED_TURN_MESSAGES_REQUEST_CODEC: Final = _w.MessageCodec(BuildUnfinishedTurnMessagesRequest, _w_build_unfinished_turn_messages_request, _r_build_unfinished_turn_messages_request)
+
+
+def encode_build_unfinished_turn_messages_request(value: BuildUnfinishedTurnMessagesRequest) -> str:
+    """Write `BuildUnfinishedTurnMessagesRequest` as wire JSON; raises WireFormatError."""
+    return _BUILD_UNFINISHED_TURN_MESSAGES_REQUEST_CODEC.encode(value)
+
+
+def decode_build_unfinished_turn_messages_request(text: str | bytes | bytearray) -> BuildUnfinishedTurnMessagesRequest:
+    """Read `BuildUnfinishedTurnMessagesRequest` from wire JSON; raises WireFormatError."""
+    return _BUILD_UNFINISHED_TURN_MESSAGES_REQUEST_CODEC.decode(text)
+
+
+_BUILD_UNFINISHED_TURN_MESSAGES_RESPONSE_CODEC: Final = _w.MessageCodec(BuildUnfinishedTurnMessagesResponse, _w_build_unfinished_turn_messages_response, _r_build_unfinished_turn_messages_response)
+
+
+def encode_build_unfinished_turn_messages_response(value: BuildUnfinishedTurnMessagesResponse) -> str:
+    """Write `BuildUnfinishedTurnMessagesResponse` as wire JSON; raises WireFormatError."""
+    return _BUILD_UNFINISHED_TURN_MESSAGES_RESPONSE_CODEC.encode(value)
+
+
+def decode_build_unfinished_turn_messages_response(text: str | bytes | bytearray) -> BuildUnfinishedTurnMessagesResponse:
+    """Read `BuildUnfinishedTurnMessagesResponse` from wire JSON; raises WireFormatError."""
+    return _BUILD_UNFINISHED_TURN_MESSAGES_RESPONSE_CODEC.decode(text)
+
+
 _AGENT_SESSION_START_INPUT_CODEC: Final = _w.MessageCodec(AgentSessionStartInput, _w_agent_session_start_input, _r_agent_session_start_input)
 
 
@@ -3093,6 +5165,43 @@ CODECS: Final[dict[type[Any], _w.MessageCodec[Any]]] = {
     ListAgentMessagesRequest: _LIST_AGENT_MESSAGES_REQUEST_CODEC,
     AgentMessagesPage: _AGENT_MESSAGES_PAGE_CODEC,
     AgentSnapshot: _AGENT_SNAPSHOT_CODEC,
+    RunnerFrameworkMessage: _RUNNER_FRAMEWORK_MESSAGE_CODEC,
+    RunnerModelCallMetadata: _RUNNER_MODEL_CALL_METADATA_CODEC,
+    RunnerToolPolicy: _RUNNER_TOOL_POLICY_CODEC,
+    RunnerTurnContext: _RUNNER_TURN_CONTEXT_CODEC,
+    RunnerEvent: _RUNNER_EVENT_CODEC,
+    RunnerHeartbeat: _RUNNER_HEARTBEAT_CODEC,
+    RunnerFailure: _RUNNER_FAILURE_CODEC,
+    RunnerDeferredToolCall: _RUNNER_DEFERRED_TOOL_CALL_CODEC,
+    RunnerTurnCompleted: _RUNNER_TURN_COMPLETED_CODEC,
+    RunnerToolCallsRequested: _RUNNER_TOOL_CALLS_REQUESTED_CODEC,
+    RunnerTurnContinued: _RUNNER_TURN_CONTINUED_CODEC,
+    RunnerToolResult: _RUNNER_TOOL_RESULT_CODEC,
+    RunnerToolError: _RUNNER_TOOL_ERROR_CODEC,
+    RunnerToolInputRequested: _RUNNER_TOOL_INPUT_REQUESTED_CODEC,
+    RunnerToolTaskStarted: _RUNNER_TOOL_TASK_STARTED_CODEC,
+    RunnerToolTaskPending: _RUNNER_TOOL_TASK_PENDING_CODEC,
+    RunnerContextSummary: _RUNNER_CONTEXT_SUMMARY_CODEC,
+    DescribeRunnerRequest: _DESCRIBE_RUNNER_REQUEST_CODEC,
+    DescribeRunnerResponse: _DESCRIBE_RUNNER_RESPONSE_CODEC,
+    BuildUserMessageRequest: _BUILD_USER_MESSAGE_REQUEST_CODEC,
+    BuildUserMessageResponse: _BUILD_USER_MESSAGE_RESPONSE_CODEC,
+    RunModelStepRequest: _RUN_MODEL_STEP_REQUEST_CODEC,
+    RunModelStepResponse: _RUN_MODEL_STEP_RESPONSE_CODEC,
+    ExecuteDeferredToolCallRequest: _EXECUTE_DEFERRED_TOOL_CALL_REQUEST_CODEC,
+    ExecuteDeferredToolCallResponse: _EXECUTE_DEFERRED_TOOL_CALL_RESPONSE_CODEC,
+    PollToolTaskRequest: _POLL_TOOL_TASK_REQUEST_CODEC,
+    PollToolTaskResponse: _POLL_TOOL_TASK_RESPONSE_CODEC,
+    CancelToolTaskRequest: _CANCEL_TOOL_TASK_REQUEST_CODEC,
+    CancelToolTaskResponse: _CANCEL_TOOL_TASK_RESPONSE_CODEC,
+    EstimateInputTokensRequest: _ESTIMATE_INPUT_TOKENS_REQUEST_CODEC,
+    EstimateInputTokensResponse: _ESTIMATE_INPUT_TOKENS_RESPONSE_CODEC,
+    SelectCompactionCutoffRequest: _SELECT_COMPACTION_CUTOFF_REQUEST_CODEC,
+    SelectCompactionCutoffResponse: _SELECT_COMPACTION_CUTOFF_RESPONSE_CODEC,
+    SummarizeContextRequest: _SUMMARIZE_CONTEXT_REQUEST_CODEC,
+    SummarizeContextResponse: _SUMMARIZE_CONTEXT_RESPONSE_CODEC,
+    BuildUnfinishedTurnMessagesRequest: _BUILD_UNFINISHED_TURN_MESSAGES_REQUEST_CODEC,
+    BuildUnfinishedTurnMessagesResponse: _BUILD_UNFINISHED_TURN_MESSAGES_RESPONSE_CODEC,
     AgentSessionStartInput: _AGENT_SESSION_START_INPUT_CODEC,
     AgentState: _AGENT_STATE_CODEC,
     AgentUsage: _AGENT_USAGE_CODEC,

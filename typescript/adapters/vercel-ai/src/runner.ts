@@ -1,0 +1,234 @@
+/**
+ * `VercelAiRunner`: the Vercel AI SDK on the dex-agents runner interface.
+ *
+ * Each RunModel Step is one `streamText` call with `stopWhen: isStepCount(1)`
+ * whose tools have no `execute`, so the SDK returns the model's tool calls
+ * instead of running them; the session runs each in its own Step through
+ * `executeDeferredToolCall`. The turn's run state is the plain-JSON
+ * `ModelMessage[]` the turn produced after its user message; the tool results
+ * go back as one `tool` message with `tool-result` parts. Text deltas stream
+ * as `text_delta` events. `streamText` runs the same engine as
+ * `generateText`; it is used for the deltas.
+ *
+ * @module
+ */
+
+import { create } from "@bufbuild/protobuf";
+import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect } from "@dex-agents/contracts";
+import {
+  isFinal,
+  modelVisibleResult,
+  NO_RESULT_TEXT,
+  ToolExecutionError,
+  type AgentFrameworkRunner,
+  type AgentTurnContext,
+  type AgentTurnOutcome,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+  type ToolExecutionResult,
+} from "@dex-agents/core";
+import {
+  isStepCount,
+  streamText,
+  tool,
+  type FlexibleSchema,
+  type LanguageModel,
+  type ModelMessage,
+  type ToolSet,
+} from "ai";
+
+/** One tool: the model sees its description and schema; the session runs `execute` in a tool Step. */
+export interface VercelAiTool<Input = unknown> {
+  readonly description?: string;
+  readonly inputSchema: FlexibleSchema<Input>;
+  /** What the tool does to the world; the session's `toolPolicies` win over it. */
+  readonly effect?: ToolEffect;
+  readonly requiresApproval?: boolean;
+  /** Runs the tool once; a string is shown to the model as is, anything else as JSON. */
+  execute(input: Input, call: DeferredToolExecution): Promise<unknown>;
+}
+
+export interface VercelAiRunnerOptions {
+  readonly model: LanguageModel;
+  /** The tools by name; `any`: each tool types its own input. */
+  readonly tools?: Readonly<Record<string, VercelAiTool<any>>>;
+  readonly instructions?: string;
+}
+
+function frameworkMessage(message: ModelMessage): FrameworkMessage {
+  const item = JSON.stringify(message);
+  if (message.role === "user" || message.role === "system") {
+    const text = typeof message.content === "string" ? message.content : message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+    return { role: "user", frameworkItem: item, text };
+  }
+  if (message.role === "assistant") {
+    const parts = typeof message.content === "string" ? [{ type: "text" as const, text: message.content }] : message.content;
+    const text = parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+    const calls = parts.filter((p) => p.type === "tool-call");
+    const [call] = calls;
+    return {
+      role: "assistant",
+      frameworkItem: item,
+      text: text === "" ? undefined : text,
+      ...(calls.length === 1 && call !== undefined
+        ? { toolCallId: call.toolCallId, toolName: call.toolName, toolArguments: JSON.stringify(call.input) }
+        : {}),
+    };
+  }
+  const results = message.content.filter((p) => p.type === "tool-result");
+  const [result] = results;
+  return {
+    role: "tool",
+    frameworkItem: item,
+    ...(results.length === 1 && result !== undefined
+      ? {
+          toolCallId: result.toolCallId,
+          toolName: result.toolName,
+          toolOutput: result.output.type === "text" ? result.output.value : JSON.stringify(result.output),
+        }
+      : {}),
+  };
+}
+
+function toolMessage(
+  calls: readonly { readonly toolCallId: string; readonly toolName: string }[],
+  records: ReadonlyMap<string, AgentToolCall>,
+): ModelMessage {
+  return {
+    role: "tool",
+    content: calls.map((call) => {
+      const record = records.get(call.toolCallId);
+      const value = record !== undefined && isFinal(record.status) ? modelVisibleResult(record) : NO_RESULT_TEXT;
+      return {
+        type: "tool-result" as const,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: { type: "text" as const, value },
+      };
+    }),
+  };
+}
+
+/** The calls of the last assistant message, when no tool message answers them yet. */
+function pendingCalls(items: readonly ModelMessage[]): { toolCallId: string; toolName: string }[] {
+  const last = items.at(-1);
+  if (last?.role !== "assistant" || typeof last.content === "string") return [];
+  return last.content.flatMap((p) =>
+    p.type === "tool-call" ? [{ toolCallId: p.toolCallId, toolName: p.toolName }] : [],
+  );
+}
+
+export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult> {
+  readonly #options: VercelAiRunnerOptions;
+  readonly #declared: ToolSet;
+
+  constructor(options: VercelAiRunnerOptions) {
+    this.#options = options;
+    this.#declared = Object.fromEntries(
+      Object.entries(options.tools ?? {}).map(([name, t]) => [
+        name,
+        // No execute: streamText returns the call and runs nothing.
+        tool({ ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: t.inputSchema }),
+      ]),
+    );
+  }
+
+  buildUserMessage(text: string): FrameworkMessage {
+    return { role: "user", frameworkItem: JSON.stringify({ role: "user", content: text }), text };
+  }
+
+  async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
+    const history = turn.messages.map((m) => JSON.parse(m.frameworkItem) as ModelMessage);
+    const items: ModelMessage[] =
+      turn.frameworkRunState === undefined ? [] : (JSON.parse(turn.frameworkRunState) as ModelMessage[]);
+    const pending = pendingCalls(items);
+    if (pending.length > 0) {
+      const byId = new Map(turn.toolCalls.map((r) => [r.toolCallId, r]));
+      for (const call of pending) {
+        if (!byId.has(call.toolCallId)) {
+          throw new Error(`the turn has no record of tool call ${JSON.stringify(call.toolCallId)}`);
+        }
+      }
+      items.push(toolMessage(pending, byId));
+    }
+    const result = streamText({
+      model: this.#options.model,
+      ...(this.#options.instructions !== undefined ? { system: this.#options.instructions } : {}),
+      messages: [...history, ...items],
+      tools: this.#declared,
+      stopWhen: isStepCount(1),
+      abortSignal: turn.cancellationSignal,
+      maxRetries: 0, // the RunModel Step's own retry policy retries
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") {
+        turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: part.text }) });
+      } else if (part.type === "error") {
+        throw part.error instanceof Error ? part.error : new Error(String(part.error));
+      } else if (part.type === "abort") {
+        throw turn.cancellationSignal.reason instanceof Error ? turn.cancellationSignal.reason : new Error("the model call was aborted");
+      }
+    }
+    const [response, toolCalls, usage, finishReason] = await Promise.all([
+      result.response,
+      result.toolCalls,
+      result.usage,
+      result.finishReason,
+    ]);
+    const produced = [...items, ...(response.messages as ModelMessage[])];
+    const usageOut = {
+      modelCalls: 1,
+      inputTokens: usage.inputTokens ?? 0,
+      outputTokens: usage.outputTokens ?? 0,
+      cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+      reasoningTokens: usage.outputTokenDetails?.reasoningTokens ?? 0,
+    };
+    const modelCallMetadata = {
+      requestModel: typeof this.#options.model === "string" ? this.#options.model : this.#options.model.modelId,
+      responseModel: response.modelId,
+      responseId: response.id,
+      finishReasons: [finishReason],
+    };
+    if (toolCalls.length > 0) {
+      const tools = this.#options.tools ?? {};
+      return {
+        kind: "tool_calls_requested",
+        frameworkRunState: JSON.stringify(produced),
+        toolCalls: toolCalls.map((call) => ({
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          arguments: JSON.stringify(call.input ?? {}),
+          policy: turn.resolveToolPolicy(call.toolName, tools[call.toolName]?.effect, tools[call.toolName]?.requiresApproval),
+        })),
+        usage: usageOut,
+        modelCallMetadata,
+      };
+    }
+    return { kind: "turn_completed", newMessages: produced.map(frameworkMessage), usage: usageOut, modelCallMetadata };
+  }
+
+  /**
+   * A turn that ends without an answer keeps its transcript: the run state's
+   * items, with a tool result for every call (`NO_RESULT_TEXT` for a call that
+   * never finished).
+   */
+  buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
+    if (turn.frameworkRunState === undefined) return [];
+    const items = JSON.parse(turn.frameworkRunState) as ModelMessage[];
+    const pending = pendingCalls(items);
+    if (pending.length > 0) {
+      items.push(toolMessage(pending, new Map(turn.toolCalls.map((r) => [r.toolCallId, r]))));
+    }
+    return items.map(frameworkMessage);
+  }
+
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    const name = call.toolCall.toolName;
+    const declared = this.#options.tools?.[name];
+    if (declared === undefined) throw new ToolExecutionError(`unknown tool ${JSON.stringify(name)}`);
+    const input: unknown = JSON.parse(call.toolCall.arguments);
+    await call.heartbeat();
+    const output = await declared.execute(input, call);
+    return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+  }
+}

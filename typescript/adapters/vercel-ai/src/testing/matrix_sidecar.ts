@@ -1,0 +1,199 @@
+/**
+ * `node dist/testing/matrix_sidecar.js --address HOST:PORT --log PATH
+ * --flow-type T`: `VercelAiRunner` with a scripted `MockLanguageModelV4`
+ * that follows the shared prompts of `dex_agents_testing.matrix` (weather,
+ * parallel, book, charge, slow, fail; otherwise "I have seen N messages."),
+ * served by `serveRunners`. Model calls and tool runs go to the run log in
+ * the matrix's JSON-lines format; gate files hold the `model` and `charge`
+ * calls. Prints `listening <address>` once up.
+ *
+ * @module
+ */
+
+import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { ToolEffect } from "@dex-agents/contracts";
+import { serveRunners } from "@dex-agents/core";
+import { jsonSchema } from "ai";
+import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
+import { VercelAiRunner } from "../index.js";
+
+const { values } = parseArgs({
+  options: {
+    address: { type: "string", default: "127.0.0.1:0" },
+    log: { type: "string" },
+    "flow-type": { type: "string" },
+  },
+});
+const logPath = values.log;
+const flowType = values["flow-type"];
+if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
+
+function log(entry: Record<string, unknown>): void {
+  const fd = openSync(logPath!, "a");
+  try {
+    writeSync(fd, `${JSON.stringify(entry)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function gate(name: string, signal: AbortSignal | undefined): Promise<void> {
+  const path = `${logPath}.${name}-gate`;
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (signal?.aborted) {
+        clearInterval(timer);
+        reject(signal.reason);
+      } else if (existsSync(path)) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 10);
+  });
+}
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 2, text: 2, reasoning: undefined },
+};
+
+type Call = { readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
+
+function respond(text: string | undefined, calls: readonly Call[]) {
+  return {
+    stream: convertArrayToReadableStream([
+      { type: "stream-start" as const, warnings: [] },
+      ...(text === undefined
+        ? []
+        : [
+            { type: "text-start" as const, id: "t" },
+            { type: "text-delta" as const, id: "t", delta: text },
+            { type: "text-end" as const, id: "t" },
+          ]),
+      ...calls.map((c) => ({
+        type: "tool-call" as const,
+        toolCallId: c.id,
+        toolName: c.name,
+        input: JSON.stringify(c.input),
+      })),
+      {
+        type: "finish" as const,
+        finishReason: { unified: calls.length > 0 ? ("tool-calls" as const) : ("stop" as const), raw: undefined },
+        usage,
+      },
+    ]),
+  };
+}
+
+function calls(prompt: string, n: number): Call[] {
+  const city = (p: string): string => p.split(" ").slice(1).join(" ") || "Paris";
+  if (prompt.startsWith("slow")) return [{ id: `w${n}`, name: "get_weather", input: { city: "Paris" } }];
+  if (prompt.startsWith("weather in ")) {
+    return [{ id: `w${n}`, name: "get_weather", input: { city: prompt.slice("weather in ".length).replace(/\?$/, "") } }];
+  }
+  if (prompt.startsWith("parallel")) {
+    return [
+      { id: `a${n}`, name: "get_weather", input: { city: "Oslo" } },
+      { id: `b${n}`, name: "get_weather", input: { city: "Lima" } },
+    ];
+  }
+  if (prompt.startsWith("book")) {
+    return [
+      { id: `r${n}`, name: "get_weather", input: { city: city(prompt) } },
+      { id: `k${n}`, name: "book_trip", input: { city: city(prompt) } },
+    ];
+  }
+  if (prompt.startsWith("charge")) return [{ id: `p${n}`, name: "charge", input: { usd: 5 } }];
+  if (prompt.startsWith("fail")) return [{ id: `f${n}`, name: "charge_now", input: { usd: 5 } }];
+  return [];
+}
+
+const model = new MockLanguageModelV4({
+  doStream: async ({ prompt, abortSignal }) => {
+    const prompts = prompt
+      .filter((m) => m.role === "user")
+      .map((m) => m.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
+    const last = prompt.at(-1);
+    const results: Record<string, string> = {};
+    const named: string[] = [];
+    if (last?.role === "tool") {
+      for (const part of last.content) {
+        if (part.type !== "tool-result") continue;
+        const output = part.output.type === "text" ? part.output.value : JSON.stringify(part.output);
+        results[part.toolCallId] = output;
+        named.push(`${part.toolName}=${output}`);
+      }
+    }
+    log({ kind: "model", name: "model", prompts, results });
+    const current = prompts.at(-1) ?? "";
+    if (named.length > 0) {
+      if (current.startsWith("slow")) {
+        try {
+          await gate("model", abortSignal);
+        } catch (error) {
+          // cancel_turn reached streamText's abortSignal through cancellationSignal.
+          log({ kind: "model_aborted", name: "model", prompts });
+          throw error;
+        }
+      }
+      if (current.startsWith("fail")) throw new Error("model unavailable");
+      return respond(`Results: ${named.join("; ")}`, []);
+    }
+    const asked = calls(current, prompts.length);
+    if (asked.length > 0) return respond(undefined, asked);
+    return respond(`I have seen ${prompt.filter((m) => m.role !== "system").length} messages.`, []);
+  },
+});
+
+const city = jsonSchema<{ city: string }>({ type: "object", properties: { city: { type: "string" } } });
+const runner = new VercelAiRunner({
+  model,
+  tools: {
+    get_weather: {
+      description: "The weather in a city",
+      inputSchema: city,
+      effect: ToolEffect.READ,
+      execute: async (input: { city: string }, call) => {
+        log({ kind: "tool", name: "get_weather", key: call.idempotencyKey });
+        return `sunny in ${input.city}`;
+      },
+    },
+    book_trip: {
+      description: "Books a trip to a city",
+      inputSchema: city,
+      effect: ToolEffect.NON_IDEMPOTENT_WRITE,
+      requiresApproval: true,
+      execute: async (input: { city: string }, call) => {
+        log({ kind: "tool", name: "book_trip", key: call.idempotencyKey });
+        return `booked ${input.city}`;
+      },
+    },
+    charge_now: {
+      description: "Charges the card at once",
+      inputSchema: jsonSchema<{ usd: number }>({ type: "object", properties: { usd: { type: "number" } } }),
+      effect: ToolEffect.NON_IDEMPOTENT_WRITE,
+      requiresApproval: false,
+      execute: async (input: { usd: number }, call) => {
+        log({ kind: "tool", name: "charge_now", key: call.idempotencyKey });
+        return `charged ${input.usd} USD`;
+      },
+    },
+    charge: {
+      description: "Charges the card",
+      inputSchema: jsonSchema<{ usd: number }>({ type: "object", properties: { usd: { type: "number" } } }),
+      effect: ToolEffect.NON_IDEMPOTENT_WRITE,
+      requiresApproval: false,
+      execute: async (input: { usd: number }, call) => {
+        log({ kind: "tool", name: "charge", key: call.idempotencyKey });
+        await gate("charge", call.cancellationSignal);
+        return `charged ${input.usd} USD`;
+      },
+    },
+  },
+});
+
+const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
+process.stdout.write(`listening ${server.address}\n`);
+process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));

@@ -1,0 +1,297 @@
+/**
+ * One handler per runner service method: the wire request to the runner's
+ * call, and its answer to the wire outcome frame.
+ *
+ * @module
+ */
+
+import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import {
+  BuildUnfinishedTurnMessagesResponseSchema,
+  BuildUserMessageResponseSchema,
+  CancelToolTaskResponseSchema,
+  DescribeRunnerResponseSchema,
+  EstimateInputTokensResponseSchema,
+  ExecuteDeferredToolCallResponseSchema,
+  PollToolTaskResponseSchema,
+  RunModelStepResponseSchema,
+  RunnerContextSummarySchema,
+  RunnerToolCallsRequestedSchema,
+  RunnerToolErrorSchema,
+  RunnerToolInputRequestedSchema,
+  RunnerToolResultSchema,
+  RunnerToolTaskPendingSchema,
+  RunnerToolTaskStartedSchema,
+  RunnerTurnCompletedSchema,
+  RunnerTurnContinuedSchema,
+  SelectCompactionCutoffResponseSchema,
+  SummarizeContextResponseSchema,
+  type BuildUnfinishedTurnMessagesRequest,
+  type BuildUserMessageRequest,
+  type CancelToolTaskRequest,
+  type EstimateInputTokensRequest,
+  type ExecuteDeferredToolCallRequest,
+  type PollToolTaskRequest,
+  type RunModelStepRequest,
+  type RunnerTurnContext,
+  type SelectCompactionCutoffRequest,
+  type SummarizeContextRequest,
+} from "@dex-agents/contracts";
+import {
+  ToolExecutionError,
+  type AgentFrameworkRunner,
+  type AgentTurnContext,
+  type DeferredToolOutcome,
+  type EventWriter,
+  type ToolTaskPollOutcome,
+} from "./runner.js";
+import {
+  turnContext,
+  wireFrameworkMessage,
+  wireFrameworkMessages,
+  wireMetadata,
+  wireToolCalls,
+  wireUsage,
+} from "./wire.js";
+
+/** What the host gives a call: its signal, its event writer and its heartbeats. */
+export interface StreamFrames {
+  readonly signal: AbortSignal;
+  readonly events: EventWriter;
+  heartbeat(): Promise<void>;
+  saveCheckpoint(checkpoint: string): Promise<void>;
+}
+
+export type Handler = (
+  runner: AgentFrameworkRunner<DeferredToolOutcome>,
+  request: never,
+  frames: StreamFrames,
+) => Promise<MessageShape<DescMessage>>;
+
+function turn(wire: RunnerTurnContext | undefined, frames: StreamFrames): AgentTurnContext {
+  if (wire === undefined) throw new TypeError("the request carries no turn");
+  return turnContext(wire, {
+    events: frames.events,
+    heartbeat: () => frames.heartbeat(),
+    cancellationSignal: frames.signal,
+  });
+}
+
+/** A tool outcome as the fields of a tool response frame; ToolExecutionError is model-visible. */
+async function toolFrame(
+  outcome: () => Promise<DeferredToolOutcome | ToolTaskPollOutcome>,
+): Promise<Record<string, unknown>> {
+  let value: DeferredToolOutcome | ToolTaskPollOutcome;
+  try {
+    value = await outcome();
+  } catch (error) {
+    if (error instanceof ToolExecutionError) {
+      return { toolError: create(RunnerToolErrorSchema, { message: error.message }) };
+    }
+    throw error;
+  }
+  switch (value?.kind) {
+    case "result":
+      if (typeof value.output !== "string") throw new TypeError("a tool result's output must be a string");
+      return { result: create(RunnerToolResultSchema, { output: value.output }) };
+    case "input_requested":
+      return {
+        inputRequested: create(RunnerToolInputRequestedSchema, {
+          question: value.question,
+          choices: [...(value.choices ?? [])],
+          allowsFreeText: value.allowsFreeText ?? true,
+          continuation: value.continuation,
+        }),
+      };
+    case "task_started":
+      return {
+        taskStarted: create(RunnerToolTaskStartedSchema, {
+          taskId: value.taskId,
+          pollIntervalMilliseconds: Math.ceil(value.pollIntervalSeconds * 1000),
+        }),
+      };
+    case "task_pending":
+      return {
+        taskPending: create(RunnerToolTaskPendingSchema, {
+          pollIntervalMilliseconds: Math.ceil(value.pollIntervalSeconds * 1000),
+          continuation: value.continuation,
+        }),
+      };
+    default:
+      throw new TypeError(
+        `a tool call answered ${JSON.stringify(value)}; expected a result, input_requested or task_started outcome`,
+      );
+  }
+}
+
+function missing(runner: AgentFrameworkRunner<DeferredToolOutcome>, method: string): Error {
+  return new TypeError(`the runner ${runner.constructor.name} does not implement ${method}`);
+}
+
+export const handlers: Readonly<Record<string, Handler>> = {
+  DescribeRunner: async (runner) =>
+    create(DescribeRunnerResponseSchema, {
+      buildsUnfinishedTurnMessages: typeof runner.buildUnfinishedTurnMessages === "function",
+      pollsToolTasks: typeof runner.pollToolTask === "function",
+      cancelsToolTasks: typeof runner.cancelToolTask === "function",
+      compactsContext:
+        typeof runner.estimateInputTokens === "function" &&
+        typeof runner.selectCompactionCutoff === "function" &&
+        typeof runner.summarizeContext === "function",
+      supportsPlanMode: runner.supportsPlanMode === true,
+    }),
+
+  BuildUserMessage: async (runner, request: BuildUserMessageRequest) =>
+    create(BuildUserMessageResponseSchema, {
+      message: wireFrameworkMessage(await runner.buildUserMessage(request.text)),
+    }),
+
+  RunModelStep: async (runner, request: RunModelStepRequest, frames) => {
+    const outcome = await runner.runModelStep(turn(request.turn, frames));
+    switch (outcome?.kind) {
+      case "turn_completed":
+        return create(RunModelStepResponseSchema, {
+          turnCompleted: create(RunnerTurnCompletedSchema, {
+            newMessages: wireFrameworkMessages(outcome.newMessages),
+            usage: wireUsage(outcome.usage),
+            modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
+            turnError: outcome.turnError,
+          }),
+        });
+      case "tool_calls_requested":
+        return create(RunModelStepResponseSchema, {
+          toolCallsRequested: create(RunnerToolCallsRequestedSchema, {
+            frameworkRunState: outcome.frameworkRunState,
+            toolCalls: wireToolCalls(outcome.toolCalls),
+            usage: wireUsage(outcome.usage),
+            newMessages: wireFrameworkMessages(outcome.newMessages),
+            modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
+          }),
+        });
+      case "turn_continued":
+        return create(RunModelStepResponseSchema, {
+          turnContinued: create(RunnerTurnContinuedSchema, {
+            frameworkRunState: outcome.frameworkRunState,
+            newMessages: wireFrameworkMessages(outcome.newMessages),
+            usage: wireUsage(outcome.usage),
+            modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
+          }),
+        });
+      default:
+        throw new TypeError(
+          `runModelStep answered ${JSON.stringify(outcome)}; expected kind turn_completed, tool_calls_requested or turn_continued`,
+        );
+    }
+  },
+
+  ExecuteDeferredToolCall: async (runner, request: ExecuteDeferredToolCallRequest, frames) => {
+    const toolCall = request.toolCall;
+    if (toolCall === undefined) throw new TypeError("the request carries no tool call");
+    const fields = await toolFrame(() =>
+      runner.executeDeferredToolCall({
+        flowId: request.flowId,
+        turnId: request.turnId,
+        toolCall,
+        idempotencyKey: request.idempotencyKey,
+        attempt: request.attempt,
+        events: frames.events,
+        heartbeat: () => frames.heartbeat(),
+        saveHeartbeatCheckpoint: (checkpoint) => frames.saveCheckpoint(checkpoint),
+        heartbeatCheckpoint: request.heartbeatCheckpoint,
+        inputAnswers: request.inputAnswers,
+        supportsToolTasks: request.supportsToolTasks,
+        cancellationSignal: frames.signal,
+      }),
+    );
+    if ("taskPending" in fields) throw new TypeError("a tool call cannot answer task_pending");
+    return create(ExecuteDeferredToolCallResponseSchema, fields);
+  },
+
+  PollToolTask: async (runner, request: PollToolTaskRequest, frames) => {
+    const poll = runner.pollToolTask?.bind(runner);
+    const toolCall = request.toolCall;
+    if (poll === undefined) throw missing(runner, "pollToolTask");
+    if (toolCall === undefined) throw new TypeError("the request carries no tool call");
+    const fields = await toolFrame(() =>
+      poll({
+        flowId: request.flowId,
+        toolCall,
+        idempotencyKey: request.idempotencyKey,
+        attempt: request.attempt,
+        inputAnswers: request.inputAnswers,
+        pendingAnswer: request.pendingAnswer,
+        events: frames.events,
+        heartbeat: () => frames.heartbeat(),
+        cancellationSignal: frames.signal,
+      }),
+    );
+    if ("taskStarted" in fields) throw new TypeError("a poll cannot answer task_started");
+    return create(PollToolTaskResponseSchema, fields);
+  },
+
+  CancelToolTask: async (runner, request: CancelToolTaskRequest, frames) => {
+    const cancel = runner.cancelToolTask?.bind(runner);
+    const toolCall = request.toolCall;
+    if (cancel === undefined) throw missing(runner, "cancelToolTask");
+    if (toolCall === undefined) throw new TypeError("the request carries no tool call");
+    await cancel({
+      flowId: request.flowId,
+      toolCall,
+      idempotencyKey: request.idempotencyKey,
+      attempt: request.attempt,
+      heartbeat: () => frames.heartbeat(),
+      cancellationSignal: frames.signal,
+    });
+    return create(CancelToolTaskResponseSchema, { cancelled: true });
+  },
+
+  EstimateInputTokens: async (runner, request: EstimateInputTokensRequest, frames) => {
+    const estimate = runner.estimateInputTokens?.bind(runner);
+    if (estimate === undefined) throw missing(runner, "estimateInputTokens");
+    const tokens = await estimate(turn(request.turn, frames));
+    return create(EstimateInputTokensResponseSchema, { inputTokens: BigInt(Math.ceil(tokens)) });
+  },
+
+  SelectCompactionCutoff: async (runner, request: SelectCompactionCutoffRequest, frames) => {
+    const select = runner.selectCompactionCutoff?.bind(runner);
+    if (select === undefined) throw missing(runner, "selectCompactionCutoff");
+    const cutoff = await select(turn(request.turn, frames), Number(request.retainedTokenBudget));
+    return create(SelectCompactionCutoffResponseSchema, {
+      cutoffSequence: cutoff === undefined ? undefined : BigInt(cutoff),
+    });
+  },
+
+  SummarizeContext: async (runner, request: SummarizeContextRequest, frames) => {
+    const summarize = runner.summarizeContext?.bind(runner);
+    if (summarize === undefined) throw missing(runner, "summarizeContext");
+    const result = await summarize({
+      flowId: request.flowId,
+      turnId: request.turnId,
+      attempt: request.attempt,
+      previousSummary: request.previousSummary,
+      messages: request.messages,
+      throughSequence: Number(request.throughSequence),
+      inputTokenBudget: Number(request.inputTokenBudget),
+      sessionSettings: request.sessionSettings ?? {},
+      events: frames.events,
+      heartbeat: () => frames.heartbeat(),
+      cancellationSignal: frames.signal,
+    });
+    return create(SummarizeContextResponseSchema, {
+      summary: create(RunnerContextSummarySchema, {
+        text: result.text,
+        usage: wireUsage(result.usage),
+        modelCallMetadata: wireMetadata(result.modelCallMetadata),
+      }),
+    });
+  },
+
+  BuildUnfinishedTurnMessages: async (runner, request: BuildUnfinishedTurnMessagesRequest, frames) => {
+    const build = runner.buildUnfinishedTurnMessages?.bind(runner);
+    if (build === undefined) throw missing(runner, "buildUnfinishedTurnMessages");
+    const messages = await build(turn(request.turn, frames));
+    return create(BuildUnfinishedTurnMessagesResponseSchema, {
+      messages: wireFrameworkMessages(messages),
+    });
+  },
+};

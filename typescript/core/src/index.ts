@@ -1,0 +1,28 @@
+/**
+ * `@dex-agents/core`: durable agent sessions for TypeScript runners.
+ *
+ * The session Flow runs in the Python Worker (`dex_agents`); a TypeScript
+ * runner is served to it by `serveRunners` over the runner service
+ * (runner.proto), and `launchWorker` starts that Worker for the served Flow
+ * types, so a TypeScript application runs one command.
+ *
+ * @module
+ */
+
+export * from "./runner.js";
+export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy } from "./policies.js";
+export {
+  isFinal,
+  modelVisibleResult,
+  NO_RESULT_TEXT,
+  OUTCOME_UNKNOWN_RESULT,
+  USER_REJECTED_RESULT,
+} from "./results.js";
+export {
+  DEFAULT_HEARTBEAT_INTERVAL_MS,
+  serveRunners,
+  UnknownFlowTypeError,
+  type RunnerServer,
+  type ServeRunnersOptions,
+} from "./serve.js";
+export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";

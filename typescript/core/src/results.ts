@@ -1,0 +1,42 @@
+/**
+ * What the model sees for final tool calls: the design's texts, kept exact,
+ * the same constants as `dex_agents.results`.
+ *
+ * @module
+ */
+
+import { ToolCallStatus, type AgentToolCall } from "@dex-agents/contracts";
+
+export const USER_REJECTED_RESULT = "The user rejected this tool call.";
+export const OUTCOME_UNKNOWN_RESULT =
+  "The tool call's outcome is unknown: it stopped without returning a result, so it may or " +
+  "may not have taken effect. It will not be retried automatically.";
+export const NO_RESULT_TEXT = "The tool call has no result: the turn ended before it finished.";
+
+const FINAL = new Set([
+  ToolCallStatus.REJECTED,
+  ToolCallStatus.SUCCEEDED,
+  ToolCallStatus.FAILED,
+  ToolCallStatus.OUTCOME_UNKNOWN,
+]);
+
+/** Whether a record's status can no longer change. */
+export function isFinal(status: ToolCallStatus): boolean {
+  return FINAL.has(status);
+}
+
+/** What the model sees for a final record, when resuming and in notes. */
+export function modelVisibleResult(record: AgentToolCall): string {
+  switch (record.status) {
+    case ToolCallStatus.SUCCEEDED:
+      return record.output ?? "";
+    case ToolCallStatus.FAILED:
+      return `The tool call failed: ${record.error ?? ""}`;
+    case ToolCallStatus.REJECTED:
+      return record.rejectionMessage || USER_REJECTED_RESULT;
+    case ToolCallStatus.OUTCOME_UNKNOWN:
+      return OUTCOME_UNKNOWN_RESULT;
+    default:
+      throw new RangeError(`tool call ${JSON.stringify(record.toolCallId)} is not final`);
+  }
+}
