@@ -56,6 +56,7 @@ class ScriptedReply:
     output_tokens: int = 5
     error_status: int | None = None
     error_message: str = "scripted error"
+    error_type: str = "invalid_request_error"
 
     @property
     def final_stop_reason(self) -> str:
@@ -99,6 +100,13 @@ class MessagesRequest:
     """A `POST /v1/messages` body, with the views a scripted model answers from."""
 
     body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The HTTP headers, names lower-cased."""
+
+    @property
+    def retry_count(self) -> int:
+        """The client's retry number of this request (the SDK's `x-stainless-retry-count`)."""
+        return int(self.headers.get("x-stainless-retry-count") or 0)
 
     @property
     def model(self) -> str:
@@ -286,14 +294,15 @@ class FakeMessagesServer:
                     self._not_found()
                     return
                 body = json.loads(raw or b"{}")
-                request = MessagesRequest(body)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = MessagesRequest(body, headers)
                 with fake._lock:
                     fake.requests.append(request)
                 reply = fake.respond(request)
                 if reply.error_status is not None:
                     error = {
                         "type": "error",
-                        "error": {"type": "api_error", "message": reply.error_message},
+                        "error": {"type": reply.error_type, "message": reply.error_message},
                     }
                     self._send(reply.error_status, "application/json", json.dumps(error).encode())
                 elif body.get("stream"):

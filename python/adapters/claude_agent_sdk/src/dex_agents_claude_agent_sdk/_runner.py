@@ -53,6 +53,7 @@ from dex_agents.runner import (
     heartbeats,
     is_final,
     model_tool_call_id_problem,
+    model_visible_result,
     resolve_tool_policy,
 )
 from dex_agents_contracts import AgentUsage, ToolEffect
@@ -221,13 +222,13 @@ class ClaudeAgentRunner:
         await self.tools.list_sources()
         history = session_transcript(turn.messages)
         turn_entries: list[TranscriptEntry] = []
-        prompt: str | None = None
+        prompt: list[str] | None = None
         if turn.framework_run_state is not None:
             turn_entries = decode_run_state(turn.framework_run_state)
         else:
             if not history.pending_user_texts:
                 raise ValueError("the turn has no user message to send to Claude")
-            prompt = "\n\n".join(history.pending_user_texts)
+            prompt = history.pending_user_texts
         run = _Run(self, turn)
         session_id = session_uuid(turn.flow_id)
         store = RunSessionStore(session_id, history.entries + turn_entries)
@@ -287,7 +288,7 @@ class ClaudeAgentRunner:
         store: RunSessionStore,
         config_dir: str,
         session_id: str,
-        prompt: str | None,
+        prompt: list[str] | None,
         *,
         resume: bool,
     ) -> tuple[ResultMessage, list[AssistantMessage]]:
@@ -317,7 +318,10 @@ class ClaudeAgentRunner:
             if prompt is not None:
                 yield {
                     "type": "user",
-                    "message": {"role": "user", "content": prompt},
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": text} for text in prompt],
+                    },
                     "parent_tool_use_id": None,
                     "session_id": session_id,
                 }
@@ -352,13 +356,42 @@ class ClaudeAgentRunner:
     # --- an unfinished turn -------------------------------------------------------
 
     def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
-        """A steered, cancelled or failed turn's transcript so far, up to its last
-        answered tool call, so the next turn's CLI sees what ran."""
-        if turn.framework_run_state is None:
-            return []
-        entries = decode_run_state(turn.framework_run_state)
+        """A steered, cancelled or failed turn's transcript up to its last answered
+        tool call, then each final record the transcript lacks (for display only:
+        the next turn's prompt and the session's note tell the model what ran)."""
+        entries = (
+            decode_run_state(turn.framework_run_state)
+            if turn.framework_run_state is not None
+            else []
+        )
         kept = _without_unanswered_tail(entries)
-        return project_turn(kept) if kept else []
+        messages = [m for m in project_turn(kept) if m.text or m.tool_call_id] if kept else []
+        if messages:
+            messages = project_turn(kept)
+        shown = {m.tool_call_id for m in messages if m.role == "tool"}
+        empty = encode_item([])
+        for record in sorted(turn.tool_calls, key=lambda r: r.deferral_order):
+            if record.tool_call_id in shown or not is_final(record.status):
+                continue
+            messages.append(
+                FrameworkMessage(
+                    role="assistant",
+                    framework_item=empty,
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    tool_arguments=record.arguments,
+                )
+            )
+            messages.append(
+                FrameworkMessage(
+                    role="tool",
+                    framework_item=empty,
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    tool_output=model_visible_result(record),
+                )
+            )
+        return messages
 
 
 def _without_unanswered_tail(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:

@@ -17,7 +17,7 @@ LOOPBACK_KEY = "sk-fake-for-loopback"
 
 def offline_options(base_url: str, **overrides: Any) -> ClaudeAgentOptions:
     """Options whose CLI calls only `base_url`: no built-in tools, no settings
-    files, no telemetry or update checks, a placeholder key, a bounded run."""
+    files, no telemetry or update checks, no API retries, a placeholder key, a bounded run."""
     env = {
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": LOOPBACK_KEY,
@@ -25,6 +25,9 @@ def offline_options(base_url: str, **overrides: Any) -> ClaudeAgentOptions:
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
+        # A failed model call fails the RunModel attempt at once: Dex's retry policy
+        # decides, not the CLI's own backoff.
+        "CLAUDE_CODE_MAX_RETRIES": "0",
     }
     env.update(overrides.pop("env", {}))
     settings: dict[str, Any] = {
