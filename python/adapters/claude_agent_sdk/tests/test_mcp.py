@@ -35,8 +35,9 @@ server = MCPServer("notes")
 
 def log(name, ctx):
     meta = ctx.request_context.meta or {}
+    key = meta.get("io.superdurable.dex/idempotencyKey")
     with open(sys.argv[1], "a") as out:
-        out.write(json.dumps({"name": name, "key": meta.get("io.superdurable.dex/idempotencyKey")}) + "\\n")
+        out.write(json.dumps({"name": name, "key": key}) + "\\n")
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
