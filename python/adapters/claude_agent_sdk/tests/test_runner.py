@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dex_agents import ToolPolicy
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk._runner import max_turns_error
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
@@ -112,3 +113,20 @@ def test_max_turns_bound_ends_the_turn_with_an_error() -> None:
         assert isinstance(outcome, TurnCompleted)
         assert outcome.turn_error == max_turns_error(3)
         assert len(agent.runs) <= 3
+
+
+def test_cli_builtin_read_runs_inline_without_a_permission_prompt() -> None:
+    # Bash would ask for permission in the default mode; the hook's allow answers first.
+    with fake_agent() as agent:
+        session = agent.session(
+            options={"tools": ["Bash"], "permission_mode": "default"},
+            tool_policies={"Bash": ToolPolicy(effect=ToolEffect.READ)},
+        )
+        session.start_turn("bash it")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error is None
+        (result,) = [m for m in session.messages if m.role is MessageRole.TOOL]
+        assert result.tool_output is not None
+        # The last line is the command's output (a login shell may print warnings first).
+        assert result.tool_output.strip().splitlines()[-1] == "hi"
