@@ -25,8 +25,16 @@ EXPECTED_SHAPE: list[str | frozenset[str]] = [
 ]
 
 
-def run_refund_session(flow: AgentSessionFlow, address: str, session_prefix: str) -> None:
-    """One turn of `flow` on the server at `address`, with a Worker in this process."""
+def run_refund_session(
+    flow: AgentSessionFlow,
+    address: str,
+    session_prefix: str,
+    expected_shape: list[str | frozenset[str]] | None = None,
+) -> None:
+    """One turn of `flow` on the server at `address`, with a Worker in this process.
+
+    `expected_shape` replaces the Step-mode shape for a whole-turn harness, whose
+    read runs inside RunModel."""
     session_id = f"{session_prefix}-{uuid.uuid4().hex[:8]}"
     with (
         worker_in_thread([flow], address),
@@ -61,4 +69,4 @@ def run_refund_session(flow: AgentSessionFlow, address: str, session_prefix: str
         print(f"  {m.sequence:>2} {m.role.name.lower():<9} {body}")
     history = fetch_history(address, session_id, run_id)
     print("\nStep shape: " + " -> ".join(turn_shapes(history)[0]))
-    assert_step_shape(history, EXPECTED_SHAPE, turn=0)
+    assert_step_shape(history, expected_shape or EXPECTED_SHAPE, turn=0)

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent
-OWN_VENV = {"google_adk_example.py"}
+OWN_VENV = {"google_adk_example.py", "claude_agent_sdk_example.py"}
 """Examples of adapters with a virtualenv of their own; the adapter's suite runs them
-(//python/adapters/google_adk:google_adk_cases_test)."""
+(//python/adapters/google_adk:google_adk_cases_test,
+//python/adapters/claude_agent_sdk:claude_agent_sdk_example_test)."""
 
 
 def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:

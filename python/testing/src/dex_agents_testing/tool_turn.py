@@ -57,6 +57,8 @@ class ToolTurnBench:
     plain_turns: PlainTurns
     messages_per_turn: int = 4
     """Messages a turn stores: user, the call, its result, the answer."""
+    durable_steps: int = _DURABLE_STEPS
+    """The turn's Dex Steps: 3 for a whole-turn harness (the read runs inside RunModel)."""
 
 
 def _worker_main(bench: ToolTurnBench, server: str, listen: str | None) -> None:
@@ -153,7 +155,7 @@ class _Row:
         return statistics.quantiles(self.times, n=10)[-1]
 
 
-def _print_table(plain: _Row, rows: Sequence[_Row]) -> None:
+def _print_table(plain: _Row, rows: Sequence[_Row], durable_steps: int = _DURABLE_STEPS) -> None:
     print(
         "| variant | n | turn median ms | p90 ms | per durable Step ms | per durable call ms "
         "| ratio to plain | commit to return ms |"
@@ -168,7 +170,7 @@ def _print_table(plain: _Row, rows: Sequence[_Row]) -> None:
         overhead = row.median - plain.median
         print(
             f"| {row.label} | {len(row.times)} | {row.median:.1f} | {row.p90():.1f} "
-            f"| {overhead / _DURABLE_STEPS:.1f} | {overhead / _DURABLE_CALLS:.1f} "
+            f"| {overhead / durable_steps:.1f} | {overhead / _DURABLE_CALLS:.1f} "
             f"| {row.median / plain.median:.1f}x | {after:.1f} |"
         )
 
@@ -205,4 +207,4 @@ def run_tool_turn_bench(bench: ToolTurnBench, argv: Sequence[str] | None = None)
                 for mode in modes
             ]
             print()
-            _print_table(plain, rows)
+            _print_table(plain, rows, bench.durable_steps)

@@ -1,0 +1,443 @@
+"""`ClaudeAgentRunner`: a Claude Agent SDK agent as the session's whole-turn harness.
+
+The bundled CLI runs a turn's model calls and tools itself, so one RunModel Step
+runs the CLI until it answers or stops at a tool it must not run. A PreToolUse
+hook decides every tool call: an unapproved read runs inline (at least once: a
+retried RunModel repeats it), any other call of a tool the runner owns is
+deferred (`defer`, the run ends with `tool_deferred`) and becomes a tool Step,
+and a tool the runner cannot run (a CLI built-in, a server in
+`options.mcp_servers`) runs inline only when its policy is an unapproved read,
+else the hook denies it. When the next RunModel resumes the session, the CLI
+re-runs the deferred call and the runner's server answers it from the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKError,
+    HookContext,
+    HookInput,
+    HookMatcher,
+    PreToolUseHookSpecificOutput,
+    ResultMessage,
+    SdkMcpTool,
+    SystemMessage,
+    query,
+)
+from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
+from dex_agents import ToolPolicy
+from dex_agents.runner import (
+    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolCall,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ModelCallMetadata,
+    ResolvedToolPolicy,
+    ToolCallsRequested,
+    ToolExecutionResult,
+    TurnCompleted,
+    heartbeats,
+    is_final,
+    model_tool_call_id_problem,
+    model_visible_result,
+    resolve_tool_policy,
+)
+from dex_agents_contracts import AgentUsage, ToolEffect
+
+from dex_agents_claude_agent_sdk._store import RunSessionStore
+from dex_agents_claude_agent_sdk._tools import RunCalls, ToolTable, canonical_arguments
+from dex_agents_claude_agent_sdk._transcript import (
+    TranscriptEntry,
+    decode_run_state,
+    encode_item,
+    encode_run_state,
+    project_turn,
+    session_transcript,
+)
+
+if TYPE_CHECKING:
+    from dex_agents.mcp import McpToolSource
+
+__all__ = ["DEFAULT_MAX_TURNS", "ClaudeAgentRunner", "session_uuid"]
+
+DEFAULT_MAX_TURNS = 20
+"""The CLI's turn bound when `options.max_turns` is unset, so a run always ends."""
+
+_NAMESPACE = uuid.UUID("6f1c2a8e-4d3b-5e7f-9a0b-1c2d3e4f5a6b")
+
+
+def session_uuid(flow_id: str) -> str:
+    """The CLI session ID of a Dex session (the CLI takes only UUIDs)."""
+    return str(uuid.uuid5(_NAMESPACE, flow_id))
+
+
+def max_turns_error(max_turns: int) -> str:
+    return f"the Claude Code run stopped at max_turns={max_turns} before Claude answered"
+
+
+def denied_text(tool_name: str) -> str:
+    return (
+        f"The tool {tool_name} was not run: it runs inside the Claude Code harness, where "
+        "only unapproved read tools may run in this durable session."
+    )
+
+
+class _Run:
+    """One CLI run's hook decisions."""
+
+    def __init__(self, runner: ClaudeAgentRunner, turn: AgentTurnContext) -> None:
+        self.runner = runner
+        self.turn = turn
+        self.calls = RunCalls()
+        self.records = {r.tool_call_id: r for r in turn.tool_calls if is_final(r.status)}
+        self.used = {r.tool_call_id for r in turn.tool_calls}
+        self.deferred: dict[str, DeferredToolCall] = {}
+        self.problem: str | None = None
+
+    async def pre_tool_use(
+        self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> SyncHookJSONOutput:
+        fields: Mapping[str, Any] = hook_input
+        name = str(fields.get("tool_name", ""))
+        arguments = fields.get("tool_input") or {}
+        call_id = tool_use_id or str(fields.get("tool_use_id", ""))
+        key = (name, canonical_arguments(arguments))
+        record = self.records.get(call_id)
+        if record is not None:
+            self.calls.recorded[key] = record
+            return _decision("allow")
+        tool = self.runner.tools.get(name)
+        policy = self.runner.policy(
+            self.turn,
+            name,
+            tool.bare_name if tool else name,
+            tool.framework_effect if tool else None,
+        )
+        inline = policy.effect is ToolEffect.READ and not policy.requires_approval
+        if tool is None:
+            return _decision("allow") if inline else _decision("deny", denied_text(name))
+        if inline:
+            self.calls.inline[key] = call_id
+            return _decision("allow")
+        problem = model_tool_call_id_problem(name, call_id, self.used)
+        if problem is not None:
+            self.problem = problem
+            return _decision("deny", problem)
+        self.used.add(call_id)
+        self.deferred[call_id] = DeferredToolCall(
+            tool_call_id=call_id,
+            tool_name=name,
+            arguments=json.dumps(arguments, ensure_ascii=False),
+            policy=policy,
+            tool_source_reference=tool.mcp_tool.reference if tool.mcp_tool else None,
+        )
+        return _decision("defer")
+
+
+def _decision(
+    decision: Literal["allow", "deny", "defer"], reason: str | None = None
+) -> SyncHookJSONOutput:
+    output: PreToolUseHookSpecificOutput = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+    }
+    if reason is not None:
+        output["permissionDecisionReason"] = reason
+    return {"hookSpecificOutput": output}
+
+
+class ClaudeAgentRunner:
+    """Runs each turn of a Claude Agent SDK agent inside RunModel, its writes in tool Steps.
+
+    `options` is the agent (model, system prompt, CLI tools, permission rules,
+    `env` for the CLI); the runner sets its own hooks, session store, session ID
+    and a fresh `CLAUDE_CONFIG_DIR` per run. `tools` are in-process SDK MCP tools
+    by server name (`create_sdk_mcp_server`'s name), the tools that can be deferred.
+    """
+
+    def __init__(
+        self,
+        options: ClaudeAgentOptions,
+        *,
+        tools: Mapping[str, Sequence[SdkMcpTool[Any]]] | None = None,
+        mcp_sources: Sequence[McpToolSource] = (),
+        tool_policies: Mapping[str, ToolPolicy] | None = None,
+        default_tool_effect: ToolEffect | None = None,
+        heartbeat_interval_seconds: float = DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+    ) -> None:
+        for field_name in ("resume", "session_id", "session_store"):
+            if getattr(options, field_name):
+                raise ValueError(f"options.{field_name} is the runner's; leave it unset")
+        if options.continue_conversation or options.fork_session:
+            raise ValueError("options.continue_conversation and fork_session are not supported")
+        if options.hooks and "PreToolUse" in options.hooks:
+            raise ValueError("options.hooks has PreToolUse hooks; the runner owns PreToolUse")
+        taken = list(options.mcp_servers) if isinstance(options.mcp_servers, dict) else []
+        self.options = options
+        self.tools = ToolTable(tools or {}, mcp_sources, taken)
+        self.tool_policies = dict(tool_policies or {})
+        self.default_tool_effect = default_tool_effect
+        self.heartbeat_interval_seconds = heartbeat_interval_seconds
+
+    # --- policies -----------------------------------------------------------------
+
+    def policy(
+        self,
+        turn: AgentTurnContext,
+        name: str,
+        bare_name: str,
+        framework_effect: ToolEffect | None,
+    ) -> ResolvedToolPolicy:
+        """The runner's policies win over the session's; either may name a tool by
+        its CLI name (`mcp__<server>__<tool>`) or by its own name."""
+        policies = {**turn.tool_policies, **self.tool_policies}
+        key = name if name in policies else bare_name if bare_name in policies else name
+        return resolve_tool_policy(
+            key,
+            tool_policies=policies,
+            framework_effect=framework_effect,
+            default_effect=self.default_tool_effect or turn.default_tool_effect,
+        )
+
+    # --- the protocol -------------------------------------------------------------
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return FrameworkMessage(role="user", framework_item=encode_item([], text), text=text)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        await self.tools.list_sources()
+        history = session_transcript(turn.messages)
+        turn_entries: list[TranscriptEntry] = []
+        prompt: list[str] | None = None
+        if turn.framework_run_state is not None:
+            turn_entries = decode_run_state(turn.framework_run_state)
+        else:
+            if not history.pending_user_texts:
+                raise ValueError("the turn has no user message to send to Claude")
+            prompt = history.pending_user_texts
+        run = _Run(self, turn)
+        session_id = session_uuid(turn.flow_id)
+        store = RunSessionStore(session_id, history.entries + turn_entries)
+        config_dir = tempfile.mkdtemp(prefix="dex-claude-")
+        try:
+            async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
+                result, assistants = await self._run_cli(
+                    run,
+                    store,
+                    config_dir,
+                    session_id,
+                    prompt,
+                    resume=bool(history.entries or turn_entries),
+                )
+        finally:
+            shutil.rmtree(config_dir, ignore_errors=True)
+        turn_entries = turn_entries + store.appended
+        usage = _usage(result, assistants)
+        metadata = _metadata(self.options, assistants)
+        if run.problem is not None:
+            return TurnCompleted(
+                new_messages=project_turn(turn_entries),
+                usage=usage,
+                model_call_metadata=metadata,
+                turn_error=run.problem,
+            )
+        if result.stop_reason == "tool_deferred":
+            deferred = result.deferred_tool_use
+            call = run.deferred.get(deferred.id) if deferred is not None else None
+            if call is None:
+                raise RuntimeError(
+                    f"the CLI deferred a tool call the runner's hook did not defer: {deferred!r}"
+                )
+            return ToolCallsRequested(
+                framework_run_state=encode_run_state(turn_entries),
+                tool_calls=[call],
+                usage=usage,
+                model_call_metadata=metadata,
+            )
+        if result.subtype == "error_max_turns":
+            return TurnCompleted(
+                new_messages=project_turn(turn_entries),
+                usage=usage,
+                model_call_metadata=metadata,
+                turn_error=max_turns_error(self.options.max_turns or DEFAULT_MAX_TURNS),
+            )
+        if result.is_error or result.subtype != "success":
+            detail = "; ".join(result.errors or []) or (result.result or "")
+            raise RuntimeError(f"the Claude Code run failed ({result.subtype}): {detail}")
+        return TurnCompleted(
+            new_messages=project_turn(turn_entries), usage=usage, model_call_metadata=metadata
+        )
+
+    async def _run_cli(
+        self,
+        run: _Run,
+        store: RunSessionStore,
+        config_dir: str,
+        session_id: str,
+        prompt: list[str] | None,
+        *,
+        resume: bool,
+    ) -> tuple[ResultMessage, list[AssistantMessage]]:
+        base = self.options
+        servers: dict[str, Any] | str | Path = base.mcp_servers
+        own = self.tools.servers(run.turn.flow_id, run.turn.turn_id, run.calls)
+        if own:
+            if not isinstance(base.mcp_servers, dict):
+                raise ValueError("options.mcp_servers must be a dict when the runner has tools")
+            servers = {**base.mcp_servers, **own}
+        hooks = dict(base.hooks or {})
+        hooks["PreToolUse"] = [HookMatcher(matcher=None, hooks=[run.pre_tool_use])]
+        options = dataclasses.replace(
+            base,
+            mcp_servers=servers,
+            hooks=hooks,
+            session_store=cast("SessionStore", store),
+            resume=session_id if resume else None,
+            session_id=None if resume else session_id,
+            max_turns=base.max_turns or DEFAULT_MAX_TURNS,
+            env={**base.env, "CLAUDE_CONFIG_DIR": config_dir},
+            cwd=base.cwd or config_dir,
+        )
+        done = asyncio.Event()
+
+        async def messages() -> AsyncIterator[dict[str, Any]]:
+            if prompt is not None:
+                yield {
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": text} for text in prompt],
+                    },
+                    "parent_tool_use_id": None,
+                    "session_id": session_id,
+                }
+            await done.wait()  # the SDK servers answer over this stream until the result
+
+        result: ResultMessage | None = None
+        assistants: list[AssistantMessage] = []
+        try:
+            async for message in query(prompt=messages(), options=options):
+                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                    assistants.append(message)
+                elif isinstance(message, SystemMessage) and message.subtype == "mirror_error":
+                    raise RuntimeError(f"the session transcript was not stored: {message.data}")
+                elif isinstance(message, ResultMessage):
+                    result = message
+                    done.set()
+        except ClaudeSDKError:
+            # The CLI exits non-zero after an error result (max_turns, an API
+            # error); the result, when it came, says what happened.
+            if result is None:
+                raise
+        finally:
+            done.set()
+        if result is None:
+            raise RuntimeError("the Claude Code CLI ended without a result")
+        return result, assistants
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+            return await self.tools.execute(call)
+
+    # --- an unfinished turn -------------------------------------------------------
+
+    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
+        """A steered, cancelled or failed turn's transcript up to its last answered
+        tool call, then each final record the transcript lacks (for display only:
+        the next turn's prompt and the session's note tell the model what ran)."""
+        entries = (
+            decode_run_state(turn.framework_run_state)
+            if turn.framework_run_state is not None
+            else []
+        )
+        kept = _without_unanswered_tail(entries)
+        messages = [m for m in project_turn(kept) if m.text or m.tool_call_id] if kept else []
+        if messages:
+            messages = project_turn(kept)
+        shown = {m.tool_call_id for m in messages if m.role == "tool"}
+        empty = encode_item([])
+        for record in sorted(turn.tool_calls, key=lambda r: r.deferral_order):
+            if record.tool_call_id in shown or not is_final(record.status):
+                continue
+            messages.append(
+                FrameworkMessage(
+                    role="assistant",
+                    framework_item=empty,
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    tool_arguments=record.arguments,
+                )
+            )
+            messages.append(
+                FrameworkMessage(
+                    role="tool",
+                    framework_item=empty,
+                    tool_call_id=record.tool_call_id,
+                    tool_name=record.tool_name,
+                    tool_output=model_visible_result(record),
+                )
+            )
+        return messages
+
+
+def _without_unanswered_tail(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """The entries before the last assistant entry whose tool uses got no result."""
+    answered: set[str] = set()
+    for _, entry in entries:
+        message = entry.get("message")
+        if entry.get("type") == "user" and isinstance(message, dict):
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    answered.add(str(block.get("tool_use_id")))
+    for index, (_, entry) in enumerate(entries):
+        message = entry.get("message")
+        if entry.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        uses = [
+            str(b.get("id"))
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        if any(u not in answered for u in uses):
+            return entries[:index]
+    return entries
+
+
+def _usage(result: ResultMessage, assistants: Sequence[AssistantMessage]) -> AgentUsage:
+    usage = result.usage or {}
+    calls = len({m.message_id or id(m) for m in assistants})
+    return AgentUsage(
+        model_calls=calls,
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+        cached_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
+    )
+
+
+def _metadata(
+    options: ClaudeAgentOptions, assistants: Sequence[AssistantMessage]
+) -> ModelCallMetadata:
+    last = assistants[-1] if assistants else None
+    return ModelCallMetadata(
+        request_model=options.model,
+        response_model=last.model if last else None,
+        provider_name="anthropic",
+        response_id=last.message_id if last else None,
+        finish_reasons=(last.stop_reason,) if last and last.stop_reason else (),
+    )

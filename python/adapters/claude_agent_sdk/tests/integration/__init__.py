@@ -1,0 +1,1 @@
+"""Integration tests: ClaudeAgentRunner sessions on dexlite with Worker child processes."""

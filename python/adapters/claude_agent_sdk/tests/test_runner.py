@@ -1,0 +1,132 @@
+"""ClaudeAgentRunner with the real bundled CLI against the scripted loopback Messages API."""
+
+from __future__ import annotations
+
+from dex_agents import ToolPolicy
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
+from dex_agents_claude_agent_sdk._runner import max_turns_error
+from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
+from support import fake_agent
+
+
+def test_inline_read_turn_is_one_model_step() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("weather in Paris?")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error is None
+        assert agent.runs == [("get_weather", {"city": "Paris"})]
+        roles = [(m.role, m.tool_call_id) for m in session.messages]
+        assert roles == [
+            (MessageRole.USER, None),
+            (MessageRole.ASSISTANT, "w1"),
+            (MessageRole.TOOL, "w1"),
+            (MessageRole.ASSISTANT, None),
+        ]
+        assert session.messages[2].tool_output == "sunny in Paris"
+        assert session.messages[-1].text == "Results: get_weather=sunny in Paris"
+        assert outcome.usage.model_calls == 2
+        assert outcome.usage.input_tokens > 0
+        assert outcome.model_call_metadata is not None
+        assert outcome.model_call_metadata.provider_name == "anthropic"
+        assert outcome.model_call_metadata.response_model == "claude-scripted"
+        assert agent.server.other_paths == []
+
+        session.start_turn("thanks")
+        second = session.run_model()
+        assert isinstance(second, TurnCompleted)
+        # The resumed session carried the whole first turn to the model.
+        last = agent.server.requests[-1]
+        assert last.user_texts()[0] == "weather in Paris?"
+        assert last.user_texts()[-1] == "thanks"
+        assert [(i, t) for i, t, _ in last.tool_results()] == [("w1", "sunny in Paris")]
+        assert session.messages[-1].text == f"I have seen {len(last.messages)} messages."
+        assert len(agent.runs) == 1
+
+
+def test_deferred_write_runs_once_in_its_tool_step() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book Rome")
+        outcome = session.run_model()
+        assert isinstance(outcome, ToolCallsRequested)
+        (call,) = outcome.tool_calls
+        assert (call.tool_call_id, call.tool_name) == ("k1", "mcp__app__book_trip")
+        assert call.policy.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+        assert call.policy.requires_approval
+        assert agent.runs == [("get_weather", {"city": "Rome"})]  # the read ran inline only
+        session.finish("k1", ToolCallStatus.APPROVED)
+        session.execute_and_record("k1")
+        assert agent.keys == ["session-1/turn-1/k1"]
+        done = session.run_model()
+        assert isinstance(done, TurnCompleted)
+        assert (
+            session.messages[-1].text == "Results: get_weather=sunny in Rome; book_trip=booked Rome"
+        )
+        assert [name for name, _ in agent.runs] == ["get_weather", "book_trip"]
+
+
+def test_rejected_write_is_answered_from_its_record() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book Rome")
+        session.run_model()
+        session.finish("k1", ToolCallStatus.REJECTED, rejection_message="Not this week.")
+        done = session.run_model()
+        assert isinstance(done, TurnCompleted)
+        assert (
+            session.messages[-1].text
+            == "Results: get_weather=sunny in Rome; book_trip=Not this week."
+        )
+        assert [name for name, _ in agent.runs] == ["get_weather"]
+
+
+def test_retried_run_model_repeats_inline_reads_but_not_the_write() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book Rome")
+        first = session.run_model()
+        assert isinstance(first, ToolCallsRequested)
+        session.run_state = None  # a retried first RunModel sees the turn as it started
+        session.tool_calls = []
+        again = session.run_model(attempt=2)
+        assert isinstance(again, ToolCallsRequested)
+        assert [name for name, _ in agent.runs] == ["get_weather", "get_weather"]
+
+
+def test_cli_builtin_write_is_denied_not_prompted() -> None:
+    with fake_agent() as agent:
+        session = agent.session(options={"tools": ["Bash"]})
+        session.start_turn("bash it")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        text = session.messages[-1].text or ""
+        assert "The tool Bash was not run" in text
+
+
+def test_max_turns_bound_ends_the_turn_with_an_error() -> None:
+    with fake_agent() as agent:
+        session = agent.session(options={"max_turns": 3})
+        session.start_turn("loop forever")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error == max_turns_error(3)
+        assert len(agent.runs) <= 3
+
+
+def test_cli_builtin_read_runs_inline_without_a_permission_prompt() -> None:
+    # Bash would ask for permission in the default mode; the hook's allow answers first.
+    with fake_agent() as agent:
+        session = agent.session(
+            options={"tools": ["Bash"], "permission_mode": "default"},
+            tool_policies={"Bash": ToolPolicy(effect=ToolEffect.READ)},
+        )
+        session.start_turn("bash it")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error is None
+        (result,) = [m for m in session.messages if m.role is MessageRole.TOOL]
+        assert result.tool_output is not None
+        # The last line is the command's output (a login shell may print warnings first).
+        assert result.tool_output.strip().splitlines()[-1] == "hi"
