@@ -91,9 +91,9 @@ def _session_id(slot: int, generation: int) -> str:
     return f"soak-{slot:03d}" if generation == 1 else f"soak-{slot:03d}-{generation}"
 
 
-def _plans(settings: SoakSettings, seed: str, session_id: str) -> list[TurnPlan]:
+def _plans(settings: SoakSettings, session_id: str) -> list[TurnPlan]:
     """A session's turns, the same for the same seed whichever thread asks first."""
-    rng = random.Random(f"{seed}/{session_id}")
+    rng = random.Random(f"{settings.seed}/{session_id}")
     return [choose_plan(rng, f"{session_id}.{t}") for t in range(1, settings.turns + 1)]
 
 
@@ -170,7 +170,7 @@ def _run(
         time.sleep(starts[slot])  # the workload's arrival pattern, not a synchronisation
         for generation in itertools.count(1):
             sid = _session_id(slot, generation)
-            plans = _plans(settings, str(settings.seed), sid)
+            plans = _plans(settings, sid)
             clients[sid] = slot_clients[slot]
             driver = SessionDriver(
                 slot_clients[slot],
