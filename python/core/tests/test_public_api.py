@@ -28,7 +28,7 @@ ADAPTER_NAMES = """
     DEFAULT_REQUIRES_APPROVAL default_tool_effect
     DeferredToolCall DeferredToolExecution DeferredToolOutcome EventWriter FakeSession
     FrameworkMessage Heartbeat heartbeats
-    invalid_tool_call_ids is_final model_tool_call_id_problem model_visible_result
+    invalid_tool_call_ids is_final McpSources model_tool_call_id_problem model_visible_result
     ModelCallMetadata no_checkpoint no_heartbeat NO_RESULT_TEXT NullEventWriter
     OUTCOME_UNKNOWN_RESULT PlanModeRunner RecordingEventWriter resolve_tool_policy
     ResolvedToolPolicy run_sync stored_message TOOL_CALL_NOT_RUN_ERROR_PREFIX

@@ -7,12 +7,8 @@ tool Step, once.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from pathlib import Path
 
-from dex_agents.mcp import McpStdioServer, McpToolSource
 from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner
 from dex_agents_claude_agent_sdk.testing import offline_options
@@ -24,38 +20,7 @@ from dex_agents_testing.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
-
-SERVER = '''
-import json, sys
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
-
-server = MCPServer("notes")
-
-
-def log(name, ctx):
-    meta = ctx.request_context.meta or {}
-    key = meta.get("io.superdurable.dex/idempotencyKey")
-    with open(sys.argv[1], "a") as out:
-        out.write(json.dumps({"name": name, "key": key}) + "\\n")
-
-
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
-async def read_note(title: str, ctx: Context) -> str:
-    """Reads a note."""
-    log("read_note", ctx)
-    return f"note {title}: buy milk"
-
-
-@server.tool()
-async def add_note(title: str, ctx: Context) -> str:
-    """Adds a note."""
-    log("add_note", ctx)
-    return f"added {title}"
-
-
-server.run("stdio")
-'''
+from dex_agents_testing.mcp_notes import logged_calls, notes_source
 
 READ = "mcp__dex_mcp__notes__read_note"
 WRITE = "mcp__dex_mcp__notes__add_note"
@@ -71,16 +36,8 @@ def script(request: MessagesRequest) -> ScriptedReply:
 
 
 def test_mcp_read_runs_inline_and_the_write_in_its_tool_step(tmp_path: Path) -> None:
-    server_script, log = tmp_path / "notes_server.py", tmp_path / "calls.jsonl"
-    server_script.write_text(SERVER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    source = McpToolSource(
-        [
-            McpStdioServer(
-                name="notes", command=sys.executable, args=(str(server_script), str(log)), env=env
-            )
-        ]
-    )
+    log = tmp_path / "calls.jsonl"
+    source = notes_source(log, ("read_note", "add_note"))
     with FakeMessagesServer(script) as api:
         runner = ClaudeAgentRunner(offline_options(api.base_url), mcp_sources=[source])
         session = FakeSession(runner)
@@ -97,8 +54,7 @@ def test_mcp_read_runs_inline_and_the_write_in_its_tool_step(tmp_path: Path) -> 
         done = session.run_model()
         assert isinstance(done, TurnCompleted)
     assert session.messages[-1].text == "Results: note shopping: buy milk; added milk"
-    calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert calls == [
-        {"name": "read_note", "key": "session-1/turn-1/n1"},
-        {"name": "add_note", "key": "session-1/turn-1/n2"},
+    assert [(c["tool"], c["key"]) for c in logged_calls(log)] == [
+        ("read_note", "session-1/turn-1/n1"),
+        ("add_note", "session-1/turn-1/n2"),
     ]

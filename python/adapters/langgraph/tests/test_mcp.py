@@ -5,13 +5,9 @@ as its tool Step would."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from dex_agents.mcp import McpStdioServer, McpToolSource
 from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import (
@@ -21,41 +17,14 @@ from dex_agents_langgraph import (
     langchain_mcp_tools,
 )
 from dex_agents_langgraph.testing import ScriptedChatModel
+from dex_agents_testing.mcp_notes import logged_calls, notes_source
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage
 
-SERVER = '''
-import json, sys
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
-
-server = MCPServer("notes")
-
-
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
-async def read_note(title: str, ctx: Context) -> str:
-    """Reads a note."""
-    meta = ctx.request_context.meta or {}
-    with open(sys.argv[1], "a") as out:
-        out.write(json.dumps({"key": meta.get("io.superdurable.dex/idempotencyKey")}) + "\\n")
-    return f"note {title}: buy milk"
-
-
-server.run("stdio")
-'''
-
 
 def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: Path) -> None:
-    script, log = tmp_path / "notes_server.py", tmp_path / "calls.jsonl"
-    script.write_text(SERVER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    source = McpToolSource(
-        [
-            McpStdioServer(
-                name="notes", command=sys.executable, args=(str(script), str(log)), env=env
-            )
-        ]
-    )
+    log = tmp_path / "calls.jsonl"
+    source = notes_source(log)
     tools = asyncio.run(langchain_mcp_tools(source))
     assert [t.name for t in tools] == ["notes__read_note"]
     call: dict[str, Any] = {"id": "n1", "name": "notes__read_note", "args": {"title": "shopping"}}
@@ -77,7 +46,7 @@ def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: 
     assert not log.exists()  # nothing ran inside RunModel
 
     session.execute_and_record("n1")
-    keys = [json.loads(line)["key"] for line in log.read_text().splitlines()]
+    keys = [c["key"] for c in logged_calls(log)]
     assert keys == ["session-1/turn-1/n1"]
     done = session.run_model()
     assert isinstance(done, TurnCompleted)

@@ -7,53 +7,22 @@ Step would run it.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from agents import Agent
 from agents.testing import ModelCall, assistant_message, function_call
-from dex_agents.mcp import McpStdioServer, McpToolSource
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import ToolEffect
 from dex_agents_openai_agents import OpenAiAgentsRunner
 from dex_agents_openai_agents.testing import FakeSession, RespondingModel
+from dex_agents_testing.mcp_notes import logged_calls, notes_source
 from support import get_weather, outputs
-
-SERVER = '''
-import json, sys
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
-
-server = MCPServer("notes")
-
-
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
-async def read_note(title: str, ctx: Context) -> str:
-    """Reads a note."""
-    meta = ctx.request_context.meta or {}
-    with open(sys.argv[1], "a") as out:
-        out.write(json.dumps({"key": meta.get("io.superdurable.dex/idempotencyKey")}) + "\\n")
-    return f"note {title}: buy milk"
-
-
-server.run("stdio")
-'''
 
 
 def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: Path) -> None:
-    script, log = tmp_path / "notes_server.py", tmp_path / "calls.jsonl"
-    script.write_text(SERVER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    source = McpToolSource(
-        [
-            McpStdioServer(
-                name="notes", command=sys.executable, args=(str(script), str(log)), env=env
-            )
-        ]
-    )
+    log = tmp_path / "calls.jsonl"
+    source = notes_source(log)
     offered: list[list[str]] = []
 
     def respond(call: ModelCall) -> Any:
@@ -77,9 +46,7 @@ def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: 
     assert not log.exists()  # nothing ran inside RunModel
 
     session.execute_and_record("n1")
-    assert [json.loads(line)["key"] for line in log.read_text().splitlines()] == [
-        "session-1/turn-1/n1"
-    ]
+    assert [c["key"] for c in logged_calls(log)] == ["session-1/turn-1/n1"]
     done = session.run_model()
     assert isinstance(done, TurnCompleted)
     assert session.messages[-1].text == "Read: note shopping: buy milk"

@@ -8,72 +8,24 @@ Step would run it.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
 from pathlib import Path
 
 from dex_agents import ToolEffect, ToolPolicy
-from dex_agents.mcp import McpStdioServer, McpToolSource
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_pydantic_ai import PydanticAiRunner
 from dex_agents_pydantic_ai.mcp import McpSourceToolset
 from dex_agents_pydantic_ai.testing import FakeSession
+from dex_agents_testing.mcp_notes import logged_calls, notes_source
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-
-SERVER = '''
-import json, sys
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
-
-server = MCPServer("notes")
-log = sys.argv[1]
-
-
-def record(tool, ctx, **arguments):
-    meta = ctx.request_context.meta or {}
-    with open(log, "a") as out:
-        out.write(json.dumps({"tool": tool, "key": meta.get("io.superdurable.dex/idempotencyKey"),
-                              "arguments": arguments}) + "\\n")
-
-
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
-async def read_note(title: str, ctx: Context) -> str:
-    """Reads a note."""
-    record("read_note", ctx, title=title)
-    return f"note {title}: buy milk"
-
-
-@server.tool(annotations=ToolAnnotations(idempotent_hint=True, destructive_hint=True))
-async def save_note(title: str, ctx: Context) -> str:
-    """Saves a note."""
-    record("save_note", ctx, title=title)
-    return "saved"
-
-
-server.run("stdio")
-'''
-
-
-def child_env() -> dict[str, str]:
-    """The server child imports `mcp` from wherever this interpreter does."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
 def test_mcp_tools_defer_with_their_effect_and_reference_and_run_in_the_tool_step(
     tmp_path: Path,
 ) -> None:
-    script, log = tmp_path / "notes_server.py", tmp_path / "calls.jsonl"
-    script.write_text(SERVER, encoding="utf-8")
-    source = McpToolSource(
-        [
-            McpStdioServer(
-                name="notes", command=sys.executable, args=(str(script), str(log)), env=child_env()
-            )
-        ]
-    )
+    log = tmp_path / "calls.jsonl"
+    source = notes_source(log, ("read_note", "save_note"))
     offered: list[list[str]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -105,7 +57,7 @@ def test_mcp_tools_defer_with_their_effect_and_reference_and_run_in_the_tool_ste
     session.execute_and_record("r1")
     session.execute_and_record("w1")
     assert isinstance(session.run_model(), TurnCompleted)
-    logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    logged = logged_calls(log)
     key = f"{session.flow_id}/{session.turn_id}/"
     assert [(e["tool"], e["key"]) for e in logged] == [
         ("read_note", key + "r1"),
@@ -115,15 +67,8 @@ def test_mcp_tools_defer_with_their_effect_and_reference_and_run_in_the_tool_ste
 
 
 def test_merge_tool_policies_lets_an_explicit_policy_win(tmp_path: Path) -> None:
-    script, log = tmp_path / "notes_server.py", tmp_path / "calls.jsonl"
-    script.write_text(SERVER, encoding="utf-8")
-    source = McpToolSource(
-        [
-            McpStdioServer(
-                name="notes", command=sys.executable, args=(str(script), str(log)), env=child_env()
-            )
-        ]
-    )
+    log = tmp_path / "calls.jsonl"
+    source = notes_source(log, ("read_note", "save_note"))
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(

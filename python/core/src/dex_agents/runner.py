@@ -35,6 +35,7 @@ from dex_agents._runner.capabilities import (
 )
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, heartbeats
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
+from dex_agents._runner.mcp_sources import McpSources
 from dex_agents._runner.policies import (
     BUILT_IN_TOOL_NAMES,
     BUILT_IN_TOOL_POLICY,
@@ -102,6 +103,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "Heartbeat",
     "heartbeats",
     "DEFAULT_HEARTBEAT_INTERVAL_SECONDS",
+    # MCP tool sources given to a runner
+    "McpSources",
     # tool execution
     "DeferredToolCall",
     "DeferredToolExecution",

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from dex_agents.runner import McpSources
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from typing_extensions import override
 
 if TYPE_CHECKING:
-    from dex_agents.mcp import McpTool, McpToolSource
+    from dex_agents.mcp import McpTool
 
 __all__ = ["McpAdkTool", "McpTools"]
 
@@ -43,30 +44,9 @@ class McpAdkTool(BaseTool):
         raise RuntimeError(f"MCP tool {self.name!r} runs through its McpToolSource only")
 
 
-class McpTools:
-    """The runner's MCP sources: their listed tools, and which source owns a call."""
-
-    def __init__(self, sources: Sequence[McpToolSource]) -> None:
-        self.sources = list(sources)
+class McpTools(McpSources["McpTool"]):
+    """The runner's MCP sources, with their tools as ADK tool declarations."""
 
     async def adk_tools(self, taken: Sequence[str]) -> list[BaseTool]:
         """Every source's tools (the sources cache their listings)."""
-        tools: list[BaseTool] = []
-        names = list(taken)
-        for source in self.sources:
-            for tool in await source.list_tools(taken=names):
-                tools.append(McpAdkTool(tool))
-                names.append(tool.name)
-        return tools
-
-    def listed(self, tool_name: str) -> McpTool | None:
-        for source in self.sources:
-            tool = source.tool(tool_name)
-            if tool is not None:
-                return tool
-        return None
-
-    def owner(self, tool_source_reference: str | None) -> McpToolSource | None:
-        if not tool_source_reference:
-            return None
-        return next((s for s in self.sources if s.owns(tool_source_reference)), None)
+        return [McpAdkTool(tool) for tool in await self.list_tools(taken)]

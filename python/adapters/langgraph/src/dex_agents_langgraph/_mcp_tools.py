@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 if TYPE_CHECKING:
     from dex_agents.mcp import McpTool, McpToolSource
 
-__all__ = ["McpSources", "langchain_mcp_tools"]
+__all__ = ["langchain_mcp_tools"]
 
 
 def _langchain_tool(tool: McpTool) -> BaseTool:
@@ -48,22 +48,3 @@ async def langchain_mcp_tools(
     with a warning, as the source does for every runner.
     """
     return [_langchain_tool(tool) for tool in await source.list_tools(taken=taken)]
-
-
-class McpSources:
-    """The runner's MCP sources: a listed tool by name, and which source owns a call."""
-
-    def __init__(self, sources: Sequence[McpToolSource]) -> None:
-        self.sources = list(sources)
-
-    def listed(self, tool_name: str) -> McpTool | None:
-        for source in self.sources:
-            tool = source.tool(tool_name)
-            if tool is not None:
-                return tool
-        return None
-
-    def owner(self, tool_source_reference: str | None) -> McpToolSource | None:
-        if not tool_source_reference:
-            return None
-        return next((s for s in self.sources if s.owns(tool_source_reference)), None)

@@ -29,6 +29,7 @@ from dex_agents.runner import (
     DeferredToolExecution,
     DeferredToolOutcome,
     FrameworkMessage,
+    McpSources,
     ModelCallMetadata,
     ToolCallsRequested,
     ToolExecutionError,
@@ -52,7 +53,6 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Interrupt
 
-from dex_agents_langgraph._mcp_tools import McpSources
 from dex_agents_langgraph._messages import (
     history_from_stored,
     to_framework_message,
@@ -69,7 +69,7 @@ from dex_agents_langgraph._state import PendingCall, RunState, RunStateError
 from dex_agents_langgraph._tool_context import DexToolContext
 
 if TYPE_CHECKING:
-    from dex_agents.mcp import McpToolSource
+    from dex_agents.mcp import McpTool, McpToolSource
 
 __all__ = ["LangGraphRunner"]
 
@@ -120,7 +120,7 @@ class LangGraphRunner:
         self.tools: dict[str, BaseTool] = {**_graph_tools(graph), **{t.name: t for t in tools}}
         self.tool_policies: Mapping[str, ToolPolicy] = dict(tool_policies or {})
         self.default_tool_effect = default_tool_effect
-        self._mcp = McpSources(mcp_sources)
+        self._mcp: McpSources[McpTool] = McpSources(mcp_sources)
         self.recursion_limit = recursion_limit
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
 
@@ -222,17 +222,10 @@ class LangGraphRunner:
     # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ----------------
 
     async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        source = self._mcp.owner(poll.tool_call.tool_source_reference)
-        if source is None:  # not a ToolExecutionError: the call is recorded by its effect
-            raise RuntimeError(
-                f"no MCP source of this runner owns the task of {poll.tool_call.tool_name!r}"
-            )
-        return await source.poll_tool_task(poll)
+        return await self._mcp.poll_tool_task(poll)
 
     async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        source = self._mcp.owner(cancellation.tool_call.tool_source_reference)
-        if source is not None:
-            await source.cancel_tool_task(cancellation)
+        await self._mcp.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 

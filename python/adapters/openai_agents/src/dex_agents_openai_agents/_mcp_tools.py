@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool
 from agents.tool_context import ToolContext
+from dex_agents.runner import McpSources
 
 from dex_agents_openai_agents._context import stored_result
 
@@ -43,33 +44,15 @@ def _gated_mcp_tool(tool: McpTool) -> FunctionTool:
     )
 
 
-class McpTools:
-    """The runner's MCP sources: their listed tools, and which source owns a call."""
+class McpTools(McpSources["McpTool"]):
+    """The runner's MCP sources, with their tools as gated function tools."""
 
     def __init__(self, sources: Sequence[McpToolSource]) -> None:
-        self.sources = list(sources)
+        super().__init__(sources)
         self._function_tools: list[FunctionTool] | None = None
 
     async def function_tools(self, taken: Sequence[str]) -> list[FunctionTool]:
-        """Every source's tools, listed once (the sources cache their listings)."""
+        """Every source's tools, converted once (the sources cache their listings)."""
         if self._function_tools is None:
-            tools: list[FunctionTool] = []
-            names = list(taken)
-            for source in self.sources:
-                for tool in await source.list_tools(taken=names):
-                    tools.append(_gated_mcp_tool(tool))
-                    names.append(tool.name)
-            self._function_tools = tools
+            self._function_tools = [_gated_mcp_tool(t) for t in await self.list_tools(taken)]
         return list(self._function_tools)
-
-    def listed(self, tool_name: str) -> McpTool | None:
-        for source in self.sources:
-            tool = source.tool(tool_name)
-            if tool is not None:
-                return tool
-        return None
-
-    def owner(self, tool_source_reference: str | None) -> McpToolSource | None:
-        if not tool_source_reference:
-            return None
-        return next((s for s in self.sources if s.owns(tool_source_reference)), None)

@@ -298,17 +298,10 @@ class OpenAiAgentsRunner(Generic[ContextT]):
     # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ---------------
 
     async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        source = self._mcp.owner(poll.tool_call.tool_source_reference)
-        if source is None:  # not a ToolExecutionError: the call is recorded by its effect
-            raise RuntimeError(
-                f"no MCP source of this runner owns the task of {poll.tool_call.tool_name!r}"
-            )
-        return await source.poll_tool_task(poll)
+        return await self._mcp.poll_tool_task(poll)
 
     async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        source = self._mcp.owner(cancellation.tool_call.tool_source_reference)
-        if source is not None:
-            await source.cancel_tool_task(cancellation)
+        await self._mcp.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 
