@@ -164,10 +164,11 @@ test("streamAgentEvents resumes cut connections by Last-Event-ID with no gap or 
   try {
     assert.deepEqual(await read(api), direct);
     // How the frames fall into connections varies with timing (the retry line, pings and
-    // chunking all count), so the check is that cuts happened and every one was resumed.
-    assert.ok(proxy.cuts >= 1, `cuts: ${proxy.cuts}, events: ${direct.length}`);
+    // chunking all count), so the check is that cuts happened and were resumed.
+    // A cut right after turn_completed needs no resume: the reader has stopped.
     const resumes = proxy.seen.slice(1).map((r) => r.headers["last-event-id"]);
-    assert.ok(resumes.length >= proxy.cuts, `resumes: ${resumes.length}, cuts: ${proxy.cuts}`);
+    const counts = `resumes: ${resumes.length}, cuts: ${proxy.cuts}, events: ${direct.length}`;
+    assert.ok(resumes.length >= 1 && resumes.length >= proxy.cuts - 1, counts);
     assert.ok(resumes.every((id) => typeof id === "string" && id !== ""));
   } finally {
     await proxy.stop();
