@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     )
     from dex_agents._runner.protocol import DeferredToolExecution, DeferredToolOutcome
 
-__all__ = ["ListedTool", "McpSources", "TaskToolSource"]
+__all__ = ["ListedTool", "ListingTaskSource", "McpSources", "ToolTaskOwner"]
 
 
 class ListedTool(Protocol):
@@ -34,14 +34,16 @@ ToolT = TypeVar("ToolT", bound=ListedTool)
 ToolT_co = TypeVar("ToolT_co", bound=ListedTool, covariant=True)
 
 
-class TaskToolSource(Protocol[ToolT_co]):
-    """What a runner asks of an MCP source (an `McpToolSource`)."""
+class ToolTaskOwner(Protocol):
+    """A source that runs the calls it `owns` itself, so they may start remote tasks.
 
-    async def list_tools(self, *, taken: Sequence[str] = ()) -> Sequence[ToolT_co]: ...
+    Both the adapters' MCP sources and Stepwise's task sources (its `TaskToolSource`)
+    take a call record's polls and cancellation this way.
+    """
 
-    def tool(self, name: str) -> ToolT_co | None: ...
-
-    def owns(self, tool_source_reference: str) -> bool: ...
+    def owns(self, tool_source_reference: str) -> bool:
+        """Whether a call record's reference names one of this source's tools."""
+        ...
 
     async def execute_deferred_tool_call(
         self, call: DeferredToolExecution
@@ -52,11 +54,19 @@ class TaskToolSource(Protocol[ToolT_co]):
     async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None: ...
 
 
+class ListingTaskSource(ToolTaskOwner, Protocol[ToolT_co]):
+    """What an adapter asks of an MCP source (an `McpToolSource`): its listing too."""
+
+    async def list_tools(self, *, taken: Sequence[str] = ()) -> Sequence[ToolT_co]: ...
+
+    def tool(self, name: str) -> ToolT_co | None: ...
+
+
 class McpSources(Generic[ToolT]):
     """The MCP sources one runner was given, in the order the tools are offered."""
 
-    def __init__(self, sources: Sequence[TaskToolSource[ToolT]] = ()) -> None:
-        self.sources: list[TaskToolSource[ToolT]] = list(sources)
+    def __init__(self, sources: Sequence[ListingTaskSource[ToolT]] = ()) -> None:
+        self.sources: list[ListingTaskSource[ToolT]] = list(sources)
 
     async def list_tools(self, taken: Sequence[str] = ()) -> list[ToolT]:
         """Every source's tools; a name `taken` by the agent or an earlier source is left out.
@@ -79,7 +89,7 @@ class McpSources(Generic[ToolT]):
                 return tool
         return None
 
-    def owner(self, tool_source_reference: str | None) -> TaskToolSource[ToolT] | None:
+    def owner(self, tool_source_reference: str | None) -> ListingTaskSource[ToolT] | None:
         """The source whose reference a tool call record carries; None for other tools."""
         if not tool_source_reference:
             return None

@@ -5,13 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from dex_agents.runner import (
-    DeferredToolExecution,
-    DeferredToolOutcome,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
-)
+from dex_agents._runner.mcp_sources import ToolTaskOwner
 from dex_agents.stepwise._tools import Tool
 
 __all__ = ["TaskToolSource", "ToolSource"]
@@ -36,22 +30,10 @@ class ToolSource(Protocol):
 
 
 @runtime_checkable
-class TaskToolSource(ToolSource, Protocol):
+class TaskToolSource(ToolSource, ToolTaskOwner, Protocol):
     """A source whose tools may start remote tasks (for example `McpToolSource`).
 
     `StepwiseRunner` hands such a source every call whose record it `owns` whole,
     so the source can return `ToolTaskStarted`, and the task's polls and its
     cancellation, instead of running the tool as a plain function.
     """
-
-    def owns(self, tool_source_reference: str) -> bool:
-        """Whether a call record's reference names one of this source's tools."""
-        ...
-
-    async def execute_deferred_tool_call(
-        self, call: DeferredToolExecution
-    ) -> DeferredToolOutcome: ...
-
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome: ...
-
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None: ...
