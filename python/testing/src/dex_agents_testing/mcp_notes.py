@@ -27,6 +27,7 @@ from mcp.types import ToolAnnotations
 
 __all__ = ["IDEMPOTENCY_KEY_META", "NOTE_TOOLS", "logged_calls", "notes_source"]
 
+# Spelled out, not taken from dex_agents.mcp: the server checks the wire key on its own.
 IDEMPOTENCY_KEY_META = "io.superdurable.dex/idempotencyKey"
 NOTE_TOOLS = ("read_note", "save_note", "add_note")
 
