@@ -24,7 +24,10 @@ from dex import (
     open_blob_cache,
 )
 
-from dex_agents._sdk_compat import cache_pull_stream_sdk_version
+from dex_agents._sdk_compat import (
+    cache_pull_stream_sdk_version,
+    key_loaded_channel_messages_by_name,
+)
 from dex_agents.codecs import agent_codec_registry
 from dex_agents.errors import UserError
 from dex_agents.session import AgentSessionFlow
@@ -87,6 +90,7 @@ class AgentWorker:
             )
         else:
             options = WorkerOptions(server_address=server_address, bind_address=listen)
+        key_loaded_channel_messages_by_name()
         self.worker = AsyncWorker(self.registry, self.blob_cache, options)
 
     @property
