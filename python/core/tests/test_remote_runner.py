@@ -14,6 +14,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,14 @@ import pytest
 from dex_agents import (
     AgentSessionClient,
     AgentSessionFlow,
+    AgentSessionOptions,
     RemoteRunner,
     RemoteRunnerError,
     RemoteRunnerUnavailableError,
+    ToolPolicy,
 )
 from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
-from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole
+from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole, ToolEffect
 from dex_agents_testing.history import assert_step_shape
 from dex_agents_testing.processes import DexliteProcess, child_env, free_port, wait_until
 from dex_agents_testing.worker_apps import WorkerApp
@@ -224,33 +227,34 @@ def test_a_sidecar_gone_for_good_fails_the_turn_clearly(remote: Remote) -> None:
     assert len(remote.runs("model")) == 1
 
 
+def _launch(
+    dexlite: DexliteProcess, core_package: Path, log: Path, flow_type: str, *extra: str
+) -> tuple[subprocess.Popen[bytes], str]:
+    """launched_agents.js: serveRunners plus launchWorker's Python Worker, and its address."""
+    log.touch()
+    address = f"127.0.0.1:{free_port()}"
+    script = core_package / "dist" / "testing" / "launched_agents.js"
+    command = ["node", str(script), "--server", dexlite.address, "--log", str(log)]
+    command += ["--flow-type", flow_type, "--python", sys.executable, "--address", address]
+    launcher = subprocess.Popen([*command, *extra], env=child_env(), start_new_session=True)
+    return launcher, address
+
+
+def _stop_launcher(launcher: subprocess.Popen[bytes], log: Path) -> None:
+    launcher.send_signal(signal.SIGTERM)
+    launcher.wait(30)
+    # Stopping the launcher killed the Worker's process group.
+    last = _runs(log, "worker")[-1]["pid"]
+    wait_until(lambda: not _alive(last), what="the Worker to be gone")
+
+
 def test_the_launcher_starts_the_worker_and_restarts_it_after_a_sigkill(
     dexlite: DexliteProcess, core_package: Path, tmp_path: Path
 ) -> None:
     """One command (launched_agents.js): serveRunners plus launchWorker's Python Worker."""
     flow_type = f"Launched{uuid.uuid4().hex[:10]}"
     log = tmp_path / "sidecar.jsonl"
-    log.touch()
-    address = f"127.0.0.1:{free_port()}"
-    script = core_package / "dist" / "testing" / "launched_agents.js"
-    launcher = subprocess.Popen(
-        [
-            "node",
-            str(script),
-            "--server",
-            dexlite.address,
-            "--log",
-            str(log),
-            "--flow-type",
-            flow_type,
-            "--python",
-            sys.executable,
-            "--address",
-            address,
-        ],
-        env=child_env(),
-        start_new_session=True,
-    )
+    launcher, address = _launch(dexlite, core_package, log, flow_type)
     try:
         (first,) = _wait_runs(log, "worker", 1)
         flow = AgentSessionFlow(RemoteRunner(address, flow_type), flow_type=flow_type)
@@ -265,11 +269,59 @@ def test_the_launcher_starts_the_worker_and_restarts_it_after_a_sigkill(
             snapshot = _wait_turns(client, session, 2)
             assert snapshot.messages[-1].text == "I have seen 5 messages."
     finally:
-        launcher.send_signal(signal.SIGTERM)
-        launcher.wait(30)
-    # Stopping the launcher killed the Worker's process group.
-    last = _runs(log, "worker")[-1]["pid"]
-    wait_until(lambda: not _alive(last), what="the Worker to be gone")
+        _stop_launcher(launcher, log)
+
+
+def test_the_launched_worker_runs_with_the_session_options_the_sidecar_serves(
+    dexlite: DexliteProcess, core_package: Path, tmp_path: Path
+) -> None:
+    """serveRunners({sessionOptions}) reach the launched Worker through DescribeRunner:
+    a policy makes the read tool get_weather wait for approval, with a deadline."""
+    flow_type = f"Options{uuid.uuid4().hex[:10]}"
+    log = tmp_path / "sidecar.jsonl"
+    served = {
+        "toolPolicies": {"get_weather": {"effect": int(ToolEffect.READ), "requiresApproval": True}},
+        "defaultToolEffect": int(ToolEffect.IDEMPOTENT_WRITE),
+        "interruptDeadlineSeconds": 3600,
+        "builtInTools": ["ask_user"],
+        "retainedMessageLimit": None,
+    }
+    launcher, address = _launch(
+        dexlite, core_package, log, flow_type, "--session-options", json.dumps(served)
+    )
+    try:
+        _wait_runs(log, "worker", 1)
+        runner = RemoteRunner(address, flow_type)
+        options = runner.session_options
+        assert options is not None
+        assert options.tool_policies == {
+            "get_weather": ToolPolicy(effect=ToolEffect.READ, requires_approval=True)
+        }
+        assert options.default_tool_effect is ToolEffect.IDEMPOTENT_WRITE
+        assert options.interrupt_deadline == timedelta(hours=1)
+        assert options.built_in_tools == ("ask_user",)
+        assert options.compaction is None
+        assert options.retained_message_limit is None
+        assert options.max_value_bytes == AgentSessionOptions().max_value_bytes
+        flow = AgentSessionFlow(runner, flow_type=flow_type, options=options)
+        with AgentSessionClient(flow, server_address=dexlite.address) as client:
+            session = f"s-{uuid.uuid4().hex[:12]}"
+            client.start_session(session, "weather in Oslo")
+
+            def pending() -> AgentSnapshot | None:
+                snapshot = client.get_snapshot(session)
+                return snapshot if snapshot.pending_interrupts else None
+
+            (interrupt,) = wait_until(pending, timeout=30, what="the approval").pending_interrupts
+            assert interrupt.tool_call_id == "w1"
+            assert interrupt.deadline is not None  # the served interruptDeadlineSeconds
+            assert _runs(log, "tool") == []  # nothing ran before the approval
+            assert client.resolve_interrupt(session, interrupt.interrupt_id, approved=True)
+            snapshot = _wait_turns(client, session, 1)
+            assert snapshot.messages[-1].text == "Results: get_weather=sunny in Oslo"
+            assert len(_runs(log, "tool")) == 1
+    finally:
+        _stop_launcher(launcher, log)
 
 
 def _wait_turns(client: AgentSessionClient, session: str, turns: int) -> AgentSnapshot:

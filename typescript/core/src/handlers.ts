@@ -33,6 +33,7 @@ import {
   type ExecuteDeferredToolCallRequest,
   type PollToolTaskRequest,
   type RunModelStepRequest,
+  type RunnerSessionOptions,
   type RunnerTurnContext,
   type SelectCompactionCutoffRequest,
   type SummarizeContextRequest,
@@ -66,6 +67,8 @@ export type Handler = (
   runner: AgentFrameworkRunner<DeferredToolOutcome>,
   request: never,
   frames: StreamFrames,
+  /** The served Flow type's session options, which only DescribeRunner reports. */
+  sessionOptions: RunnerSessionOptions | undefined,
 ) => Promise<MessageShape<DescMessage>>;
 
 function turn(wire: RunnerTurnContext | undefined, frames: StreamFrames): AgentTurnContext {
@@ -129,7 +132,7 @@ function missing(runner: AgentFrameworkRunner<DeferredToolOutcome>, method: stri
 }
 
 export const handlers: Readonly<Record<string, Handler>> = {
-  DescribeRunner: async (runner) =>
+  DescribeRunner: async (runner, _request, _frames, sessionOptions) =>
     create(DescribeRunnerResponseSchema, {
       buildsUnfinishedTurnMessages: typeof runner.buildUnfinishedTurnMessages === "function",
       pollsToolTasks: typeof runner.pollToolTask === "function",
@@ -139,6 +142,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
         typeof runner.selectCompactionCutoff === "function" &&
         typeof runner.summarizeContext === "function",
       supportsPlanMode: runner.supportsPlanMode === true,
+      sessionOptions,
     }),
 
   BuildUserMessage: async (runner, request: BuildUserMessageRequest) =>

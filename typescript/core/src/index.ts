@@ -25,4 +25,5 @@ export {
   type RunnerServer,
   type ServeRunnersOptions,
 } from "./serve.js";
+export { wireSessionOptions, type CompactionOptions, type SessionOptions } from "./session_options.js";
 export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";

@@ -29,6 +29,7 @@ import {
   type AgentFrameworkRunner,
   type AgentTurnContext,
   type RunnerServer,
+  type ServeRunnersOptions,
   type ToolExecutionResult,
 } from "./index.js";
 
@@ -87,7 +88,19 @@ function frames<T>(call: grpc.ClientReadableStream<T>): Promise<T[]> {
 }
 
 before(async () => {
-  server = await serveRunners({ runners: { Refunds: runner }, heartbeatIntervalMs: 60_000 });
+  server = await serveRunners({
+    runners: { Refunds: runner },
+    heartbeatIntervalMs: 60_000,
+    sessionOptions: {
+      Refunds: {
+        toolPolicies: { refund: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true } },
+        interruptDeadlineSeconds: 600,
+        builtInTools: ["ask_user"],
+        compaction: { contextWindowTokens: 128_000, triggerPercent: 80 },
+        retainedMessageLimit: null,
+      },
+    },
+  });
   client = new grpc.Client(server.address, grpc.credentials.createInsecure());
 });
 
@@ -109,6 +122,38 @@ test("DescribeRunner reports the optional methods the runner defines", async () 
   assert.equal(described.buildsUnfinishedTurnMessages, true);
   assert.equal(described.pollsToolTasks, false);
   assert.equal(described.failure, undefined);
+  const options = described.sessionOptions;
+  assert.ok(options !== undefined);
+  assert.deepEqual(
+    options.toolPolicies.map((p) => [p.toolName, p.effect, p.requiresApproval]),
+    [["refund", ToolEffect.NON_IDEMPOTENT_WRITE, true]],
+  );
+  assert.equal(options.defaultToolEffect, undefined);
+  assert.equal(options.interruptDeadlineSeconds, 600);
+  assert.deepEqual(options.builtInTools, ["ask_user"]);
+  assert.equal(options.compaction?.contextWindowTokens, 128_000);
+  assert.equal(options.compaction?.triggerPercent, 80);
+  assert.equal(options.compaction?.retainedPercent, undefined);
+  assert.equal(options.retainedMessageLimit, 0); // null: keep every message
+  assert.equal(options.maxValueBytes, undefined);
+});
+
+test("session options the wire cannot carry, or for no served runner, fail serveRunners", async () => {
+  const serve = (sessionOptions: ServeRunnersOptions["sessionOptions"]) =>
+    serveRunners({ runners: { Refunds: runner }, sessionOptions });
+  await assert.rejects(serve({ Nope: {} }), /sessionOptions names flow type "Nope", which serves no runner/);
+  await assert.rejects(
+    serve({ Refunds: { interruptDeadlineSeconds: 1.5 } }),
+    /`interruptDeadlineSeconds` must be a whole number from 1 to 2147483647, got 1.5/,
+  );
+  await assert.rejects(
+    serve({ Refunds: { toolPolicies: { refund: { effect: ToolEffect.UNSPECIFIED } } } }),
+    /`toolPolicies.refund.effect` must be a tool effect, got 0/,
+  );
+  await assert.rejects(
+    serve({ Refunds: { compaction: { contextWindowTokens: 0 } } }),
+    /`compaction.contextWindowTokens` must be a whole number from 1/,
+  );
 });
 
 test("RunModelStep streams the event and heartbeat, then the outcome", async () => {

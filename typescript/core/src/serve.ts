@@ -21,10 +21,12 @@ import {
   RunnerFailureSchema,
   RunnerHeartbeatSchema,
   type RunnerFailure,
+  type RunnerSessionOptions,
 } from "@dex-agents/contracts";
 import * as grpc from "@grpc/grpc-js";
 import type { AgentFrameworkRunner, DeferredToolOutcome, EventWriter } from "./runner.js";
 import { handlers, type Handler, type StreamFrames } from "./handlers.js";
+import { wireSessionOptions, type SessionOptions } from "./session_options.js";
 
 /** How often a streamed call beats on its own, well inside Dex's two minutes. */
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 30_000;
@@ -35,6 +37,14 @@ export interface ServeRunnersOptions {
   /** `host:port` to listen on; port 0 picks a free one. Default `127.0.0.1:0`. */
   readonly address?: string;
   readonly heartbeatIntervalMs?: number;
+  /** Per Flow type of `runners`: the session options its Python Worker runs the Flow with. */
+  readonly sessionOptions?: Readonly<Record<string, SessionOptions>>;
+}
+
+/** What the service serves: the runners and their session options in wire form. */
+interface Served {
+  readonly runners: ServeRunnersOptions["runners"];
+  readonly sessionOptions: ReadonlyMap<string, RunnerSessionOptions>;
 }
 
 export interface RunnerServer {
@@ -55,6 +65,14 @@ export async function serveRunners(options: ServeRunnersOptions): Promise<Runner
       throw new RangeError(`flow type ${JSON.stringify(flowType)} must be a non-empty name without '/'`);
     }
   }
+  const sessionOptions = new Map<string, RunnerSessionOptions>();
+  for (const [flowType, flowOptions] of Object.entries(options.sessionOptions ?? {})) {
+    if (!flowTypes.includes(flowType)) {
+      throw new RangeError(`sessionOptions names flow type ${JSON.stringify(flowType)}, which serves no runner`);
+    }
+    sessionOptions.set(flowType, wireSessionOptions(flowOptions));
+  }
+  const served: Served = { runners: options.runners, sessionOptions };
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   const server = new grpc.Server({
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
@@ -81,8 +99,8 @@ export async function serveRunners(options: ServeRunnersOptions): Promise<Runner
       throw new Error(`no handler for runner service method ${method.name}`);
     }
     implementation[method.localName] = streaming
-      ? streamingHandler(handler, method.output, options.runners, heartbeatIntervalMs)
-      : unaryHandler(handler, method.output, options.runners);
+      ? streamingHandler(handler, method.output, served, heartbeatIntervalMs)
+      : unaryHandler(handler, method.output, served);
   }
   server.addService(definition as grpc.ServiceDefinition, implementation);
   const address = options.address ?? "127.0.0.1:0";
@@ -124,13 +142,13 @@ export function failureOf(error: unknown): RunnerFailure {
 function unaryHandler(
   handler: Handler,
   output: DescMessage,
-  runners: ServeRunnersOptions["runners"],
+  served: Served,
 ): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
     const controller = new AbortController();
     call.on("cancelled", () => controller.abort(new Error("the runner call was cancelled")));
     const frames = noStreamFrames(controller.signal);
-    run(handler, call.request as never, runners, frames).then(
+    run(handler, call.request as never, served, frames).then(
       (response) => callback(null, response),
       (error: unknown) => callback(null, create(output, { failure: failureOf(error) } as never)),
     );
@@ -140,7 +158,7 @@ function unaryHandler(
 function streamingHandler(
   handler: Handler,
   output: DescMessage,
-  runners: ServeRunnersOptions["runners"],
+  served: Served,
   heartbeatIntervalMs: number,
 ): grpc.handleServerStreamingCall<unknown, unknown> {
   return (call) => {
@@ -162,7 +180,7 @@ function streamingHandler(
         send({ heartbeat: create(RunnerHeartbeatSchema, { checkpoint }) }),
     };
     const timer = setInterval(() => void frames.heartbeat(), heartbeatIntervalMs);
-    run(handler, call.request as never, runners, frames)
+    run(handler, call.request as never, served, frames)
       .then(
         (outcome) => {
           if (open && !call.cancelled) call.write(outcome);
@@ -180,15 +198,15 @@ function streamingHandler(
 async function run(
   handler: Handler,
   request: never,
-  runners: ServeRunnersOptions["runners"],
+  served: Served,
   frames: StreamFrames,
 ): Promise<MessageShape<DescMessage>> {
   const flowType = (request as { flowType: string }).flowType;
-  const runner = runners[flowType];
+  const runner = served.runners[flowType];
   if (runner === undefined) {
-    throw new UnknownFlowTypeError(flowType, Object.keys(runners));
+    throw new UnknownFlowTypeError(flowType, Object.keys(served.runners));
   }
-  return handler(runner, request, frames);
+  return handler(runner, request, frames, served.sessionOptions.get(flowType));
 }
 
 /** No runner is served under the requested Flow type. */

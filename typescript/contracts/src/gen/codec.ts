@@ -16,8 +16,8 @@ import type { AgentPlan, AgentPlanTask, PlanExecutionRequest } from "./dex/agent
 import { AgentPlanSchema, AgentPlanTaskSchema, PlanExecutionRequestSchema } from "./dex/agents/v1/plan_pb.js";
 import type { AgentMessagesPage, AgentSnapshot, AnswerQuestionRequest, CancelTurnRequest, DeleteQueuedMessageRequest, ExecutePlanRequest, ListAgentMessagesRequest, ResolveInterruptRequest, SteerUserMessageRequest, UpdateSessionSettingsRequest } from "./dex/agents/v1/rpc_pb.js";
 import { AgentMessagesPageSchema, AgentSnapshotSchema, AnswerQuestionRequestSchema, CancelTurnRequestSchema, DeleteQueuedMessageRequestSchema, ExecutePlanRequestSchema, ListAgentMessagesRequestSchema, ResolveInterruptRequestSchema, SteerUserMessageRequestSchema, UpdateSessionSettingsRequestSchema } from "./dex/agents/v1/rpc_pb.js";
-import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
-import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
+import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
+import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunnerCompactionPolicySchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerSessionOptionsSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
 import type { AgentSessionStartInput, AgentState, AgentUsage, CompactContextInput, ContextSummary, TurnReplySequence, TurnSessionSettings } from "./dex/agents/v1/session_pb.js";
 import { AgentSessionStartInputSchema, AgentStateSchema, AgentUsageSchema, CompactContextInputSchema, ContextSummarySchema, TurnReplySequenceSchema, TurnSessionSettingsSchema } from "./dex/agents/v1/session_pb.js";
 import type { AgentInterrupt, AgentInterruptResolution, AgentToolCall, QuestionAnswer, ToolCallCancellation, ToolCallCompleted } from "./dex/agents/v1/tool_pb.js";
@@ -1986,6 +1986,72 @@ function r_DescribeRunnerRequest(value: unknown, segment: string): DescribeRunne
   }
 }
 
+function w_RunnerCompactionPolicy(value: RunnerCompactionPolicy, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      context_window_tokens: writeInt32(value.contextWindowTokens, ".context_window_tokens"),
+      trigger_percent: writeOptInt32(value.triggerPercent, ".trigger_percent"),
+      retained_percent: writeOptInt32(value.retainedPercent, ".retained_percent"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_RunnerCompactionPolicy(value: unknown, segment: string): RunnerCompactionPolicy {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.RunnerCompactionPolicy",
+      contextWindowTokens: readInt32(json["context_window_tokens"], ".context_window_tokens"),
+      triggerPercent: readOptInt32(json["trigger_percent"], ".trigger_percent"),
+      retainedPercent: readOptInt32(json["retained_percent"], ".retained_percent"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function w_RunnerSessionOptions(value: RunnerSessionOptions, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      tool_policies: wl_RunnerToolPolicy(value.toolPolicies, ".tool_policies"),
+      default_tool_effect: (value.defaultToolEffect == null ? null : w_ToolEffect(value.defaultToolEffect, ".default_tool_effect")),
+      interrupt_deadline_seconds: writeOptInt32(value.interruptDeadlineSeconds, ".interrupt_deadline_seconds"),
+      built_in_tools: writeStringList(value.builtInTools, ".built_in_tools"),
+      max_durable_wait_seconds: writeOptInt32(value.maxDurableWaitSeconds, ".max_durable_wait_seconds"),
+      plan_mode_enabled: writeBool(value.planModeEnabled, ".plan_mode_enabled"),
+      compaction: (value.compaction == null ? null : w_RunnerCompactionPolicy(value.compaction, ".compaction")),
+      retained_message_limit: writeOptInt32(value.retainedMessageLimit, ".retained_message_limit"),
+      max_value_bytes: writeOptInt32(value.maxValueBytes, ".max_value_bytes"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_RunnerSessionOptions(value: unknown, segment: string): RunnerSessionOptions {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.RunnerSessionOptions",
+      toolPolicies: rl_RunnerToolPolicy(json["tool_policies"], ".tool_policies"),
+      defaultToolEffect: (json["default_tool_effect"] == null ? undefined : r_ToolEffect(json["default_tool_effect"], ".default_tool_effect")),
+      interruptDeadlineSeconds: readOptInt32(json["interrupt_deadline_seconds"], ".interrupt_deadline_seconds"),
+      builtInTools: readStringList(json["built_in_tools"], ".built_in_tools"),
+      maxDurableWaitSeconds: readOptInt32(json["max_durable_wait_seconds"], ".max_durable_wait_seconds"),
+      planModeEnabled: readBool(json["plan_mode_enabled"], ".plan_mode_enabled"),
+      compaction: (json["compaction"] == null ? undefined : r_RunnerCompactionPolicy(json["compaction"], ".compaction")),
+      retainedMessageLimit: readOptInt32(json["retained_message_limit"], ".retained_message_limit"),
+      maxValueBytes: readOptInt32(json["max_value_bytes"], ".max_value_bytes"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
 function w_DescribeRunnerResponse(value: DescribeRunnerResponse, segment: string): WireObject {
   checkObject(value, segment);
   try {
@@ -1996,6 +2062,7 @@ function w_DescribeRunnerResponse(value: DescribeRunnerResponse, segment: string
       compacts_context: writeBool(value.compactsContext, ".compacts_context"),
       supports_plan_mode: writeBool(value.supportsPlanMode, ".supports_plan_mode"),
       failure: (value.failure == null ? null : w_RunnerFailure(value.failure, ".failure")),
+      session_options: (value.sessionOptions == null ? null : w_RunnerSessionOptions(value.sessionOptions, ".session_options")),
     };
   } catch (error) {
     throw within(error, segment);
@@ -2013,6 +2080,7 @@ function r_DescribeRunnerResponse(value: unknown, segment: string): DescribeRunn
       compactsContext: readBool(json["compacts_context"], ".compacts_context"),
       supportsPlanMode: readBool(json["supports_plan_mode"], ".supports_plan_mode"),
       failure: (json["failure"] == null ? undefined : r_RunnerFailure(json["failure"], ".failure")),
+      sessionOptions: (json["session_options"] == null ? undefined : r_RunnerSessionOptions(json["session_options"], ".session_options")),
     };
   } catch (error) {
     throw within(error, segment);
@@ -4877,6 +4945,62 @@ export function decodeDescribeRunnerRequest(text: string | Uint8Array): Describe
 }
 
 /**
+ * Writes a `RunnerCompactionPolicy` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeRunnerCompactionPolicy(value: RunnerCompactionPolicy): string {
+  try {
+    return wireText(w_RunnerCompactionPolicy(value, ""));
+  } catch (error) {
+    throw encodeFailure("RunnerCompactionPolicy", error);
+  }
+}
+
+/**
+ * Reads a `RunnerCompactionPolicy` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `RunnerCompactionPolicy`.
+ */
+export function decodeRunnerCompactionPolicy(text: string | Uint8Array): RunnerCompactionPolicy {
+  const json = parseJson("RunnerCompactionPolicy", text);
+  try {
+    return r_RunnerCompactionPolicy(json, "");
+  } catch (error) {
+    throw decodeFailure("RunnerCompactionPolicy", error);
+  }
+}
+
+/**
+ * Writes a `RunnerSessionOptions` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeRunnerSessionOptions(value: RunnerSessionOptions): string {
+  try {
+    return wireText(w_RunnerSessionOptions(value, ""));
+  } catch (error) {
+    throw encodeFailure("RunnerSessionOptions", error);
+  }
+}
+
+/**
+ * Reads a `RunnerSessionOptions` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `RunnerSessionOptions`.
+ */
+export function decodeRunnerSessionOptions(text: string | Uint8Array): RunnerSessionOptions {
+  const json = parseJson("RunnerSessionOptions", text);
+  try {
+    return r_RunnerSessionOptions(json, "");
+  } catch (error) {
+    throw decodeFailure("RunnerSessionOptions", error);
+  }
+}
+
+/**
  * Writes a `DescribeRunnerResponse` as wire JSON (every field, keys in field-number order).
  *
  * @throws {WireFormatError} when a field holds what the wire format cannot write.
@@ -5847,6 +5971,8 @@ export interface Codecs {
   readonly RunnerToolTaskPending: Codec<RunnerToolTaskPending>;
   readonly RunnerContextSummary: Codec<RunnerContextSummary>;
   readonly DescribeRunnerRequest: Codec<DescribeRunnerRequest>;
+  readonly RunnerCompactionPolicy: Codec<RunnerCompactionPolicy>;
+  readonly RunnerSessionOptions: Codec<RunnerSessionOptions>;
   readonly DescribeRunnerResponse: Codec<DescribeRunnerResponse>;
   readonly BuildUserMessageRequest: Codec<BuildUserMessageRequest>;
   readonly BuildUserMessageResponse: Codec<BuildUserMessageResponse>;
@@ -6295,6 +6421,20 @@ export const codecs: Codecs = Object.freeze({
     schema: DescribeRunnerRequestSchema,
     encode: encodeDescribeRunnerRequest,
     decode: decodeDescribeRunnerRequest,
+  }),
+  RunnerCompactionPolicy: Object.freeze({
+    name: "RunnerCompactionPolicy",
+    typeName: "dex.agents.v1.RunnerCompactionPolicy",
+    schema: RunnerCompactionPolicySchema,
+    encode: encodeRunnerCompactionPolicy,
+    decode: decodeRunnerCompactionPolicy,
+  }),
+  RunnerSessionOptions: Object.freeze({
+    name: "RunnerSessionOptions",
+    typeName: "dex.agents.v1.RunnerSessionOptions",
+    schema: RunnerSessionOptionsSchema,
+    encode: encodeRunnerSessionOptions,
+    decode: decodeRunnerSessionOptions,
   }),
   DescribeRunnerResponse: Object.freeze({
     name: "DescribeRunnerResponse",

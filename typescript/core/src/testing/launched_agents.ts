@@ -1,7 +1,8 @@
 /**
  * `node dist/testing/launched_agents.js --server ADDR --log PATH --flow-type T
- * --python PY --address HOST:PORT`: the one-command setup a TypeScript user
- * runs: the scripted runner served by `serveRunners` and the Python Worker
+ * --python PY --address HOST:PORT [--session-options JSON]`: the one-command
+ * setup a TypeScript user runs: the scripted runner served by `serveRunners`
+ * (with the `SessionOptions` of the JSON, if given) and the Python Worker
  * started by `launchWorker`. Logs a `worker` entry (its pid) after each
  * Worker (re)start.
  *
@@ -11,6 +12,7 @@
 import { parseArgs } from "node:util";
 import { launchWorker } from "../launcher.js";
 import { serveRunners } from "../serve.js";
+import type { SessionOptions } from "../session_options.js";
 import { ScriptedRunner } from "./scripted_runner.js";
 
 const { values } = parseArgs({
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     "flow-type": { type: "string" },
     python: { type: "string" },
     address: { type: "string", default: "127.0.0.1:0" },
+    "session-options": { type: "string" },
   },
 });
 if (values.server === undefined || values.log === undefined || values["flow-type"] === undefined) {
@@ -27,7 +30,14 @@ if (values.server === undefined || values.log === undefined || values["flow-type
 }
 const flowType = values["flow-type"];
 const runner = new ScriptedRunner(values.log);
-const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
+const sessionOptions = values["session-options"];
+const server = await serveRunners({
+  runners: { [flowType]: runner },
+  address: values.address,
+  ...(sessionOptions !== undefined
+    ? { sessionOptions: { [flowType]: JSON.parse(sessionOptions) as SessionOptions } }
+    : {}),
+});
 const worker = await launchWorker({
   serverAddress: values.server,
   runnerTarget: server.address,

@@ -19,17 +19,18 @@ from .dex.agents.v1 import (
     PendingUserMessage, PlanExecutionRequest, PlanExecutionStartedPayload, PlanStatus,
     PlanTaskStatus, PlanUpdatedPayload, PollToolTaskRequest, PollToolTaskResponse, QuestionAnswer,
     QuestionResolution, ReasoningDeltaPayload, ResolveInterruptRequest, RunModelStepRequest,
-    RunModelStepResponse, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure,
-    RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerToolCallsRequested,
-    RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult,
-    RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext,
-    RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse,
-    SteerUserMessageRequest, SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload,
-    TimerStartedPayload, ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload,
-    ToolCallFinishedPayload, ToolCallStartedPayload, ToolCallStatus, ToolEffect,
-    ToolTaskStartedPayload, TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload,
-    TurnControlKind, TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
-    TurnStartedPayload, TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
+    RunModelStepResponse, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall,
+    RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata,
+    RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested,
+    RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted,
+    RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest,
+    SelectCompactionCutoffResponse, SteerUserMessageRequest, SummarizeContextRequest,
+    SummarizeContextResponse, TextDeltaPayload, TimerStartedPayload, ToolCallCancellation,
+    ToolCallCompleted, ToolCallDeferredPayload, ToolCallFinishedPayload, ToolCallStartedPayload,
+    ToolCallStatus, ToolEffect, ToolTaskStartedPayload, TurnCancellationRequest,
+    TurnCancelledPayload, TurnCompletedPayload, TurnControlKind, TurnControlRequest,
+    TurnFailedPayload, TurnReplySequence, TurnSessionSettings, TurnStartedPayload,
+    TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
 )
 from .google.protobuf import Struct
 
@@ -83,6 +84,8 @@ __all__ = [
     'encode_runner_tool_task_pending', 'decode_runner_tool_task_pending',
     'encode_runner_context_summary', 'decode_runner_context_summary',
     'encode_describe_runner_request', 'decode_describe_runner_request',
+    'encode_runner_compaction_policy', 'decode_runner_compaction_policy',
+    'encode_runner_session_options', 'decode_runner_session_options',
     'encode_describe_runner_response', 'decode_describe_runner_response',
     'encode_build_user_message_request', 'decode_build_user_message_request',
     'encode_build_user_message_response', 'decode_build_user_message_response',
@@ -2455,6 +2458,134 @@ def _r_describe_runner_request(d: object, p: str) -> DescribeRunnerRequest:
     )
 
 
+def _w_runner_compaction_policy(m: RunnerCompactionPolicy, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerCompactionPolicy):
+        raise _w.WireFormatError(p, 'expected RunnerCompactionPolicy, got ' + type(m).__name__)
+    v0 = m.context_window_tokens
+    if type(v0) is not int or not _w.INT32_MIN <= v0 <= _w.INT32_MAX:
+        _w.write_int(v0, p, 'context_window_tokens', _w.INT32_MIN, _w.INT32_MAX)
+    v1 = m.trigger_percent
+    if v1 is not None and (type(v1) is not int or not _w.INT32_MIN <= v1 <= _w.INT32_MAX):
+        _w.write_int(v1, p, 'trigger_percent', _w.INT32_MIN, _w.INT32_MAX)
+    v2 = m.retained_percent
+    if v2 is not None and (type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX):
+        _w.write_int(v2, p, 'retained_percent', _w.INT32_MIN, _w.INT32_MAX)
+    return {
+        'context_window_tokens': v0,
+        'trigger_percent': v1,
+        'retained_percent': v2,
+    }
+
+
+def _r_runner_compaction_policy(d: object, p: str) -> RunnerCompactionPolicy:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('context_window_tokens', 0)
+    if type(v0) is not int or not _w.INT32_MIN <= v0 <= _w.INT32_MAX:
+        v0 = _w.read_int(v0, p, 'context_window_tokens', _w.INT32_MIN, _w.INT32_MAX)
+    v1 = g('trigger_percent')
+    if v1 is not None and (type(v1) is not int or not _w.INT32_MIN <= v1 <= _w.INT32_MAX):
+        v1 = _w.read_int(v1, p, 'trigger_percent', _w.INT32_MIN, _w.INT32_MAX)
+    v2 = g('retained_percent')
+    if v2 is not None and (type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX):
+        v2 = _w.read_int(v2, p, 'retained_percent', _w.INT32_MIN, _w.INT32_MAX)
+    return RunnerCompactionPolicy(
+        context_window_tokens=v0,
+        trigger_percent=v1,
+        retained_percent=v2,
+    )
+
+
+def _w_runner_session_options(m: RunnerSessionOptions, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerSessionOptions):
+        raise _w.WireFormatError(p, 'expected RunnerSessionOptions, got ' + type(m).__name__)
+    v0 = m.tool_policies
+    if type(v0) is not list:
+        _w.wrong_type(p, 'tool_policies', 'list', v0)
+    v1 = m.default_tool_effect
+    s1 = _TOOL_EFFECT_TO_WIRE.get(v1) if isinstance(v1, int) else None
+    if v1 is not None and s1 is None:
+        _w.bad_value(p, 'default_tool_effect', 'unspecified enum value')
+    v2 = m.interrupt_deadline_seconds
+    if v2 is not None and (type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX):
+        _w.write_int(v2, p, 'interrupt_deadline_seconds', _w.INT32_MIN, _w.INT32_MAX)
+    v3 = m.built_in_tools
+    if type(v3) is not list:
+        _w.wrong_type(p, 'built_in_tools', 'list', v3)
+    for i, x in enumerate(v3):
+        if type(x) is not str:
+            _w.wrong_type(p, f'built_in_tools[{i}]', 'str', x)
+    v4 = m.max_durable_wait_seconds
+    if v4 is not None and (type(v4) is not int or not _w.INT32_MIN <= v4 <= _w.INT32_MAX):
+        _w.write_int(v4, p, 'max_durable_wait_seconds', _w.INT32_MIN, _w.INT32_MAX)
+    v5 = m.plan_mode_enabled
+    if type(v5) is not bool:
+        _w.wrong_type(p, 'plan_mode_enabled', 'bool', v5)
+    v6 = m.compaction
+    v7 = m.retained_message_limit
+    if v7 is not None and (type(v7) is not int or not _w.INT32_MIN <= v7 <= _w.INT32_MAX):
+        _w.write_int(v7, p, 'retained_message_limit', _w.INT32_MIN, _w.INT32_MAX)
+    v8 = m.max_value_bytes
+    if v8 is not None and (type(v8) is not int or not _w.INT32_MIN <= v8 <= _w.INT32_MAX):
+        _w.write_int(v8, p, 'max_value_bytes', _w.INT32_MIN, _w.INT32_MAX)
+    return {
+        'tool_policies': [_w_runner_tool_policy(x, p + '.tool_policies[' + str(i) + ']') for i, x in enumerate(v0)],
+        'default_tool_effect': s1,
+        'interrupt_deadline_seconds': v2,
+        'built_in_tools': v3,
+        'max_durable_wait_seconds': v4,
+        'plan_mode_enabled': v5,
+        'compaction': None if v6 is None else _w_runner_compaction_policy(v6, p + '.compaction'),
+        'retained_message_limit': v7,
+        'max_value_bytes': v8,
+    }
+
+
+def _r_runner_session_options(d: object, p: str) -> RunnerSessionOptions:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('tool_policies', _EMPTY)
+    if type(v0) is not list:
+        _w.expected(p, 'tool_policies', 'array', v0)
+    v1 = g('default_tool_effect')
+    e1 = None if v1 is None else _w.read_enum(v1, _TOOL_EFFECT_FROM_WIRE, p, 'default_tool_effect')
+    v2 = g('interrupt_deadline_seconds')
+    if v2 is not None and (type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX):
+        v2 = _w.read_int(v2, p, 'interrupt_deadline_seconds', _w.INT32_MIN, _w.INT32_MAX)
+    v3 = g('built_in_tools', _EMPTY)
+    if type(v3) is not list:
+        _w.expected(p, 'built_in_tools', 'array', v3)
+    for i, x in enumerate(v3):
+        if type(x) is not str:
+            _w.expected(p, f'built_in_tools[{i}]', 'string', x)
+    v4 = g('max_durable_wait_seconds')
+    if v4 is not None and (type(v4) is not int or not _w.INT32_MIN <= v4 <= _w.INT32_MAX):
+        v4 = _w.read_int(v4, p, 'max_durable_wait_seconds', _w.INT32_MIN, _w.INT32_MAX)
+    v5 = g('plan_mode_enabled', False)
+    if type(v5) is not bool:
+        _w.expected(p, 'plan_mode_enabled', 'boolean', v5)
+    v6 = g('compaction')
+    v7 = g('retained_message_limit')
+    if v7 is not None and (type(v7) is not int or not _w.INT32_MIN <= v7 <= _w.INT32_MAX):
+        v7 = _w.read_int(v7, p, 'retained_message_limit', _w.INT32_MIN, _w.INT32_MAX)
+    v8 = g('max_value_bytes')
+    if v8 is not None and (type(v8) is not int or not _w.INT32_MIN <= v8 <= _w.INT32_MAX):
+        v8 = _w.read_int(v8, p, 'max_value_bytes', _w.INT32_MIN, _w.INT32_MAX)
+    return RunnerSessionOptions(
+        tool_policies=[_r_runner_tool_policy(x, p + '.tool_policies[' + str(i) + ']') for i, x in enumerate(v0)],
+        default_tool_effect=e1,
+        interrupt_deadline_seconds=v2,
+        built_in_tools=list(v3),
+        max_durable_wait_seconds=v4,
+        plan_mode_enabled=v5,
+        compaction=None if v6 is None else _r_runner_compaction_policy(v6, p + '.compaction'),
+        retained_message_limit=v7,
+        max_value_bytes=v8,
+    )
+
+
 def _w_describe_runner_response(m: DescribeRunnerResponse, p: str) -> dict[str, object]:
     if not isinstance(m, DescribeRunnerResponse):
         raise _w.WireFormatError(p, 'expected DescribeRunnerResponse, got ' + type(m).__name__)
@@ -2474,6 +2605,7 @@ def _w_describe_runner_response(m: DescribeRunnerResponse, p: str) -> dict[str, 
     if type(v4) is not bool:
         _w.wrong_type(p, 'supports_plan_mode', 'bool', v4)
     v5 = m.failure
+    v6 = m.session_options
     return {
         'builds_unfinished_turn_messages': v0,
         'polls_tool_tasks': v1,
@@ -2481,6 +2613,7 @@ def _w_describe_runner_response(m: DescribeRunnerResponse, p: str) -> dict[str, 
         'compacts_context': v3,
         'supports_plan_mode': v4,
         'failure': None if v5 is None else _w_runner_failure(v5, p + '.failure'),
+        'session_options': None if v6 is None else _w_runner_session_options(v6, p + '.session_options'),
     }
 
 
@@ -2504,6 +2637,7 @@ def _r_describe_runner_response(d: object, p: str) -> DescribeRunnerResponse:
     if type(v4) is not bool:
         _w.expected(p, 'supports_plan_mode', 'boolean', v4)
     v5 = g('failure')
+    v6 = g('session_options')
     return DescribeRunnerResponse(
         builds_unfinished_turn_messages=v0,
         polls_tool_tasks=v1,
@@ -2511,6 +2645,7 @@ def _r_describe_runner_response(d: object, p: str) -> DescribeRunnerResponse:
         compacts_context=v3,
         supports_plan_mode=v4,
         failure=None if v5 is None else _r_runner_failure(v5, p + '.failure'),
+        session_options=None if v6 is None else _r_runner_session_options(v6, p + '.session_options'),
     )
 
 
@@ -4706,6 +4841,32 @@ def decode_describe_runner_request(text: str | bytes | bytearray) -> DescribeRun
     return _DESCRIBE_RUNNER_REQUEST_CODEC.decode(text)
 
 
+_RUNNER_COMPACTION_POLICY_CODEC: Final = _w.MessageCodec(RunnerCompactionPolicy, _w_runner_compaction_policy, _r_runner_compaction_policy)
+
+
+def encode_runner_compaction_policy(value: RunnerCompactionPolicy) -> str:
+    """Write `RunnerCompactionPolicy` as wire JSON; raises WireFormatError."""
+    return _RUNNER_COMPACTION_POLICY_CODEC.encode(value)
+
+
+def decode_runner_compaction_policy(text: str | bytes | bytearray) -> RunnerCompactionPolicy:
+    """Read `RunnerCompactionPolicy` from wire JSON; raises WireFormatError."""
+    return _RUNNER_COMPACTION_POLICY_CODEC.decode(text)
+
+
+_RUNNER_SESSION_OPTIONS_CODEC: Final = _w.MessageCodec(RunnerSessionOptions, _w_runner_session_options, _r_runner_session_options)
+
+
+def encode_runner_session_options(value: RunnerSessionOptions) -> str:
+    """Write `RunnerSessionOptions` as wire JSON; raises WireFormatError."""
+    return _RUNNER_SESSION_OPTIONS_CODEC.encode(value)
+
+
+def decode_runner_session_options(text: str | bytes | bytearray) -> RunnerSessionOptions:
+    """Read `RunnerSessionOptions` from wire JSON; raises WireFormatError."""
+    return _RUNNER_SESSION_OPTIONS_CODEC.decode(text)
+
+
 _DESCRIBE_RUNNER_RESPONSE_CODEC: Final = _w.MessageCodec(DescribeRunnerResponse, _w_describe_runner_response, _r_describe_runner_response)
 
 
@@ -5183,6 +5344,8 @@ CODECS: Final[dict[type[Any], _w.MessageCodec[Any]]] = {
     RunnerToolTaskPending: _RUNNER_TOOL_TASK_PENDING_CODEC,
     RunnerContextSummary: _RUNNER_CONTEXT_SUMMARY_CODEC,
     DescribeRunnerRequest: _DESCRIBE_RUNNER_REQUEST_CODEC,
+    RunnerCompactionPolicy: _RUNNER_COMPACTION_POLICY_CODEC,
+    RunnerSessionOptions: _RUNNER_SESSION_OPTIONS_CODEC,
     DescribeRunnerResponse: _DESCRIBE_RUNNER_RESPONSE_CODEC,
     BuildUserMessageRequest: _BUILD_USER_MESSAGE_REQUEST_CODEC,
     BuildUserMessageResponse: _BUILD_USER_MESSAGE_RESPONSE_CODEC,

@@ -43,6 +43,7 @@ from dex_agents._remote.methods import (
     SUMMARIZE_CONTEXT,
     Method,
 )
+from dex_agents._remote.session_options import agent_session_options
 from dex_agents._remote.transport import CallSite, Transport, frame_field
 from dex_agents._runner.capabilities import (
     ContextSummaryRequest,
@@ -67,6 +68,7 @@ from dex_agents._runner.protocol import (
     TurnContinued,
 )
 from dex_agents.errors import UserError
+from dex_agents.options import AgentSessionOptions
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -108,6 +110,9 @@ class RemoteRunner:
 
     target: str
     flow_type: str
+    session_options: AgentSessionOptions | None
+    """What the service serves for this Flow type (`serveRunners({sessionOptions})`), or
+    None; pass it to `AgentSessionFlow(options=...)`."""
 
     def __new__(
         cls,
@@ -137,6 +142,11 @@ class RemoteRunner:
         runner.flow_type = flow_type
         runner._call_timeout = call_timeout
         runner._stream_timeout = stream_timeout
+        runner.session_options = (
+            None
+            if described.session_options is None
+            else agent_session_options(flow_type, described.session_options)
+        )
         return runner
 
     _transport: Transport

@@ -1,8 +1,9 @@
 """`python -m dex_agents._remote.worker`: a Worker whose session Flows run on RemoteRunners.
 
 The TypeScript launcher (`@dex-agents/core`'s `launchWorker`) starts it, one
-Flow type per served runner, with default session options; it prints `ready`
-once Dex can hand it tasks.
+Flow type per served runner, each with the session options the runner service
+serves for it (`serveRunners({sessionOptions})`, else the defaults); it prints
+`ready` once Dex can hand it tasks.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flow-type", action="append", required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    runners = [RemoteRunner(args.runner_target, flow_type) for flow_type in args.flow_type]
     flows = [
-        AgentSessionFlow(RemoteRunner(args.runner_target, flow_type), flow_type=flow_type)
-        for flow_type in args.flow_type
+        AgentSessionFlow(runner, flow_type=runner.flow_type, options=runner.session_options)
+        for runner in runners
     ]
     run_worker(flows, server_address=args.server, on_ready=lambda: print("ready", flush=True))
     return 0

@@ -62,6 +62,7 @@ __all__ = (
     "ResolveInterruptRequest",
     "RunModelStepRequest",
     "RunModelStepResponse",
+    "RunnerCompactionPolicy",
     "RunnerContextSummary",
     "RunnerDeferredToolCall",
     "RunnerEvent",
@@ -69,6 +70,7 @@ __all__ = (
     "RunnerFrameworkMessage",
     "RunnerHeartbeat",
     "RunnerModelCallMetadata",
+    "RunnerSessionOptions",
     "RunnerToolCallsRequested",
     "RunnerToolError",
     "RunnerToolInputRequested",
@@ -1451,6 +1453,13 @@ class DescribeRunnerResponse(betterproto2.Message):
         6, betterproto2.TYPE_MESSAGE, optional=True
     )
 
+    session_options: "RunnerSessionOptions | None" = betterproto2.field(
+        7, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    Absent: the Worker's default options.
+    """
+
 
 default_message_pool.register_message(
     "dex.agents.v1", "DescribeRunnerResponse", DescribeRunnerResponse
@@ -1940,6 +1949,34 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class RunnerCompactionPolicy(betterproto2.Message):
+    """
+    When a session summarizes older messages (`CompactionPolicy`), in whole percent.
+    """
+
+    context_window_tokens: "int" = betterproto2.field(1, betterproto2.TYPE_INT32)
+
+    trigger_percent: "int | None" = betterproto2.field(
+        2, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    Percent of the window at which compaction starts; absent: 85.
+    """
+
+    retained_percent: "int | None" = betterproto2.field(
+        3, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    Percent of the window kept as unsummarized recent messages; absent: 30.
+    """
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "RunnerCompactionPolicy", RunnerCompactionPolicy
+)
+
+
+@dataclass(eq=False, repr=False)
 class RunnerContextSummary(betterproto2.Message):
     """
     A summary of older context (`ContextSummaryResult`).
@@ -2130,6 +2167,71 @@ class RunnerModelCallMetadata(betterproto2.Message):
 
 default_message_pool.register_message(
     "dex.agents.v1", "RunnerModelCallMetadata", RunnerModelCallMetadata
+)
+
+
+@dataclass(eq=False, repr=False)
+class RunnerSessionOptions(betterproto2.Message):
+    """
+    The session options the Flow type of a served runner runs with
+    (`AgentSessionOptions`); an absent field keeps the Worker's default.
+    """
+
+    tool_policies: "list[RunnerToolPolicy]" = betterproto2.field(
+        1, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+
+    default_tool_effect: "ToolEffect | None" = betterproto2.field(
+        2, betterproto2.TYPE_ENUM, optional=True
+    )
+    """
+    Absent: unclassified.
+    """
+
+    interrupt_deadline_seconds: "int | None" = betterproto2.field(
+        3, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    How long an approval waits before it is rejected; absent: forever.
+    """
+
+    built_in_tools: "list[str]" = betterproto2.field(
+        4, betterproto2.TYPE_STRING, repeated=True
+    )
+    """
+    `ask_user`, `durable_wait`, `write_todos`.
+    """
+
+    max_durable_wait_seconds: "int | None" = betterproto2.field(
+        5, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    Absent: 24 hours.
+    """
+
+    plan_mode_enabled: "bool" = betterproto2.field(6, betterproto2.TYPE_BOOL)
+
+    compaction: "RunnerCompactionPolicy | None" = betterproto2.field(
+        7, betterproto2.TYPE_MESSAGE, optional=True
+    )
+
+    retained_message_limit: "int | None" = betterproto2.field(
+        8, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    Newest messages compaction always keeps; absent: 1000; 0 keeps every message.
+    """
+
+    max_value_bytes: "int | None" = betterproto2.field(
+        9, betterproto2.TYPE_INT32, optional=True
+    )
+    """
+    The Dex server's value limit; absent: 2 MiB.
+    """
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "RunnerSessionOptions", RunnerSessionOptions
 )
 
 
