@@ -126,8 +126,8 @@ def scripted_config(runner: ScriptedRunner) -> dict[str, Sequence[Any]]:
 class _EarlierWorkerRuntime(SessionRuntime):
     """Starts turns as a Worker without steering would: accepts_turn_control stays false."""
 
-    def begin_turn(self, *args: Any, **kwargs: Any) -> bool:
-        started = super().begin_turn(*args, **kwargs)
+    async def begin_turn(self, *args: Any, **kwargs: Any) -> bool:
+        started = await super().begin_turn(*args, **kwargs)
         context, state = args[0], args[1]
         state.accepts_turn_control = False
         self.schema.state.set(context, state)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,7 +159,10 @@ class FakeSession(Generic[RunnerT]):
         self.turn_number += 1
         self.tool_calls = []
         self.run_state = None
-        self.append([self.runner.build_user_message(text)])
+        message = self.runner.build_user_message(text)
+        if inspect.isawaitable(message):
+            message = run_sync(message)
+        self.append([message])
 
     def context(self, attempt: int = 1) -> AgentTurnContext:
         return AgentTurnContext(

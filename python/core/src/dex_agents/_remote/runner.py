@@ -90,7 +90,10 @@ class RemoteRunner:
     that implements exactly those. A call that cannot reach the service, or
     breaks off, raises `RemoteRunnerUnavailableError`; a runner that raises
     answers `RemoteRunnerError`: either fails the Step attempt, and only the
-    Step's retry policy runs it again.
+    Step's retry policy runs it again. Every protocol method is a coroutine
+    function, the protocol's synchronous ones included (`build_user_message`, token
+    estimates, cutoffs, unfinished-turn messages): the Worker awaits them, so a slow
+    sidecar holds up only the Step that waits for it.
 
     Args:
         target: The service's address, e.g. `127.0.0.1:50061`.
@@ -124,7 +127,7 @@ class RemoteRunner:
         stream_timeout: float = 15 * 60.0,
     ) -> RemoteRunner:
         transport = Transport(target, flow_type, connect_timeout=connect_timeout)
-        described = transport.unary(
+        described = transport.unary_blocking(
             DESCRIBE_RUNNER,
             DescribeRunnerRequest(flow_type=flow_type),
             site=CallSite(method=DESCRIBE_RUNNER.name),
@@ -162,9 +165,9 @@ class RemoteRunner:
 
     # --- the protocol ---------------------------------------------------------------
 
-    def build_user_message(self, text: str) -> FrameworkMessage:
+    async def build_user_message(self, text: str) -> FrameworkMessage:
         site = CallSite(method=BUILD_USER_MESSAGE.name)
-        response = self._unary(
+        response = await self._unary(
             BUILD_USER_MESSAGE, BuildUserMessageRequest(flow_type=self.flow_type, text=text), site
         )
         if response.failure is not None:
@@ -235,8 +238,12 @@ class RemoteRunner:
 
     # --- helpers shared with the capabilities ----------------------------------------
 
-    def _unary(self, method: Method[Any, ResponseT], request: object, site: CallSite) -> ResponseT:
-        return self._transport.unary(method, request, site=site, timeout=self._call_timeout)
+    async def _unary(
+        self, method: Method[Any, ResponseT], request: object, site: CallSite
+    ) -> ResponseT:
+        return await self._transport.unary(
+            method, request, site=site, deadline_seconds=self._call_timeout
+        )
 
     async def _frames(
         self, method: Method[Any, Any], request: object, site: CallSite
@@ -308,13 +315,15 @@ async def _side_frame(
 
 
 class _UnfinishedTurnMessages(RemoteRunner):
-    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> Sequence[FrameworkMessage]:
+    async def build_unfinished_turn_messages(
+        self, turn: AgentTurnContext
+    ) -> Sequence[FrameworkMessage]:
         site = CallSite(
             method=BUILD_UNFINISHED_TURN_MESSAGES.name,
             attempt=turn.attempt,
             session_id=turn.flow_id,
         )
-        response = self._unary(
+        response = await self._unary(
             BUILD_UNFINISHED_TURN_MESSAGES,
             BuildUnfinishedTurnMessagesRequest(
                 flow_type=self.flow_type, turn=frames.turn_context(turn)
@@ -375,11 +384,11 @@ class _ToolTaskCancels(RemoteRunner):
 
 
 class _ContextCompaction(RemoteRunner):
-    def estimate_input_tokens(self, turn: AgentTurnContext) -> int:
+    async def estimate_input_tokens(self, turn: AgentTurnContext) -> int:
         site = CallSite(
             method=ESTIMATE_INPUT_TOKENS.name, attempt=turn.attempt, session_id=turn.flow_id
         )
-        response = self._unary(
+        response = await self._unary(
             ESTIMATE_INPUT_TOKENS,
             EstimateInputTokensRequest(flow_type=self.flow_type, turn=frames.turn_context(turn)),
             site,
@@ -388,13 +397,13 @@ class _ContextCompaction(RemoteRunner):
             raise self._transport.failure(site, response.failure)
         return int(response.input_tokens)
 
-    def select_compaction_cutoff(
+    async def select_compaction_cutoff(
         self, turn: AgentTurnContext, retained_token_budget: int
     ) -> int | None:
         site = CallSite(
             method=SELECT_COMPACTION_CUTOFF.name, attempt=turn.attempt, session_id=turn.flow_id
         )
-        response = self._unary(
+        response = await self._unary(
             SELECT_COMPACTION_CUTOFF,
             SelectCompactionCutoffRequest(
                 flow_type=self.flow_type,

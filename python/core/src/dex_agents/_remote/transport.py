@@ -71,8 +71,8 @@ def frame_field(frame: object, *, site: CallSite) -> tuple[str, Any]:
 
 
 class Transport:
-    """One runner service address: a blocking channel for the protocol's synchronous
-    methods and one asyncio channel per event loop for the rest."""
+    """One runner service address: a blocking channel for `DescribeRunner` at
+    construction and one asyncio channel per event loop for every protocol call."""
 
     def __init__(self, target: str, flow_type: str, *, connect_timeout: float) -> None:
         self.target = target
@@ -155,7 +155,7 @@ class Transport:
                 self._aio[id(loop)] = known
             return known[1]
 
-    def unary(
+    def unary_blocking(
         self,
         method: Method[RequestT, ResponseT],
         request: RequestT,
@@ -163,10 +163,11 @@ class Transport:
         site: CallSite,
         timeout: float,
     ) -> ResponseT:
-        """One blocking call (the protocol's synchronous methods).
+        """One blocking call: `DescribeRunner`, made where `RemoteRunner` is constructed,
+        before any event loop runs Steps on it.
 
-        Like a streamed call, it fails as unreachable when no connection is up
-        within `connect_timeout`; the Step's event loop waits that long at most.
+        Like the other calls, it fails as unreachable when no connection is up
+        within `connect_timeout`.
         """
         call = self._sync_channel(site).unary_unary(
             method.path,
@@ -178,6 +179,46 @@ class Transport:
         except grpc.RpcError as error:
             raise self._rpc_error(site, error, timeout) from None
         return response
+
+    async def unary(
+        self,
+        method: Method[RequestT, ResponseT],
+        request: RequestT,
+        *,
+        site: CallSite,
+        deadline_seconds: float,
+    ) -> ResponseT:
+        """One call on the event loop's channel, so a Step waiting for it blocks no other.
+
+        Fails as unreachable when no connection is up within `connect_timeout`.
+        """
+        channel = await self._ready_aio_channel(site)
+        call = channel.unary_unary(
+            method.path,
+            request_serializer=_serializer,
+            response_deserializer=_deserializer(method.response),
+        )
+        try:
+            response: ResponseT = await call(
+                request, timeout=deadline_seconds, wait_for_ready=False
+            )
+        except grpc.RpcError as error:
+            raise self._rpc_error(site, error, deadline_seconds) from None
+        return response
+
+    async def _ready_aio_channel(self, site: CallSite) -> grpc.aio.Channel:
+        channel = self._aio_channel()
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                await channel.channel_ready()
+        except TimeoutError:
+            raise self.error(
+                site,
+                f"failed: the runner service is unreachable (no connection within "
+                f"{self.connect_timeout:g} s)",
+                unavailable=True,
+            ) from None
+        return channel
 
     async def stream(
         self,
@@ -192,17 +233,7 @@ class Transport:
         The connection must be up within `connect_timeout`: an unreachable
         service fails the attempt then, not when the call's deadline passes.
         """
-        channel = self._aio_channel()
-        try:
-            async with asyncio.timeout(self.connect_timeout):
-                await channel.channel_ready()
-        except TimeoutError:
-            raise self.error(
-                site,
-                f"failed: the runner service is unreachable (no connection within "
-                f"{self.connect_timeout:g} s)",
-                unavailable=True,
-            ) from None
+        channel = await self._ready_aio_channel(site)
         call = channel.unary_stream(
             method.path,
             request_serializer=_serializer,

@@ -19,6 +19,7 @@ from dex_agents_contracts import (
     QuestionAnswer,
 )
 
+from dex_agents._runner.awaitables import MaybeAwaitable
 from dex_agents._runner.protocol import (
     AgentTurnContext,
     FrameworkMessage,
@@ -32,11 +33,14 @@ from dex_agents.events import EventWriter
 
 @runtime_checkable
 class UnfinishedTurnMessageBuilder(Protocol):
-    """Stores a turn's unstored items when it ends without an answer."""
+    """Stores a turn's unstored items when it ends without an answer.
+
+    The method may be a coroutine function, as RemoteRunner's is.
+    """
 
     def build_unfinished_turn_messages(
         self, turn: AgentTurnContext
-    ) -> Sequence[FrameworkMessage]: ...
+    ) -> MaybeAwaitable[Sequence[FrameworkMessage]]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,11 +112,13 @@ class ContextSummaryResult:
 
 @runtime_checkable
 class ContextCompactionRunner(Protocol):
-    def estimate_input_tokens(self, turn: AgentTurnContext) -> int: ...
+    """The estimate and the cutoff may be coroutine functions, as RemoteRunner's are."""
+
+    def estimate_input_tokens(self, turn: AgentTurnContext) -> MaybeAwaitable[int]: ...
 
     def select_compaction_cutoff(
         self, turn: AgentTurnContext, retained_token_budget: int
-    ) -> int | None: ...
+    ) -> MaybeAwaitable[int | None]: ...
 
     async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult: ...
 

@@ -21,6 +21,7 @@ from dex_agents_contracts import (
 )
 from typing_extensions import TypeVar
 
+from dex_agents._runner.awaitables import MaybeAwaitable
 from dex_agents._runner.policies import (
     BuiltInToolName,
     ResolvedToolPolicy,
@@ -283,8 +284,12 @@ ToolOutcomeT_co = TypeVar("ToolOutcomeT_co", covariant=True, default=ToolExecuti
 class AgentFrameworkRunner(Protocol, Generic[ToolOutcomeT_co]):
     """A framework adapter: one model call per Step, tools deferred to their own Steps."""
 
-    def build_user_message(self, text: str) -> FrameworkMessage:
-        """The framework's user message for `text`."""
+    def build_user_message(self, text: str) -> MaybeAwaitable[FrameworkMessage]:
+        """The framework's user message for `text`.
+
+        A plain method for a runner in this process; a runner that must ask another
+        process (RemoteRunner) makes it a coroutine function, and the session awaits it.
+        """
         ...
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:

@@ -40,6 +40,7 @@ from dex_agents_contracts import (
     struct_to_json,
 )
 
+from dex_agents._runner.awaitables import resolved
 from dex_agents.errors import ValueTooLarge
 from dex_agents.options import AgentSessionOptions
 from dex_agents.results import is_final, turn_failure_note
@@ -224,7 +225,7 @@ class SessionRuntime:
                 return InteractionMode.PLANNING
         return InteractionMode.CHAT
 
-    def begin_turn(
+    async def begin_turn(
         self, context: AsyncContext, state: AgentState, messages: Sequence[AgentUserMessage]
     ) -> bool:
         """Append the turn's user messages, in order, and start a chat or planning turn.
@@ -236,18 +237,18 @@ class SessionRuntime:
             raise ValueError("a turn starts with at least one user message")
         mode = self.turn_mode(context, messages)
         texts = [message.text for message in messages]
-        return self._start_turn(context, state, texts, mode, plan_revision=None)
+        return await self._start_turn(context, state, texts, mode, plan_revision=None)
 
-    def begin_executing_turn(
+    async def begin_executing_turn(
         self, context: AsyncContext, state: AgentState, text: str, revision: int
     ) -> bool:
         """Start the executing turn of an approved plan revision (turn_started, then
         plan_execution_started). False when the message is too large to store."""
-        return self._start_turn(
+        return await self._start_turn(
             context, state, [text], InteractionMode.EXECUTING, plan_revision=revision
         )
 
-    def _start_turn(
+    async def _start_turn(
         self,
         context: AsyncContext,
         state: AgentState,
@@ -269,12 +270,8 @@ class SessionRuntime:
         state.accepts_turn_control = True
         with self.writer(context, turn_id) as events:
             try:
-                stored = self.store.append(
-                    context,
-                    state,
-                    turn_id,
-                    [self.runner.build_user_message(text) for text in texts],
-                )
+                built = [await resolved(self.runner.build_user_message(t)) for t in texts]
+                stored = self.store.append(context, state, turn_id, built)
             except ValueTooLarge as error:
                 # A message too large for values.maxValueBytes fails the turn (message
                 # storage, docs/architecture.md). Nothing of it is stored, so no retry
@@ -392,7 +389,7 @@ class SessionRuntime:
         else:
             events.write(TurnFailedPayload(error=error))
 
-    def fail_turn(
+    async def fail_turn(
         self,
         context: AsyncContext,
         state: AgentState,
@@ -403,7 +400,7 @@ class SessionRuntime:
         """RecordTurnFailure's rule: unfinished-turn messages, the note, then end the turn."""
         records = self.turn_records(context, turn_id)
         if isinstance(self.runner, UnfinishedTurnMessageBuilder):
-            unfinished = self.unfinished_messages(context, state, turn_id, events) or []
+            unfinished = await self.unfinished_messages(context, state, turn_id, events) or []
             try:
                 self.append_messages(context, state, turn_id, unfinished)
             except ValueTooLarge:
@@ -411,10 +408,11 @@ class SessionRuntime:
                 _log.warning("unfinished-turn messages too large to store; none stored")
         note = turn_failure_note(records)
         if note is not None:
-            self.append_messages(context, state, turn_id, [self.runner.build_user_message(note)])
+            message = await resolved(self.runner.build_user_message(note))
+            self.append_messages(context, state, turn_id, [message])
         self.end_turn(context, state, turn_id, events, error=error)
 
-    def unfinished_messages(
+    async def unfinished_messages(
         self,
         context: AsyncContext,
         state: AgentState,
@@ -428,8 +426,10 @@ class SessionRuntime:
         runner = self.runner
         assert isinstance(runner, UnfinishedTurnMessageBuilder)
         try:
-            built = runner.build_unfinished_turn_messages(
-                self.turn_context(context, state, turn_id, events)
+            built = await resolved(
+                runner.build_unfinished_turn_messages(
+                    self.turn_context(context, state, turn_id, events)
+                )
             )
             messages = list(built)
             if all(

@@ -11,6 +11,7 @@ import logging
 from dex import AsyncContext, StepDecision
 from dex_agents_contracts import AgentState, AgentStatus
 
+from dex_agents._runner.awaitables import resolved
 from dex_agents.runner import AgentTurnContext, ContextCompactionRunner
 from dex_agents.session._movements import go_to_compact_context
 from dex_agents.session._runtime import SessionRuntime
@@ -20,7 +21,7 @@ __all__ = ["compaction_decision"]
 _log = logging.getLogger("dex_agents")
 
 
-def compaction_decision(
+async def compaction_decision(
     runtime: SessionRuntime, context: AsyncContext, state: AgentState, turn: AgentTurnContext
 ) -> StepDecision | None:
     """The movement into CompactContext instead of a model call, or None to make the call."""
@@ -28,9 +29,9 @@ def compaction_decision(
     runner = runtime.runner
     if policy is None or not isinstance(runner, ContextCompactionRunner):
         return None
-    if runner.estimate_input_tokens(turn) < policy.trigger_tokens:
+    if await resolved(runner.estimate_input_tokens(turn)) < policy.trigger_tokens:
         return None
-    cutoff = runner.select_compaction_cutoff(turn, policy.retained_token_budget)
+    cutoff = await resolved(runner.select_compaction_cutoff(turn, policy.retained_token_budget))
     summary = runtime.schema.context_summary.get(context)
     summarized = summary.last_sequence if summary is not None else 0
     if cutoff is None or cutoff <= summarized:

@@ -50,7 +50,7 @@ def plan_execution_condition(schema: SessionSchema, context: Context) -> Conditi
     return schema.plan_executions.for_one(str(plan.revision))
 
 
-def start_plan_execution(
+async def start_plan_execution(
     runtime: SessionRuntime,
     context: AsyncContext,
     state: AgentState,
@@ -75,6 +75,6 @@ def start_plan_execution(
                     revision=plan.revision, status=plan.status, task_count=len(plan.tasks)
                 )
             )
-    return runtime.begin_executing_turn(
+    return await runtime.begin_executing_turn(
         context, state, plan_approval_text(plan.revision), plan.revision
     )

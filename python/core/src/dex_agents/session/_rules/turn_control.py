@@ -19,6 +19,7 @@ from dex_agents_contracts import (
     ToolCallStatus,
 )
 
+from dex_agents._runner.awaitables import resolved
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import tool_call_note
 from dex_agents.runner import UnfinishedTurnMessageBuilder
@@ -154,7 +155,7 @@ def remove_pending_interrupts(
     return True
 
 
-def end_controlled_turn(
+async def end_controlled_turn(
     runtime: SessionRuntime,
     context: AsyncContext,
     state: AgentState,
@@ -174,7 +175,7 @@ def end_controlled_turn(
     records = runtime.turn_records(context, turn_id)
     stored = False
     if isinstance(runtime.runner, UnfinishedTurnMessageBuilder):
-        unfinished = runtime.unfinished_messages(context, state, turn_id, events)
+        unfinished = await runtime.unfinished_messages(context, state, turn_id, events)
         if unfinished is not None:
             try:
                 runtime.append_messages(context, state, turn_id, unfinished)
@@ -189,9 +190,8 @@ def end_controlled_turn(
         )
         note = tool_call_note(records, header=header)
         if note is not None:
-            runtime.append_messages(
-                context, state, turn_id, [runtime.runner.build_user_message(note)]
-            )
+            message = await resolved(runtime.runner.build_user_message(note))
+            runtime.append_messages(context, state, turn_id, [message])
     runtime.end_turn(
         context,
         state,

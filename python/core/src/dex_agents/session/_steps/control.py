@@ -87,12 +87,12 @@ class ApplyTurnControl(WaitingSessionStep[None]):
                 # Defensive: the turn ends only once ResumeTurn saw every result.
                 return dead_end()
             with runtime.writer(context, state.active_turn_id) as events:
-                end_controlled_turn(
+                await end_controlled_turn(
                     runtime, context, state, reason, events, steered_message_count=len(steered)
                 )
         if not steered:
             return go_to(await_user_message, None)
-        if runtime.begin_turn(context, state, steered):
+        if await runtime.begin_turn(context, state, steered):
             return go_to_run_model(runtime, context)
         return go_to(await_user_message, None)  # a steered message too large to store
 

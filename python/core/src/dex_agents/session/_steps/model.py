@@ -118,7 +118,7 @@ class AwaitUserMessage(WaitingSessionStep[None]):
             return dead_end()
         received = schema.queued_user_messages.results(context)
         if received:
-            if not runtime.begin_turn(context, state, [received[0]]):
+            if not await runtime.begin_turn(context, state, [received[0]]):
                 return go_to(
                     runtime.steps.await_user_message, None
                 )  # too large to store: the turn failed
@@ -127,7 +127,7 @@ class AwaitUserMessage(WaitingSessionStep[None]):
         approvals = (
             schema.plan_executions.results(context, str(plan.revision)) if plan is not None else ()
         )
-        if approvals and start_plan_execution(runtime, context, state, approvals[0]):
+        if approvals and await start_plan_execution(runtime, context, state, approvals[0]):
             return go_to_run_model(runtime, context)
         return go_to(runtime.steps.await_user_message, None)
 
@@ -149,7 +149,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
             if reason is not None:
                 # Steering never cancels a model call that started; before it, the
                 # turn ends here and ApplyTurnControl starts the steered one.
-                end_controlled_turn(
+                await end_controlled_turn(
                     runtime,
                     context,
                     state,
@@ -160,7 +160,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 return go_to_apply_turn_control(runtime, context)
             turn = runtime.turn_context(context, state, turn_id, events)
             # Decision point 2 (compaction): may move to CompactContext instead.
-            compaction = compaction_decision(runtime, context, state, turn)
+            compaction = await compaction_decision(runtime, context, state, turn)
             if compaction is not None:
                 return compaction
             root = runtime.activation_root(context)
@@ -179,7 +179,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 return go_to(runtime.steps.await_user_message, None)
             incremental = bool(outcome.new_messages)
             if incremental and not isinstance(runtime.runner, UnfinishedTurnMessageBuilder):
-                runtime.fail_turn(
+                await runtime.fail_turn(
                     context, state, turn_id, events, INCREMENTAL_MESSAGES_NEED_BUILDER
                 )
                 return go_to(runtime.steps.await_user_message, None)
@@ -189,7 +189,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 runtime.schema.state.set(context, state)
                 return go_to_run_model(runtime, context)
             assert isinstance(outcome, ToolCallsRequested)
-            return self._defer_tool_calls(context, state, turn_id, events, outcome)
+            return await self._defer_tool_calls(context, state, turn_id, events, outcome)
 
     def _store_run_state(self, context: AsyncContext, run_state: str) -> None:
         size = len(run_state.encode("utf-8"))
@@ -201,7 +201,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
             )
         self._runtime.schema.framework_run_state.set(context, run_state)
 
-    def _defer_tool_calls(
+    async def _defer_tool_calls(
         self,
         context: AsyncContext,
         state: AgentState,
@@ -217,7 +217,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
         if problem is None and not calls:
             problem = "dex-agents: the runner requested tools without any tool call"
         if problem is not None:
-            runtime.fail_turn(context, state, turn_id, events, problem)
+            await runtime.fail_turn(context, state, turn_id, events, problem)
             return go_to(runtime.steps.await_user_message, None)
         self._store_run_state(context, outcome.framework_run_state)
         runtime.append_messages(context, state, turn_id, outcome.new_messages)
@@ -352,5 +352,5 @@ class RecordTurnFailure(SessionStep[CompactContextInput | None]):
         if turn_id is None:
             return go_to(runtime.steps.await_user_message, None)
         with runtime.writer(context, turn_id) as events:
-            runtime.fail_turn(context, state, turn_id, events, detail)
+            await runtime.fail_turn(context, state, turn_id, events, detail)
         return go_to(runtime.steps.await_user_message, None)

@@ -59,7 +59,7 @@ class StartAgentSession(SessionStep[AgentSessionStartInput]):
         runtime.interrupt_store.clear(context)
         initial = input.initial_message
         if initial is not None and initial.strip():
-            if runtime.begin_turn(context, state, [AgentUserMessage(text=initial)]):
+            if await runtime.begin_turn(context, state, [AgentUserMessage(text=initial)]):
                 return go_to_run_model(runtime, context)
             return go_to(
                 runtime.steps.await_user_message, None
