@@ -145,8 +145,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
         );
       }
     }
-    const original = result.input;
-    const items = result.history.slice(Array.isArray(original) ? original.length : 1);
+    const items = turnItems(result);
     const usage = usageOf(responses);
     const modelCallMetadata = metadataOf(result.lastAgent, responses);
     if (result.interruptions.length > 0) {
@@ -311,6 +310,24 @@ function answerInterruptions(state: AnyRunState, records: readonly AgentToolCall
     }
   }
   return results;
+}
+
+/**
+ * The turn's input items so far: what the run added to its original input.
+ * At an interruption the SDK's `history` leaves out the calls that wait for
+ * approval (they have no output yet), so those are added from the run items.
+ */
+function turnItems(result: Result): AgentInputItem[] {
+  const original = result.input;
+  const items = result.history.slice(Array.isArray(original) ? original.length : 1);
+  if (result.interruptions.length === 0) return items;
+  const present = new Set(items.flatMap((i) => (i.type === "function_call" ? [i.callId] : [])));
+  for (const item of result.newItems) {
+    if (item.type === "tool_call_item" && item.rawItem.type === "function_call" && !present.has(item.rawItem.callId)) {
+      items.push(item.rawItem);
+    }
+  }
+  return items;
 }
 
 /** The tool's own `needsApproval` for this call: it can only add an approval. */
