@@ -143,7 +143,7 @@ test("a tool turn: one model call stops at the interruption, the tool runs in it
   const model = answering(() => ({ calls: [{ callId: "w1", name: "get_weather", arguments: { city: "Paris" } }] }));
   const runner = new OpenAiAgentsRunner({
     agent: new Agent({ name: "weather", instructions: "Answer.", model, tools: [getWeather] }),
-    effects: { get_weather: ToolEffect.READ },
+    toolPolicies: { get_weather: { effect: ToolEffect.READ } },
   });
   const events: Event[] = [];
 
@@ -191,7 +191,7 @@ test("a gated write and an ungated read of one response: both deferred, neither 
   }));
   const runner = new OpenAiAgentsRunner({
     agent: new Agent({ name: "travel", model, tools: [getWeather, bookTrip] }),
-    effects: { get_weather: ToolEffect.READ, book_trip: ToolEffect.NON_IDEMPOTENT_WRITE },
+    toolPolicies: { get_weather: { effect: ToolEffect.READ }, book_trip: { effect: ToolEffect.NON_IDEMPOTENT_WRITE } },
   });
   const first = requested(await runner.runModelStep(turn("book Rome", undefined, [])));
   assert.deepEqual(runs, []);
@@ -258,7 +258,7 @@ test("a handoff is more than one model call in one RunModel; the next agent's to
   });
   const forecaster = new Agent({ name: "forecaster", instructions: "forecast", model, tools: [getWeather] });
   const triage = new Agent({ name: "triage", instructions: "triage", model, handoffs: [handoff(forecaster)] });
-  const runner = new OpenAiAgentsRunner({ agent: triage, effects: { get_weather: ToolEffect.READ } });
+  const runner = new OpenAiAgentsRunner({ agent: triage, toolPolicies: { get_weather: { effect: ToolEffect.READ } } });
   const events: Event[] = [];
 
   const first = requested(await runner.runModelStep(turn("weather in Lima?", undefined, [], events)));

@@ -16,7 +16,7 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { TextDeltaPayloadSchema, ToolCallStatus, type AgentToolCall, type ToolEffect } from "@dex-agents/contracts";
+import { TextDeltaPayloadSchema, ToolCallStatus, type AgentToolCall } from "@dex-agents/contracts";
 import {
   isFinal,
   modelVisibleResult,
@@ -30,6 +30,7 @@ import {
   type FrameworkMessage,
   type ModelCallMetadata,
   type ToolExecutionResult,
+  type ToolPolicy,
   type Usage as DexUsage,
 } from "@dex-agents/core";
 import {
@@ -57,8 +58,13 @@ export const HANDOFF_EVENT = "openai_agents.handoff";
 export interface OpenAiAgentsRunnerOptions {
   /** The starting agent; the runner gates copies of its function tools, never the application's. */
   readonly agent: Agent<any, any>;
-  /** What each tool does to the world, by name; the session's `toolPolicies` win over it. */
-  readonly effects?: Readonly<Record<string, ToolEffect>>;
+  /**
+   * Each tool's effect and approval, by name (the SDK declares no effects);
+   * it wins over the tool's own `needsApproval`, and the session's
+   * `toolPolicies` win over it. A tool without one has the session's
+   * `defaultToolEffect`.
+   */
+  readonly toolPolicies?: Readonly<Record<string, ToolPolicy>>;
   /** The SDK's model-call budget for one Dex turn, counted across Steps (the state carries it). */
   readonly maxTurns?: number;
   /** Run each model call streamed and write `text_delta` events (default true). */
@@ -214,6 +220,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
         throw new Error(`the model called ${JSON.stringify(raw.name)}, which is not a function tool of the agent graph`);
       }
       const args = raw.arguments === "" ? "{}" : raw.arguments;
+      const declared = this.#options.toolPolicies?.[raw.name];
       pending.push({ toolCallId: raw.callId, toolName: raw.name });
       calls.push({
         toolCallId: raw.callId,
@@ -221,8 +228,8 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
         arguments: args,
         policy: turn.resolveToolPolicy(
           raw.name,
-          this.#options.effects?.[raw.name],
-          await ownApproval(tool.needsApproval, args, raw.callId),
+          declared?.effect,
+          declared?.requiresApproval ?? (await ownApproval(tool.needsApproval, args, raw.callId)),
         ),
       });
     }
