@@ -78,7 +78,9 @@ class SidecarApp(WorkerApp):
 
 
 @pytest.fixture
-def make_app(openai_agents_package: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., WorkerApp]:
+def make_app(
+    openai_agents_package: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., WorkerApp]:
     def make(
         server: DexliteProcess, root: Path, interrupt_deadline: float | None = None
     ) -> WorkerApp:
