@@ -13,6 +13,7 @@ import {
 } from "@dex-agents/contracts";
 import {
   resolveToolPolicy,
+  ToolExecutionError,
   USER_REJECTED_RESULT,
   type AgentTurnContext,
   type DeferredToolExecution,
@@ -307,4 +308,35 @@ test("a run state another runner wrote ends the turn without a retry", async () 
   const runner = new OpenAiAgentsRunner({ agent: new Agent({ name: "a", model: new ScriptedModel(() => ({ text: "x" })) }) });
   const outcome = completed(await runner.runModelStep(turn("hi", "[]", [])));
   assert.match(outcome.turnError ?? "", /^cannot resume the turn: the framework run state was not written by OpenAiAgentsRunner/);
+});
+
+test("tool errors: the tool's errorFunction text is its output; without one, a ToolExecutionError is a failure the model sees", async () => {
+  const model = new ScriptedModel(() => ({ text: "unused" }));
+  const formatted = tool({
+    name: "flaky",
+    description: "Fails",
+    parameters: z.object({}),
+    execute: async () => {
+      throw new Error("the service is down");
+    },
+  });
+  const raising = tool({
+    name: "strict",
+    description: "Fails for the model",
+    parameters: z.object({}),
+    errorFunction: null,
+    execute: async () => {
+      throw new ToolExecutionError("no such order");
+    },
+  });
+  const runner = new OpenAiAgentsRunner({ agent: new Agent({ name: "a", model, tools: [formatted, raising] }) });
+  const call = (name: string) => record({ toolCallId: "t1", toolName: name, arguments: "{}" }, ToolCallStatus.APPROVED);
+  const result = await runner.executeDeferredToolCall(execution(call("flaky")));
+  assert.match(result.output, /An error occurred while running the tool/);
+  await assert.rejects(runner.executeDeferredToolCall(execution(call("strict"))), (error: unknown) => {
+    assert.ok(error instanceof ToolExecutionError);
+    assert.equal(error.message, "no such order");
+    return true;
+  });
+  await assert.rejects(runner.executeDeferredToolCall(execution(call("missing"))), ToolExecutionError);
 });
