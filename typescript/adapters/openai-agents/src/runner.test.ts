@@ -20,7 +20,7 @@ import {
   type ToolCallsRequested,
   type TurnCompleted,
 } from "@dex-agents/core";
-import { Agent, handoff, tool, type InputGuardrail, type ModelRequest } from "@openai/agents";
+import { Agent, handoff, tool, type InputGuardrail, type ModelRequest, type OutputGuardrail } from "@openai/agents";
 import { z } from "zod";
 import { dexRunInfo, HANDOFF_EVENT, OpenAiAgentsRunner } from "./index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./testing/scripted_model.js";
@@ -339,4 +339,24 @@ test("tool errors: the tool's errorFunction text is its output; without one, a T
     return true;
   });
   await assert.rejects(runner.executeDeferredToolCall(execution(call("missing"))), ToolExecutionError);
+});
+
+test("an output guardrail tripwire after a tool call keeps the transcript and the turn-failure note", async () => {
+  const { getWeather } = tools([]);
+  const model = answering(() => ({ calls: [{ callId: "w1", name: "get_weather", arguments: { city: "Oslo" } }] }));
+  const noSun: OutputGuardrail = {
+    name: "no_sun",
+    execute: async ({ agentOutput }) => ({ tripwireTriggered: String(agentOutput).includes("sunny"), outputInfo: { word: "sunny" } }),
+  };
+  const runner = new OpenAiAgentsRunner({
+    agent: new Agent({ name: "a", model, tools: [getWeather], outputGuardrails: [noSun] }),
+    toolPolicies: { get_weather: { effect: ToolEffect.READ } },
+  });
+  const first = requested(await runner.runModelStep(turn("weather in Oslo?", undefined, [])));
+  const done = record(first.toolCalls[0]!, ToolCallStatus.SUCCEEDED, { output: "sunny in Oslo" });
+  const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])));
+  assert.equal(outcome.turnError, `output guardrail 'no_sun' tripped its tripwire: {"word":"sunny"}`);
+  assert.deepEqual(outcome.newMessages.map((m) => m.role), ["assistant", "tool", "user"]);
+  assert.equal(outcome.newMessages[1]?.toolOutput, "sunny in Oslo");
+  assert.match(outcome.newMessages[2]?.text ?? "", /^\[Dex\] The previous turn failed after these tool calls ran:\n- get_weather \{"city":"Oslo"\} -> succeeded: sunny in Oslo\n/);
 });

@@ -22,6 +22,7 @@ import {
   modelVisibleResult,
   NO_RESULT_TEXT,
   ToolExecutionError,
+  turnFailureNote,
   type AgentFrameworkRunner,
   type AgentTurnContext,
   type AgentTurnOutcome,
@@ -118,7 +119,10 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
       return await this.#runModelStep(turn, previous);
     } catch (error) {
       if (!(error instanceof TurnFailed)) throw error;
-      return { kind: "turn_completed", newMessages: this.buildUnfinishedTurnMessages(turn), turnError: error.message };
+      // What RecordTurnFailure would store: the transcript, then the note when tool calls ran.
+      const note = turnFailureNote(turn.toolCalls);
+      const newMessages = [...this.buildUnfinishedTurnMessages(turn), ...(note === undefined ? [] : [this.buildUserMessage(note)])];
+      return { kind: "turn_completed", newMessages, turnError: error.message };
     }
   }
 
