@@ -360,3 +360,57 @@ test("an output guardrail tripwire after a tool call keeps the transcript and th
   assert.equal(outcome.newMessages[1]?.toolOutput, "sunny in Oslo");
   assert.match(outcome.newMessages[2]?.text ?? "", /^\[Dex\] The previous turn failed after these tool calls ran:\n- get_weather \{"city":"Oslo"\} -> succeeded: sunny in Oslo\n/);
 });
+
+test("maxTurns counts model calls across Steps; a refused SDK state fails the turn without a retry", async () => {
+  const { getWeather } = tools([]);
+  const model = answering(() => ({ calls: [{ callId: "w1", name: "get_weather", arguments: { city: "Oslo" } }] }));
+  const runner = new OpenAiAgentsRunner({
+    agent: new Agent({ name: "a", model, tools: [getWeather] }),
+    toolPolicies: { get_weather: { effect: ToolEffect.READ } },
+    maxTurns: 1,
+  });
+  const first = requested(await runner.runModelStep(turn("weather in Oslo?", undefined, [])));
+  const done = record(first.toolCalls[0]!, ToolCallStatus.SUCCEEDED, { output: "sunny in Oslo" });
+  const over = completed(await runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])));
+  assert.match(over.turnError ?? "", /^OpenAI Agents SDK: /);
+  assert.equal(model.requests.length, 1, "the budget stopped the second model call");
+  assert.equal(over.newMessages.at(-1)?.role, "user", "the turn-failure note");
+
+  const state = JSON.parse(first.frameworkRunState) as { sdkState: string };
+  const sdk = JSON.parse(state.sdkState) as Record<string, unknown>;
+  const refused = JSON.stringify({ ...state, sdkState: JSON.stringify({ ...sdk, $schemaVersion: "0.1" }) });
+  const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", refused, [done])));
+  assert.match(outcome.turnError ?? "", /^cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: /);
+  assert.deepEqual(outcome.newMessages.map((m) => m.role), ["assistant", "tool", "user"]);
+});
+
+test("a needsApproval function that returns true for a call asks the user for that call only", async () => {
+  const refund = tool({
+    name: "refund",
+    description: "Refunds",
+    parameters: z.object({ eur: z.number() }),
+    needsApproval: async (_context, { eur }) => eur > 100,
+    execute: async ({ eur }) => `refunded ${eur}`,
+  });
+  const model = answering(() => ({
+    calls: [
+      { callId: "small", name: "refund", arguments: { eur: 5 } },
+      { callId: "large", name: "refund", arguments: { eur: 500 } },
+    ],
+  }));
+  const runner = new OpenAiAgentsRunner({
+    agent: new Agent({ name: "a", model, tools: [refund] }),
+    toolPolicies: { refund: { effect: ToolEffect.IDEMPOTENT_WRITE } },
+  });
+  const first = requested(await runner.runModelStep(turn("refund", undefined, [])));
+  assert.deepEqual(
+    first.toolCalls.map((c) => [c.toolCallId, c.policy.requiresApproval]),
+    [["small", false], ["large", true]],
+  );
+  const pinned = new OpenAiAgentsRunner({
+    agent: new Agent({ name: "a", model, tools: [refund] }),
+    toolPolicies: { refund: { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false } },
+  });
+  const second = requested(await pinned.runModelStep(turn("refund", undefined, [])));
+  assert.deepEqual(second.toolCalls.map((c) => c.policy.requiresApproval), [false, false], "a policy that says wins");
+});
