@@ -16,6 +16,7 @@ export {
   modelVisibleResult,
   NO_RESULT_TEXT,
   OUTCOME_UNKNOWN_RESULT,
+  turnFailureNote,
   USER_REJECTED_RESULT,
 } from "./results.js";
 export {

@@ -40,3 +40,26 @@ export function modelVisibleResult(record: AgentToolCall): string {
       throw new RangeError(`tool call ${JSON.stringify(record.toolCallId)} is not final`);
   }
 }
+
+const FINAL_STATUS_TEXT: ReadonlyMap<ToolCallStatus, string> = new Map([
+  [ToolCallStatus.REJECTED, "rejected"],
+  [ToolCallStatus.SUCCEEDED, "succeeded"],
+  [ToolCallStatus.FAILED, "failed"],
+  [ToolCallStatus.OUTCOME_UNKNOWN, "outcome_unknown"],
+]);
+
+/**
+ * The turn-failure note for the final records, in deferral order; undefined
+ * without any. A runner that ends a turn with `turnError` after tool calls
+ * ran stores it last, as the session's own turn failure does
+ * (`dex_agents.results.turn_failure_note`).
+ */
+export function turnFailureNote(records: readonly AgentToolCall[]): string | undefined {
+  const final = records.filter((r) => isFinal(r.status)).sort((a, b) => a.deferralOrder - b.deferralOrder);
+  if (final.length === 0) return undefined;
+  return [
+    "[Dex] The previous turn failed after these tool calls ran:",
+    ...final.map((r) => `- ${r.toolName} ${r.arguments} -> ${FINAL_STATUS_TEXT.get(r.status)}: ${modelVisibleResult(r)}`),
+    "Do not repeat these tool calls unless the user asks again.",
+  ].join("\n");
+}
