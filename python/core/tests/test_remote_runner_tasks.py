@@ -247,6 +247,28 @@ def test_failing_polls_take_the_failure_route_of_their_effect(remote: Remote) ->
     assert remote.runs("job_done") == []
 
 
+def test_task_intervals_beyond_the_wire_are_capped_and_nan_is_refused(remote: Remote) -> None:
+    app = remote.app
+    huge, nan = app.start("job huge"), app.start("job nan")
+    # 1e12 s reached the wire as the int32 maximum of milliseconds (about 24.9 days),
+    # which the session rounds down to its one-day ceiling.
+    remote.polling(huge, "j1", 86_400)
+    assert app.client.cancel_turn(huge)
+    cancelled = app.wait_idle(huge, 1)
+    assert _tool_outputs(cancelled, "j1") == [OUTCOME_UNKNOWN_RESULT]
+    assert remote.runs("poll", key=f"{huge}/turn-1/j1") == []
+    # NaN has no wire value: each attempt is a failure frame naming it, and the read's
+    # failure route tells the model.
+    refused = app.wait_idle(nan, 1, timeout=60)
+    (output,) = _tool_outputs(refused, "j1")
+    assert output.startswith("The tool call failed: ")
+    assert "a task_started outcome's pollIntervalSeconds must be a number, got NaN" in output
+    key = f"{nan}/turn-1/j1"
+    assert [t["attempt"] for t in remote.runs("tool", key=key)] == [1, 2, 3]
+    assert remote.runs("poll", key=key) == []
+    assert_step_shape(app.history(nan), ["RunModel", "RecordToolFailure", "ResumeTurn", "RunModel"])
+
+
 # --- compaction ----------------------------------------------------------------------
 
 

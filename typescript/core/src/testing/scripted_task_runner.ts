@@ -13,7 +13,9 @@
  *   cancel waits on the `cancel` gate;
  * - `hold-poll`: each poll waits on the `poll` gate, then the result;
  * - `fail`: a ToolExecutionError "the job failed";
- * - `crash`, `crash-write`: each poll throws a RangeError.
+ * - `crash`, `crash-write`: each poll throws a RangeError;
+ * - `huge`: the task and its polls answer an interval of 1e12 s (beyond the
+ *   wire's int32 milliseconds); `nan`: the task answers a NaN interval.
  * The poll count travels in the task's continuation, so it survives a
  * SIGKILLed sidecar. After the tool the turn answers "Results: <tool>=<result>".
  *
@@ -51,6 +53,7 @@ import { message, type Item } from "./scripted_runner.js";
 export const TOKENS_PER_MESSAGE = 100;
 const POLL_SECONDS = 0.05; // the session rounds it up to its 1 s minimum
 const FOREVER_SECONDS = 3600;
+const HUGE_SECONDS = 1e12;
 
 interface JobArguments {
   readonly mode: string;
@@ -129,7 +132,9 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
     });
     if (!call.supportsToolTasks) throw new ToolExecutionError("the job needs a session that polls tasks");
     this.log.append("task_start", { task_id: taskId, key: call.idempotencyKey });
-    return { kind: "task_started", taskId, pollIntervalSeconds: POLL_SECONDS };
+    const mode = jobMode(call.toolCall);
+    const interval = mode === "huge" ? HUGE_SECONDS : mode === "nan" ? Number.NaN : POLL_SECONDS;
+    return { kind: "task_started", taskId, pollIntervalSeconds: interval };
   }
 
   async pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
@@ -140,8 +145,9 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
     await poll.heartbeat();
     if (mode === "fail") throw new ToolExecutionError("the job failed");
     if (mode.startsWith("crash")) throw new RangeError(`the job's poll crashed on attempt ${poll.attempt}`);
-    if (mode === "forever" || mode === "hold-cancel") {
-      return { kind: "task_pending", pollIntervalSeconds: FOREVER_SECONDS, continuation: `polls:${index + 1}` };
+    if (mode === "forever" || mode === "hold-cancel" || mode === "huge") {
+      const seconds = mode === "huge" ? HUGE_SECONDS : FOREVER_SECONDS;
+      return { kind: "task_pending", pollIntervalSeconds: seconds, continuation: `polls:${index + 1}` };
     }
     if (mode === "hold-poll") {
       await this.log.waitForGate("poll", poll.cancellationSignal);
