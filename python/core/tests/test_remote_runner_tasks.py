@@ -291,6 +291,18 @@ def test_compaction_twice_folds_sidecar_summaries(remote: Remote) -> None:
         [5, 6, 7, 8],
         "sidecar summary 1 of messages 1..4",
     )
+    # Node estimated every model input (100 tokens a message): at 500 it compacted,
+    # and RunModel estimated again over the messages the new summary left.
+    estimates = [(e["turn"], e["tokens"]) for e in remote.runs("estimate")]
+    assert estimates == [
+        ("turn-1", 100),
+        ("turn-2", 300),
+        ("turn-3", 500),
+        ("turn-3", 100),
+        ("turn-4", 300),
+        ("turn-5", 500),
+        ("turn-5", 100),
+    ]
     # The cutoffs came from Node with the policy's retained budget (20% of 1000).
     assert {c["budget"] for c in remote.runs("cutoff")} == {200}
     # The model calls after each compaction saw the new summary and only newer messages.
@@ -329,6 +341,26 @@ def test_sigkill_of_the_sidecar_mid_poll_polls_again_without_a_second_task(
     assert len(remote.runs("tool")) == len(remote.runs("task_start")) == 1
     assert len(remote.runs("poll")) == 2
     assert len(remote.runs("job_done")) == 1
+    assert_step_shape(
+        app.history(session), ["RunModel", "CallTool", "PollToolTask", "ResumeTurn", "RunModel"]
+    )
+
+
+def test_sigkill_of_the_sidecar_after_the_task_checkpoint_returns_the_same_task(
+    remote: Remote,
+) -> None:
+    app = remote.app
+    session = app.start("job hold-start")
+    # The event follows the checkpoint's heartbeat frame, so Dex holds the checkpoint.
+    app.events(session, "scripted.task_checkpointed")
+    remote.restart_sidecar()  # before the tool returned ToolTaskStarted
+    (resumed,) = remote.wait_runs("task_resume", 1)
+    assert (resumed["task_id"], resumed["attempt"]) == ("job-j1", 2)
+    snapshot = app.wait_idle(session, 1, timeout=60)
+    assert snapshot.messages[-1].text == "Results: job=job done; 0 polls said running"
+    assert [t["attempt"] for t in remote.runs("tool")] == [1, 2]
+    assert len(remote.runs("task_start")) == 1
+    assert [p["task_id"] for p in remote.runs("poll")] == ["job-j1"]
     assert_step_shape(
         app.history(session), ["RunModel", "CallTool", "PollToolTask", "ResumeTurn", "RunModel"]
     )

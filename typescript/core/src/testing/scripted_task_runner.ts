@@ -15,7 +15,10 @@
  * - `fail`: a ToolExecutionError "the job failed";
  * - `crash`, `crash-write`: each poll throws a RangeError;
  * - `huge`: the task and its polls answer an interval of 1e12 s (beyond the
- *   wire's int32 milliseconds); `nan`: the task answers a NaN interval.
+ *   wire's int32 milliseconds); `nan`: the task answers a NaN interval;
+ * - `hold-start`: the execution saves the task ID as its heartbeat checkpoint,
+ *   writes `scripted.task_checkpointed` and waits on the `start` gate; an
+ *   attempt that finds the checkpoint returns that task again. Then the result.
  * The poll count travels in the task's continuation, so it survives a
  * SIGKILLed sidecar. After the tool the turn answers "Results: <tool>=<result>".
  *
@@ -131,8 +134,18 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
       supports_tool_tasks: call.supportsToolTasks,
     });
     if (!call.supportsToolTasks) throw new ToolExecutionError("the job needs a session that polls tasks");
-    this.log.append("task_start", { task_id: taskId, key: call.idempotencyKey });
     const mode = jobMode(call.toolCall);
+    if (mode === "hold-start" && call.heartbeatCheckpoint !== undefined) {
+      this.log.append("task_resume", { task_id: call.heartbeatCheckpoint, attempt: call.attempt });
+      return { kind: "task_started", taskId: call.heartbeatCheckpoint, pollIntervalSeconds: POLL_SECONDS };
+    }
+    this.log.append("task_start", { task_id: taskId, key: call.idempotencyKey });
+    if (mode === "hold-start") {
+      // Ordered frames: the event follows the checkpoint, so Dex holds it once the event is seen.
+      await call.saveHeartbeatCheckpoint(taskId);
+      call.events.writeRaw("scripted.task_checkpointed", JSON.stringify({ task_id: taskId }));
+      await this.log.waitForGate("start", call.cancellationSignal);
+    }
     const interval = mode === "huge" ? HUGE_SECONDS : mode === "nan" ? Number.NaN : POLL_SECONDS;
     return { kind: "task_started", taskId, pollIntervalSeconds: interval };
   }
@@ -151,7 +164,7 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
     }
     if (mode === "hold-poll") {
       await this.log.waitForGate("poll", poll.cancellationSignal);
-    } else if (index < Number(mode)) {
+    } else if (mode !== "hold-start" && index < Number(mode)) {
       return { kind: "task_pending", pollIntervalSeconds: POLL_SECONDS, continuation: `polls:${index + 1}` };
     }
     this.log.append("job_done", { task_id: taskId, polls: index + 1 });
@@ -193,7 +206,9 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
   }
 
   estimateInputTokens(turn: AgentTurnContext): number {
-    return TOKENS_PER_MESSAGE * turn.messages.length;
+    const tokens = TOKENS_PER_MESSAGE * turn.messages.length;
+    this.log.append("estimate", { turn: turn.turnId, attempt: turn.attempt, tokens });
+    return tokens;
   }
 
   selectCompactionCutoff(turn: AgentTurnContext, retainedTokenBudget: number): number | undefined {
