@@ -60,6 +60,8 @@ class Sidecar:
     port: int = field(default_factory=free_port)
     script: str = "dist/testing/scripted_sidecar.js"
     """The sidecar program, relative to the package."""
+    args: list[str] = field(default_factory=list)
+    """More arguments for it, e.g. `["--runner", "tasks"]`."""
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -71,6 +73,7 @@ class Sidecar:
         args = ["node", str(script), "--address", self.address, "--log", str(self.log_path)]
         for flow_type in self.flow_types:
             args += ["--flow-type", flow_type]
+        args += self.args
         with (self.log_path.parent / "sidecar.stderr.log").open("ab") as err:
             self.proc = subprocess.Popen(
                 args, stdout=subprocess.PIPE, stderr=err, start_new_session=True

@@ -46,6 +46,7 @@ import {
   type EventWriter,
   type ToolTaskPollOutcome,
 } from "./runner.js";
+import { pollIntervalMilliseconds } from "./poll_interval.js";
 import {
   turnContext,
   wireFrameworkMessage,
@@ -110,13 +111,13 @@ async function toolFrame(
       return {
         taskStarted: create(RunnerToolTaskStartedSchema, {
           taskId: value.taskId,
-          pollIntervalMilliseconds: Math.ceil(value.pollIntervalSeconds * 1000),
+          pollIntervalMilliseconds: pollIntervalMilliseconds(value.pollIntervalSeconds, "task_started"),
         }),
       };
     case "task_pending":
       return {
         taskPending: create(RunnerToolTaskPendingSchema, {
-          pollIntervalMilliseconds: Math.ceil(value.pollIntervalSeconds * 1000),
+          pollIntervalMilliseconds: pollIntervalMilliseconds(value.pollIntervalSeconds, "task_pending"),
           continuation: value.continuation,
         }),
       };

@@ -26,14 +26,15 @@ import type {
 import { modelVisibleResult } from "../results.js";
 import { RunLog } from "./runlog.js";
 
-interface Item {
+/** One scripted framework item, stored as the message's frameworkItem JSON. */
+export interface Item {
   readonly role: "user" | "assistant" | "tool";
   readonly text: string;
   readonly toolCallId?: string;
   readonly toolName?: string;
 }
 
-function message(item: Item): FrameworkMessage {
+export function message(item: Item): FrameworkMessage {
   return {
     role: item.role,
     frameworkItem: JSON.stringify(item),
