@@ -33,6 +33,17 @@ const NO_USAGE = {
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 };
 
+/** A stored call's arguments as pi-ai's object; text that is no JSON object (another runner's) replays as `{}`. */
+function argumentsObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  return {};
+}
+
 /** The Stepwise messages as pi-ai messages; replayed assistant turns carry this model's identity. */
 export function piMessages(messages: readonly ModelMessage[], model: Model<Api>, now: number): Message[] {
   return messages.map((m): Message => {
@@ -51,7 +62,7 @@ export function piMessages(messages: readonly ModelMessage[], model: Model<Api>,
     if (m.reasoning) content.push({ type: "thinking", thinking: m.reasoning });
     if (m.text) content.push({ type: "text", text: m.text });
     for (const call of m.toolCalls) {
-      content.push({ type: "toolCall", id: call.toolCallId, name: call.toolName, arguments: JSON.parse(call.arguments) as Record<string, unknown> });
+      content.push({ type: "toolCall", id: call.toolCallId, name: call.toolName, arguments: argumentsObject(call.arguments) });
     }
     return {
       role: "assistant",

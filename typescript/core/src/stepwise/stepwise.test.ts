@@ -163,6 +163,16 @@ test("a tool turn: the call is deferred, run in its Step, and its result fed bac
   const outcome = await runner.executeDeferredToolCall(execution(record));
   assert.deepEqual(outcome, { kind: "result", output: '{"city":"Paris","sky":"sunny"}' });
 
+  // RunModel needs a final record for every call the run state waits for.
+  await assert.rejects(
+    runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState })),
+    /the turn has no tool call record for 'w1' \('get_weather'\), which the run state is waiting for/,
+  );
+  await assert.rejects(
+    runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState, toolCalls: [record] })),
+    /tool call 'w1' \('get_weather'\) is not final: its status is approved/,
+  );
+
   const events: AgentEventPayload[] = [];
   const done = await runner.runModelStep(
     turn(runner, {
