@@ -253,6 +253,31 @@ test("cancellationSignal aborts a streaming pi-ai call", async (t) => {
   assert.ok(Date.now() - started < 2_000, "the call did not stop promptly");
 });
 
+test("a planning turn hands pi-ai only write_todos, with the built-in's JSON schema, and the plan note", async (t) => {
+  const faux = registerFauxProvider();
+  t.after(() => faux.unregister());
+  let seen: Context | undefined;
+  faux.setResponses([
+    (context) => {
+      seen = structuredClone(context);
+      return fauxAssistantMessage(fauxToolCall("write_todos", { todos: [{ content: "pack", status: "pending" }] }, { id: "p1" }), {
+        stopReason: "toolUse",
+      });
+    },
+  ]);
+  const runner = new PiRunner({ model: faux.getModel(), tools: [weather] });
+  assert.equal(runner.supportsPlanMode, true);
+  const planning = { ...turn(undefined, []), interactionMode: InteractionMode.PLANNING, enabledBuiltInTools: ["write_todos"] };
+  const outcome = await runner.runModelStep(planning);
+  assert.equal(outcome.kind, "tool_calls_requested");
+  if (outcome.kind !== "tool_calls_requested") return;
+  assert.deepEqual(outcome.toolCalls.map((c) => [c.toolName, c.policy]), [["write_todos", { effect: ToolEffect.READ, requiresApproval: false }]]);
+  assert.deepEqual(seen?.tools?.map((tool) => tool.name), ["write_todos"]);
+  assert.deepEqual((seen?.tools?.[0]?.parameters as { required?: string[] }).required, ["todos"]);
+  const first = seen?.messages[0];
+  assert.ok(first?.role === "user" && typeof first.content === "string" && first.content.startsWith("[Dex] There is no plan yet."));
+});
+
 test("toolPolicies must name the runner's tools", () => {
   const faux = registerFauxProvider();
   try {
