@@ -28,3 +28,4 @@ export {
 } from "./serve.js";
 export { wireSessionOptions, type CompactionOptions, type SessionOptions } from "./session_options.js";
 export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";
+export * from "./stepwise/index.js";

@@ -1,0 +1,192 @@
+/**
+ * `node dist/testing/matrix_sidecar.js --address HOST:PORT --log PATH
+ * --flow-type T`: `PiRunner` on pi-ai's faux provider, whose response
+ * factories follow the shared prompts of `dex_agents_testing.matrix`
+ * (weather, parallel, book, charge, slow, fail; otherwise "I have seen N
+ * messages."), served by `serveRunners`. Model calls and tool runs go to the
+ * run log in the matrix's JSON-lines format; gate files hold the `model` and
+ * `charge` calls. Prints `listening <address>` once up.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { ToolEffect } from "@dex-agents/contracts";
+import { serveRunners, type DeferredToolExecution, type ToolExecutionResult } from "@dex-agents/core";
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import {
+  fauxAssistantMessage,
+  fauxToolCall,
+  registerFauxProvider,
+  Type,
+  type AssistantMessage,
+  type Context,
+  type StreamOptions,
+} from "@mariozechner/pi-ai";
+import { PiRunner } from "../index.js";
+
+const { values } = parseArgs({
+  options: {
+    address: { type: "string", default: "127.0.0.1:0" },
+    log: { type: "string" },
+    "flow-type": { type: "string" },
+  },
+});
+const logPath = values.log;
+const flowType = values["flow-type"];
+if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
+
+function log(entry: Record<string, unknown>): void {
+  const fd = openSync(logPath!, "a");
+  try {
+    writeSync(fd, `${JSON.stringify(entry)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function gate(name: string, signal: AbortSignal | undefined): Promise<void> {
+  const path = `${logPath}.${name}-gate`;
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (signal?.aborted) {
+        clearInterval(timer);
+        reject(signal.reason);
+      } else if (existsSync(path)) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 10);
+  });
+}
+
+type Call = { readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
+
+function calls(prompt: string, n: number): Call[] {
+  const city = (p: string): string => p.split(" ").slice(1).join(" ") || "Paris";
+  if (prompt.startsWith("slow")) return [{ id: `w${n}`, name: "get_weather", input: { city: "Paris" } }];
+  if (prompt.startsWith("weather in ")) {
+    return [{ id: `w${n}`, name: "get_weather", input: { city: prompt.slice("weather in ".length).replace(/\?$/, "") } }];
+  }
+  if (prompt.startsWith("parallel")) {
+    return [
+      { id: `a${n}`, name: "get_weather", input: { city: "Oslo" } },
+      { id: `b${n}`, name: "get_weather", input: { city: "Lima" } },
+    ];
+  }
+  if (prompt.startsWith("book")) {
+    return [
+      { id: `r${n}`, name: "get_weather", input: { city: city(prompt) } },
+      { id: `k${n}`, name: "book_trip", input: { city: city(prompt) } },
+    ];
+  }
+  if (prompt.startsWith("charge")) return [{ id: `p${n}`, name: "charge", input: { usd: 5 } }];
+  if (prompt.startsWith("fail")) return [{ id: `f${n}`, name: "charge_now", input: { usd: 5 } }];
+  return [];
+}
+
+function text(content: string | readonly { type: string; text?: string }[]): string {
+  return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? (p.text ?? "") : "")).join("");
+}
+
+/** The scripted model: one factory answers every call, by the latest user prompt. */
+async function answer(context: Context, options: StreamOptions | undefined): Promise<AssistantMessage> {
+  const prompts = context.messages.flatMap((m) => (m.role === "user" ? [text(m.content)] : []));
+  const results: Record<string, string> = {};
+  const named: string[] = [];
+  for (let i = context.messages.length - 1; i >= 0; i--) {
+    const m = context.messages[i]!;
+    if (m.role !== "toolResult") break;
+    results[m.toolCallId] = text(m.content);
+    named.unshift(`${m.toolName}=${text(m.content)}`);
+  }
+  if (faux.getPendingResponseCount() < 100) faux.appendResponses(Array.from({ length: 1000 }, () => answer));
+  log({ kind: "model", name: "model", prompts, results });
+  const current = prompts.at(-1) ?? "";
+  if (named.length > 0) {
+    if (current.startsWith("slow")) {
+      try {
+        await gate("model", options?.signal);
+      } catch (error) {
+        // cancel_turn reached pi-ai's signal through cancellationSignal.
+        log({ kind: "model_aborted", name: "model", prompts });
+        throw error;
+      }
+    }
+    if (current.startsWith("fail")) throw new Error("model unavailable");
+    return fauxAssistantMessage(`Results: ${named.join("; ")}`);
+  }
+  const asked = calls(current, prompts.length);
+  if (asked.length > 0) {
+    return fauxAssistantMessage(asked.map((c) => fauxToolCall(c.name, c.input, { id: c.id })), { stopReason: "toolUse" });
+  }
+  return fauxAssistantMessage(`I have seen ${context.messages.length} messages.`);
+}
+
+const faux = registerFauxProvider();
+// Every call takes the same factory; `answer` tops the queue up as it drains.
+faux.setResponses(Array.from({ length: 1000 }, () => answer));
+
+/** A Pi tool sees only its call ID; the run log wants the call's idempotency key. */
+const callKey = new AsyncLocalStorage<string>();
+
+const city = Type.Object({ city: Type.String() });
+const usd = Type.Object({ usd: Type.Number() });
+function tool<S extends typeof city | typeof usd>(
+  name: string,
+  description: string,
+  parameters: S,
+  run: (params: Record<string, unknown>, signal: AbortSignal | undefined) => Promise<string>,
+): AgentTool<S> {
+  return {
+    name,
+    label: name,
+    description,
+    parameters,
+    execute: async (_id, params, signal) => {
+      return { content: [{ type: "text", text: await run(params as Record<string, unknown>, signal) }], details: {} };
+    },
+  };
+}
+
+class LoggedPiRunner extends PiRunner {
+  override executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    return callKey.run(call.idempotencyKey, () => super.executeDeferredToolCall(call));
+  }
+}
+
+const runner = new LoggedPiRunner({
+  model: faux.getModel(),
+  tools: [
+    tool("get_weather", "The weather in a city", city, async (p) => {
+      log({ kind: "tool", name: "get_weather", key: callKey.getStore() });
+      return `sunny in ${String(p["city"])}`;
+    }),
+    tool("book_trip", "Books a trip to a city", city, async (p) => {
+      log({ kind: "tool", name: "book_trip", key: callKey.getStore() });
+      return `booked ${String(p["city"])}`;
+    }),
+    tool("charge_now", "Charges the card at once", usd, async (p) => {
+      log({ kind: "tool", name: "charge_now", key: callKey.getStore() });
+      return `charged ${String(p["usd"])} USD`;
+    }),
+    tool("charge", "Charges the card", usd, async (p, signal) => {
+      log({ kind: "tool", name: "charge", key: callKey.getStore() });
+      await gate("charge", signal);
+      return `charged ${String(p["usd"])} USD`;
+    }),
+  ],
+  toolPolicies: {
+    get_weather: { effect: ToolEffect.READ },
+    book_trip: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true },
+    charge_now: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false },
+    charge: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false },
+  },
+});
+
+const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
+process.stdout.write(`listening ${server.address}\n`);
+process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));

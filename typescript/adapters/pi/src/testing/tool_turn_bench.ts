@@ -1,0 +1,96 @@
+/**
+ * `node dist/testing/tool_turn_bench.js --turns N --warmup W`: the tool turn
+ * ("weather in Paris?" -> get_weather -> the answer) on pi-ai's faux provider,
+ * run plainly by pi-agent-core's `Agent` and by `PiRunner`'s three runner
+ * calls in-process (no Dex). Prints one JSON line of per-turn milliseconds;
+ * python/core/bench/pi_tool_turn.py adds the same turn through Dex.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { create } from "@bufbuild/protobuf";
+import { AgentMessageSchema, AgentToolCallSchema, InteractionMode, MessageRole, ToolCallStatus, ToolEffect } from "@dex-agents/contracts";
+import { resolveToolPolicy, type AgentTurnContext, type DeferredToolExecution } from "@dex-agents/core";
+import { Agent, type AgentTool } from "@mariozechner/pi-agent-core";
+import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type, type Context } from "@mariozechner/pi-ai";
+import { PiRunner } from "../index.js";
+
+const { values } = parseArgs({ options: { turns: { type: "string", default: "200" }, warmup: { type: "string", default: "20" } } });
+const turns = Number(values.turns);
+const warmup = Number(values.warmup);
+const ANSWER = "Results: get_weather=sunny in Paris";
+
+const faux = registerFauxProvider();
+const respond = (context: Context) => {
+  const last = context.messages.at(-1);
+  if (last?.role === "toolResult") {
+    const text = last.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    return fauxAssistantMessage(`Results: ${last.toolName}=${text}`);
+  }
+  return fauxAssistantMessage(fauxToolCall("get_weather", { city: "Paris" }, { id: "w1" }), { stopReason: "toolUse" });
+};
+const refill = (): void => faux.setResponses(Array.from({ length: 4 }, () => respond));
+
+const city = Type.Object({ city: Type.String() });
+const weather: AgentTool<typeof city> = {
+  name: "get_weather",
+  label: "Weather",
+  description: "The weather in a city",
+  parameters: city,
+  execute: async (_id, p) => ({ content: [{ type: "text", text: `sunny in ${p.city}` }], details: {} }),
+};
+
+async function plain(): Promise<void> {
+  const agent = new Agent({ initialState: { model: faux.getModel(), tools: [weather], systemPrompt: "" } });
+  await agent.prompt("weather in Paris?");
+  const last = agent.state.messages.at(-1);
+  const text = last?.role === "assistant" ? last.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "";
+  if (text !== ANSWER) throw new Error(`plain Agent ended with ${JSON.stringify(text)}`);
+}
+
+const runner = new PiRunner({ model: faux.getModel(), tools: [weather], toolPolicies: { get_weather: { effect: ToolEffect.READ } } });
+const noop = { write: () => {}, writeRaw: () => {} };
+function context(frameworkRunState: string | undefined, toolCalls: AgentTurnContext["toolCalls"]): AgentTurnContext {
+  const toolPolicies = new Map();
+  return {
+    flowId: "bench", turnId: "turn-1", attempt: 1,
+    messages: [create(AgentMessageSchema, { sequence: 1n, turnId: "turn-1", role: MessageRole.USER, text: "weather in Paris?", frameworkItem: runner.buildUserMessage("weather in Paris?").frameworkItem })],
+    frameworkRunState, toolCalls, toolPolicies,
+    defaultToolEffect: ToolEffect.UNCLASSIFIED, enabledBuiltInTools: [], sessionSettings: {},
+    interactionMode: InteractionMode.CHAT, plan: undefined, contextSummary: undefined,
+    events: noop, heartbeat: async () => {}, cancellationSignal: new AbortController().signal,
+    resolveToolPolicy: (name, effect, approval) =>
+      resolveToolPolicy(name, { toolPolicies, defaultEffect: ToolEffect.UNCLASSIFIED, frameworkEffect: effect, frameworkRequiresApproval: approval }),
+  };
+}
+
+async function adapter(): Promise<void> {
+  const first = await runner.runModelStep(context(undefined, []));
+  if (first.kind !== "tool_calls_requested") throw new Error(`expected tool calls, got ${first.kind}`);
+  const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: first.toolCalls[0]!.arguments });
+  const call: DeferredToolExecution = {
+    flowId: "bench", turnId: "turn-1", toolCall: record, idempotencyKey: "bench/turn-1/w1", attempt: 1, events: noop,
+    heartbeat: async () => {}, saveHeartbeatCheckpoint: async () => {}, heartbeatCheckpoint: undefined, inputAnswers: [],
+    supportsToolTasks: false, cancellationSignal: new AbortController().signal,
+  };
+  const result = await runner.executeDeferredToolCall(call);
+  const done = await runner.runModelStep(context(first.frameworkRunState, [{ ...record, status: ToolCallStatus.SUCCEEDED, output: result.output }]));
+  if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
+}
+
+async function time(run: () => Promise<void>): Promise<number[]> {
+  const times: number[] = [];
+  for (let n = 0; n < warmup + turns; n++) {
+    refill();
+    const started = performance.now();
+    await run();
+    if (n >= warmup) times.push(performance.now() - started);
+  }
+  return times;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const plainTimes = await time(plain);
+const adapterTimes = await time(adapter);
+process.stdout.write(`${JSON.stringify({ turns, plain_ms: median(plainTimes), adapter_ms: median(adapterTimes) })}\n`);

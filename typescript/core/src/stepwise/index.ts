@@ -1,0 +1,42 @@
+/**
+ * Stepwise: the built-in agent loop of the design document in TypeScript,
+ * over a provider-neutral `ModelClient`.
+ *
+ * @module
+ */
+
+export { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS } from "./built_ins.js";
+export {
+  approximateTokens,
+  DEFAULT_SUMMARY_INSTRUCTIONS,
+  SUMMARY_PREFIX,
+  type TokenCounter,
+} from "./compaction.js";
+export {
+  MAX_CONSECUTIVE_CONTINUATIONS,
+  type TurnContinuation,
+  type TurnContinuationContext,
+  type TurnContinuationDecision,
+  type TurnContinuationHook,
+} from "./continuation.js";
+export {
+  AgentDefinition,
+  type AgentDefinitionOptions,
+  type InstructionContext,
+  type Instructions,
+  type StepwiseTool,
+} from "./definition.js";
+export { RunStateError, type Item } from "./items.js";
+export type {
+  ModelClient,
+  ModelDelta,
+  ModelMessage,
+  ModelRequest,
+  ModelResponse,
+  ModelToolCall,
+  ModelToolChoice,
+  ModelUsage,
+  ToolSpec,
+} from "./model.js";
+export { buildPlanNote } from "./plan.js";
+export { InvalidModelResponseError, parseArgumentsObject, StepwiseRunner } from "./runner.js";

@@ -1,0 +1,378 @@
+/**
+ * `StepwiseRunner`: the built-in agent loop in TypeScript, one model call per
+ * RunModel Step, as `dex_agents.stepwise.StepwiseRunner` runs it in Python.
+ * Every tool call is deferred to its own tool Step; the turn's unstored items
+ * travel in the run state and stored messages replay from `frameworkItem`,
+ * so nothing re-runs and application code needs no determinism.
+ *
+ * @module
+ */
+
+import { create } from "@bufbuild/protobuf";
+import {
+  InteractionMode,
+  PlanStatus,
+  ReasoningDeltaPayloadSchema,
+  TextDeltaPayloadSchema,
+  ToolCallStatus,
+  type AgentToolCall,
+} from "@dex-agents/contracts";
+import { isFinal, modelVisibleResult, NO_RESULT_TEXT } from "../results.js";
+import {
+  ToolExecutionError,
+  type AgentFrameworkRunner,
+  type AgentTurnContext,
+  type AgentTurnOutcome,
+  type ContextSummaryRequest,
+  type ContextSummaryResult,
+  type DeferredToolCall,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+  type ToolExecutionResult,
+  type Usage,
+} from "../runner.js";
+import { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS } from "./built_ins.js";
+import { buildSummaryMessages, estimateItems, selectCutoff, SUMMARY_PREFIX } from "./compaction.js";
+import {
+  MAX_CONSECUTIVE_CONTINUATIONS,
+  tooManyContinuations,
+  type TurnContinuationDecision,
+} from "./continuation.js";
+import type { AgentDefinition } from "./definition.js";
+import { itemFromMessage, itemsToModelMessages, itemToMessage, RunStateError, type Item } from "./items.js";
+import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
+import { buildPlanNote } from "./plan.js";
+import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
+
+const WRITE_TODOS = "write_todos";
+
+/** The model's response breaks a rule the session relies on; the RunModel attempt fails. */
+export class InvalidModelResponseError extends Error {
+  override name = "InvalidModelResponseError";
+  constructor(
+    message: string,
+    readonly toolCallId: string,
+    readonly toolName: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Why the model's call breaks the tool-call-ID rule, or undefined. */
+function toolCallIdProblem(name: string, id: string, used: ReadonlySet<string>): string | undefined {
+  const prefix = `the model's call of '${name}' (ID '${id}')`;
+  if (!id) return `${prefix} has an empty tool call ID`;
+  if (id.includes("/")) return `${prefix} has a tool call ID that contains '/'`;
+  if (used.has(id)) return `${prefix} reuses a tool call ID of this turn; IDs must be unique within a turn`;
+  return undefined;
+}
+
+export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult> {
+  readonly supportsPlanMode = true;
+
+  constructor(readonly definition: AgentDefinition) {}
+
+  buildUserMessage(text: string): FrameworkMessage {
+    return itemToMessage({ type: "user", text });
+  }
+
+  async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
+    const state = decodeRunState(turn.frameworkRunState);
+    const pending: Item[] = [...state.items, ...resultsFor(state, turn.toolCalls, true)];
+    const continuations = state.consecutiveContinuations;
+    const decision = state.afterToolCalls;
+    if (decision === "end") return { kind: "turn_completed", newMessages: pending.map(itemToMessage) };
+    if (decision !== undefined) {
+      if (continuations > MAX_CONSECUTIVE_CONTINUATIONS) {
+        return { kind: "turn_completed", newMessages: pending.map(itemToMessage), turnError: tooManyContinuations() };
+      }
+      pending.push({ type: "user", text: decision.continueWith });
+    }
+
+    const client = this.definition.resolveModel(turn.sessionSettings);
+    const offered = this.#offeredTools(turn);
+    const toolChoice = this.#toolChoice(turn, offered, client);
+    if (toolChoice === undefined) {
+      return {
+        kind: "turn_completed",
+        newMessages: [],
+        turnError:
+          "planning_tool_choice='required' needs a model client whose " +
+          "supportsForcedToolChoice(settings) is true; this client refuses a forced tool choice for these settings",
+      };
+    }
+    const response = await client.complete({
+      instructions: await this.definition.renderInstructions({
+        sessionSettings: turn.sessionSettings,
+        flowId: turn.flowId,
+        turnId: turn.turnId,
+        interactionMode: turn.interactionMode,
+      }),
+      messages: itemsToModelMessages(this.#modelInput(turn, pending)),
+      tools: offered,
+      toolChoice,
+      sessionSettings: turn.sessionSettings,
+      signal: turn.cancellationSignal,
+      onDelta: (delta) =>
+        turn.events.write(
+          delta.kind === "text"
+            ? { type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: delta.text }) }
+            : { type: "reasoning_delta", payload: create(ReasoningDeltaPayloadSchema, { text: delta.text }) },
+        ),
+    });
+    const usage = agentUsage(response.usage);
+    const metadata = response.metadata;
+    const answer: Item = {
+      type: "assistant",
+      text: response.text ?? null,
+      ...(response.reasoning !== undefined ? { reasoning: response.reasoning } : {}),
+    };
+
+    if (response.toolCalls.length > 0) {
+      const calls = this.#deferredCalls(turn, pending, response);
+      const items: Item[] = [...pending];
+      if (response.text || response.reasoning) items.push(answer);
+      for (const call of calls) {
+        items.push({ type: "tool_call", tool_call_id: call.toolCallId, tool_name: call.toolName, arguments: call.arguments });
+      }
+      const after = await this.#decide(turn, response, continuations);
+      // A response with tool calls and no continuation breaks the run of continuations.
+      const inARow = after !== undefined && after !== "end" ? continuations + 1 : 0;
+      return {
+        kind: "tool_calls_requested",
+        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after }),
+        toolCalls: calls,
+        usage,
+        modelCallMetadata: metadata,
+      };
+    }
+
+    const finished = [...pending, answer];
+    const after = await this.#decide(turn, response, continuations);
+    if (after !== undefined && after !== "end") {
+      if (continuations + 1 > MAX_CONSECUTIVE_CONTINUATIONS) {
+        return {
+          kind: "turn_completed",
+          newMessages: finished.map(itemToMessage),
+          usage,
+          modelCallMetadata: metadata,
+          turnError: tooManyContinuations(),
+        };
+      }
+      return {
+        kind: "turn_continued",
+        frameworkRunState: encodeRunState({ items: [], consecutiveContinuations: continuations + 1, afterToolCalls: undefined }),
+        newMessages: [...finished, { type: "user" as const, text: after.continueWith }].map(itemToMessage),
+        usage,
+        modelCallMetadata: metadata,
+      };
+    }
+    return { kind: "turn_completed", newMessages: finished.map(itemToMessage), usage, modelCallMetadata: metadata };
+  }
+
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+    const record = call.toolCall;
+    const tool = this.definition.toolNamed(record.toolName);
+    if (tool === undefined) {
+      const known = this.definition.tools.map((t) => t.name).join(", ") || "none";
+      throw new ToolExecutionError(`unknown tool '${record.toolName}'; this agent's tools are: ${known}`);
+    }
+    const args = parseArgumentsObject(record.arguments);
+    await call.heartbeat();
+    const output = await tool.execute(args, call);
+    return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+  }
+
+  /** The turn's unstored items, with a result for every tool call they hold. */
+  buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
+    const state = decodeRunState(turn.frameworkRunState);
+    return [...state.items, ...resultsFor(state, turn.toolCalls, false)].map(itemToMessage);
+  }
+
+  /** The next model input's size: messages, string instructions and tool specs. */
+  estimateInputTokens(turn: AgentTurnContext): number {
+    const count = this.definition.countTokens;
+    const state = decodeRunState(turn.frameworkRunState);
+    const pending: Item[] = [...state.items, ...resultsFor(state, turn.toolCalls, false)];
+    if (state.afterToolCalls !== undefined && state.afterToolCalls !== "end") {
+      pending.push({ type: "user", text: state.afterToolCalls.continueWith });
+    }
+    let total = estimateItems(this.#modelInput(turn, pending), count);
+    if (typeof this.definition.instructions === "string") total += count(this.definition.instructions);
+    for (const spec of this.#offeredTools(turn)) {
+      total += count(JSON.stringify({ name: spec.name, description: spec.description, parameters: spec.parameters }));
+    }
+    return total;
+  }
+
+  /** Cuts only between model responses whose tool calls all have stored results. */
+  selectCompactionCutoff(turn: AgentTurnContext, retainedTokenBudget: number): number | undefined {
+    return selectCutoff(turn.messages, retainedTokenBudget, this.definition.countTokens);
+  }
+
+  /** One model call that folds the previous summary and the messages into a new one. */
+  async summarizeContext(request: ContextSummaryRequest): Promise<ContextSummaryResult> {
+    const d = this.definition;
+    const budget = request.inputTokenBudget - d.maxOutputTokens - d.countTokens(d.summaryInstructions);
+    const messages = buildSummaryMessages({
+      previousSummary: request.previousSummary?.text,
+      messages: request.messages.filter((m) => Number(m.sequence) <= request.throughSequence),
+      budget,
+      count: d.countTokens,
+    });
+    const response = await d.resolveModel(request.sessionSettings).complete({
+      instructions: d.summaryInstructions,
+      messages,
+      tools: [],
+      toolChoice: "auto",
+      sessionSettings: request.sessionSettings,
+      signal: request.cancellationSignal,
+      onDelta: () => {},
+    });
+    return { text: response.text ?? "", usage: agentUsage(response.usage), modelCallMetadata: response.metadata };
+  }
+
+  #offeredTools(turn: AgentTurnContext): ToolSpec[] {
+    const builtIns = turn.enabledBuiltInTools.flatMap((name) => {
+      const spec = BUILT_IN_TOOL_SPECS[name];
+      return spec === undefined ? [] : [spec];
+    });
+    for (const t of this.definition.tools) {
+      if (turn.enabledBuiltInTools.includes(t.name)) {
+        throw new Error(`tool '${t.name}' uses the name of an enabled built-in tool, which the session reserves`);
+      }
+    }
+    if (turn.interactionMode === InteractionMode.PLANNING) return builtIns.filter((s) => s.name === WRITE_TODOS);
+    const own = this.definition.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    return [...own, ...builtIns];
+  }
+
+  /** `auto`, or write_todos forced; undefined when the client refuses the forced choice. */
+  #toolChoice(turn: AgentTurnContext, offered: readonly ToolSpec[], client: ModelClient): ModelToolChoice | undefined {
+    const forced =
+      this.definition.planningToolChoice === "required" &&
+      turn.interactionMode === InteractionMode.PLANNING &&
+      turn.frameworkRunState === undefined &&
+      turn.plan?.status !== PlanStatus.DRAFT &&
+      offered.some((s) => s.name === WRITE_TODOS);
+    if (!forced) return "auto";
+    if (client.supportsForcedToolChoice?.(turn.sessionSettings) !== true) return undefined;
+    return { name: WRITE_TODOS };
+  }
+
+  /** Summary, stored history with the plan note before the turn, then unstored items. */
+  #modelInput(turn: AgentTurnContext, pending: readonly Item[]): Item[] {
+    const items: Item[] = [];
+    if (turn.contextSummary !== undefined) {
+      items.push({ type: "user", text: `${SUMMARY_PREFIX}\n${turn.contextSummary.text}` });
+    }
+    let note = buildPlanNote(turn.plan, turn.interactionMode);
+    for (const message of turn.messages) {
+      if (note !== undefined && message.turnId === turn.turnId) {
+        items.push({ type: "user", text: note });
+        note = undefined;
+      }
+      items.push(itemFromMessage(message));
+    }
+    if (note !== undefined) items.push({ type: "user", text: note });
+    items.push(...pending);
+    return items;
+  }
+
+  #deferredCalls(turn: AgentTurnContext, pending: readonly Item[], response: ModelResponse): DeferredToolCall[] {
+    const used = turnToolCallIds(turn, pending);
+    return response.toolCalls.map((call) => {
+      const { toolCallId: id, toolName: name } = call;
+      const problem = toolCallIdProblem(name, id, used);
+      if (problem !== undefined) throw new InvalidModelResponseError(problem, id, name);
+      used.add(id);
+      if (turn.enabledBuiltInTools.includes(name)) {
+        return { toolCallId: id, toolName: name, arguments: call.arguments, policy: BUILT_IN_TOOL_POLICY };
+      }
+      const tool = this.definition.toolNamed(name);
+      if (tool === undefined) {
+        const offered = [...this.definition.tools.map((t) => t.name), ...turn.enabledBuiltInTools];
+        throw new InvalidModelResponseError(
+          `the model called tool '${name}' (ID '${id}'), which this agent does not have; ` +
+            `its tools are: ${offered.join(", ") || "none"}`,
+          id,
+          name,
+        );
+      }
+      return {
+        toolCallId: id,
+        toolName: name,
+        arguments: call.arguments,
+        policy: turn.resolveToolPolicy(name, tool.effect, tool.requiresApproval),
+      };
+    });
+  }
+
+  async #decide(turn: AgentTurnContext, response: ModelResponse, continuations: number): Promise<TurnContinuationDecision> {
+    const hook = this.definition.decideTurnContinuation;
+    if (hook === undefined) return undefined;
+    const result = await hook({
+      flowId: turn.flowId,
+      turnId: turn.turnId,
+      text: response.text,
+      toolCalls: response.toolCalls,
+      consecutiveContinuations: continuations,
+      sessionSettings: turn.sessionSettings,
+    });
+    if (response.toolCalls.length === 0 && result === "end") return undefined;
+    return result;
+  }
+}
+
+/** Strict JSON object text; anything else is a failure the model sees. */
+export function parseArgumentsObject(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ToolExecutionError("arguments must be a JSON object");
+  }
+  return value as Record<string, unknown>;
+}
+
+function turnToolCallIds(turn: AgentTurnContext, pending: readonly Item[]): Set<string> {
+  const ids = new Set(turn.toolCalls.map((r) => r.toolCallId));
+  for (const item of pending) if (item.type === "tool_call") ids.add(item.tool_call_id);
+  for (const m of turn.messages) if (m.turnId === turn.turnId && m.toolCallId) ids.add(m.toolCallId);
+  return ids;
+}
+
+/**
+ * Result items for the state's unanswered calls, from the turn's records.
+ * Strict (RunModel, where every record is final) throws for a missing or
+ * unfinished record; otherwise such a call gets `NO_RESULT_TEXT`.
+ */
+function resultsFor(state: RunState, records: readonly AgentToolCall[], strict: boolean): Item[] {
+  const byId = new Map(records.map((r) => [r.toolCallId, r]));
+  return unansweredToolCalls(state).map((call) => {
+    const record = byId.get(call.tool_call_id);
+    let output: string;
+    if (record !== undefined && isFinal(record.status)) output = modelVisibleResult(record);
+    else if (strict) {
+      throw new RunStateError(
+        record === undefined
+          ? `the turn has no tool call record for '${call.tool_call_id}' ('${call.tool_name}'), which the run state is waiting for`
+          : `tool call '${call.tool_call_id}' ('${call.tool_name}') is not final: its status is ${ToolCallStatus[record.status].toLowerCase()}`,
+      );
+    } else output = NO_RESULT_TEXT;
+    return { type: "tool_result", tool_call_id: call.tool_call_id, tool_name: call.tool_name, output };
+  });
+}
+
+function agentUsage(usage: ModelUsage | undefined): Usage {
+  return {
+    modelCalls: 1,
+    inputTokens: usage?.inputTokens ?? 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    cachedInputTokens: usage?.cachedInputTokens ?? 0,
+    reasoningTokens: usage?.reasoningTokens ?? 0,
+  };
+}

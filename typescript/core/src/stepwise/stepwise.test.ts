@@ -1,0 +1,380 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import {
+  AgentMessageSchema,
+  AgentPlanSchema,
+  AgentPlanTaskSchema,
+  AgentToolCallSchema,
+  InteractionMode,
+  MessageRole,
+  PlanStatus,
+  PlanTaskStatus,
+  ToolCallStatus,
+  ToolEffect,
+  type AgentEventPayload,
+  type AgentMessage,
+  type AgentPlan,
+  type AgentToolCall,
+} from "@dex-agents/contracts";
+import { resolveToolPolicy } from "../policies.js";
+import { USER_REJECTED_RESULT } from "../results.js";
+import type { AgentTurnContext, DeferredToolExecution, FrameworkMessage, TurnCompleted } from "../runner.js";
+import {
+  AgentDefinition,
+  MAX_CONSECUTIVE_CONTINUATIONS,
+  StepwiseRunner,
+  type ModelClient,
+  type ModelRequest,
+  type ModelResponse,
+} from "./index.js";
+
+/** A model that answers from a script and records every request. */
+class ScriptedModel implements ModelClient {
+  readonly requests: ModelRequest[] = [];
+  constructor(
+    private readonly script: ModelResponse[],
+    private readonly forced = true,
+  ) {}
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push(request);
+    const next = this.script.shift();
+    if (next === undefined) throw new Error("the script has no more responses");
+    if (next.text) request.onDelta({ kind: "text", text: next.text });
+    return next;
+  }
+  supportsForcedToolChoice(): boolean {
+    return this.forced;
+  }
+}
+
+let sequence = 0n;
+function stored(m: FrameworkMessage, turnId = "turn-1"): AgentMessage {
+  sequence += 1n;
+  const role = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL }[m.role];
+  return create(AgentMessageSchema, {
+    sequence,
+    turnId,
+    role,
+    frameworkItem: m.frameworkItem,
+    ...(m.text !== undefined ? { text: m.text } : {}),
+    ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId, toolName: m.toolName ?? "" } : {}),
+  });
+}
+
+function turn(
+  runner: StepwiseRunner,
+  options: {
+    messages?: AgentMessage[];
+    frameworkRunState?: string | undefined;
+    toolCalls?: AgentToolCall[];
+    events?: AgentEventPayload[];
+    mode?: InteractionMode;
+    plan?: AgentPlan;
+    builtIns?: string[];
+  } = {},
+): AgentTurnContext {
+  const toolPolicies = new Map();
+  return {
+    flowId: "s1",
+    turnId: "turn-1",
+    attempt: 1,
+    messages: options.messages ?? [stored(runner.buildUserMessage("weather in Paris?"))],
+    frameworkRunState: options.frameworkRunState,
+    toolCalls: options.toolCalls ?? [],
+    toolPolicies,
+    defaultToolEffect: ToolEffect.UNCLASSIFIED,
+    enabledBuiltInTools: options.builtIns ?? [],
+    sessionSettings: {},
+    interactionMode: options.mode ?? InteractionMode.CHAT,
+    plan: options.plan,
+    contextSummary: undefined,
+    events: { write: (e) => void options.events?.push(e), writeRaw: () => {} },
+    heartbeat: async () => {},
+    cancellationSignal: new AbortController().signal,
+    resolveToolPolicy: (name, effect, approval) =>
+      resolveToolPolicy(name, {
+        toolPolicies,
+        defaultEffect: ToolEffect.UNCLASSIFIED,
+        frameworkEffect: effect,
+        frameworkRequiresApproval: approval,
+      }),
+  };
+}
+
+function execution(record: AgentToolCall): DeferredToolExecution {
+  return {
+    flowId: "s1",
+    turnId: "turn-1",
+    toolCall: record,
+    idempotencyKey: `s1/turn-1/${record.toolCallId}`,
+    attempt: 1,
+    events: { write: () => {}, writeRaw: () => {} },
+    heartbeat: async () => {},
+    saveHeartbeatCheckpoint: async () => {},
+    heartbeatCheckpoint: undefined,
+    inputAnswers: [],
+    supportsToolTasks: false,
+    cancellationSignal: new AbortController().signal,
+  };
+}
+
+const weather = {
+  name: "get_weather",
+  description: "The weather in a city.",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  effect: ToolEffect.READ,
+  execute: async (args: Record<string, unknown>) => ({ city: args["city"], sky: "sunny" }),
+};
+const sendEmail = {
+  name: "send_email",
+  description: "Sends an email.",
+  parameters: { type: "object", properties: { to: { type: "string" } } },
+  effect: ToolEffect.NON_IDEMPOTENT_WRITE,
+  execute: async () => "sent",
+};
+
+function weatherCall(id: string) {
+  return { toolCallId: id, toolName: "get_weather", arguments: '{"city":"Oslo"}' };
+}
+
+test("a tool turn: the call is deferred, run in its Step, and its result fed back", async () => {
+  const model = new ScriptedModel([
+    { toolCalls: [{ toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' }], usage: { inputTokens: 9 } },
+    { text: "Sunny in Paris.", toolCalls: [] },
+  ]);
+  const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [weather], instructions: "Be brief." }));
+  const first = await runner.runModelStep(turn(runner));
+  assert.equal(first.kind, "tool_calls_requested");
+  if (first.kind !== "tool_calls_requested") return;
+  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]), [
+    ["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }],
+  ]);
+  assert.equal(first.usage?.inputTokens, 9);
+  assert.equal(model.requests[0]?.instructions, "Be brief.");
+  assert.deepEqual(model.requests[0]?.tools.map((t) => t.name), ["get_weather"]);
+
+  const record = create(AgentToolCallSchema, {
+    toolCallId: "w1",
+    toolName: "get_weather",
+    arguments: '{"city":"Paris"}',
+    status: ToolCallStatus.APPROVED,
+  });
+  const outcome = await runner.executeDeferredToolCall(execution(record));
+  assert.deepEqual(outcome, { kind: "result", output: '{"city":"Paris","sky":"sunny"}' });
+
+  // RunModel needs a final record for every call the run state waits for.
+  await assert.rejects(
+    runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState })),
+    /the turn has no tool call record for 'w1' \('get_weather'\), which the run state is waiting for/,
+  );
+  await assert.rejects(
+    runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState, toolCalls: [record] })),
+    /tool call 'w1' \('get_weather'\) is not final: its status is approved/,
+  );
+
+  const events: AgentEventPayload[] = [];
+  const done = await runner.runModelStep(
+    turn(runner, {
+      frameworkRunState: first.frameworkRunState,
+      toolCalls: [{ ...record, status: ToolCallStatus.SUCCEEDED, output: outcome.output }],
+      events,
+    }),
+  );
+  assert.equal(done.kind, "turn_completed");
+  assert.deepEqual(model.requests[1]?.messages.slice(1), [
+    { role: "assistant", text: undefined, reasoning: undefined, toolCalls: [{ toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' }] },
+    { role: "tool", toolCallId: "w1", toolName: "get_weather", output: '{"city":"Paris","sky":"sunny"}' },
+  ]);
+  assert.deepEqual(done.newMessages.map((m) => [m.role, m.toolCallId, m.text ?? m.toolOutput]), [
+    ["assistant", "w1", undefined],
+    ["tool", "w1", '{"city":"Paris","sky":"sunny"}'],
+    ["assistant", undefined, "Sunny in Paris."],
+  ]);
+  assert.deepEqual(events.map((e) => e.type), ["text_delta"]);
+});
+
+test("a write tool is deferred with approval required; a rejection reaches the model", async () => {
+  const model = new ScriptedModel([
+    { toolCalls: [{ toolCallId: "e1", toolName: "send_email", arguments: '{"to":"a@b"}' }] },
+    { text: "Not sent.", toolCalls: [] },
+  ]);
+  const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [sendEmail] }));
+  const first = await runner.runModelStep(turn(runner));
+  assert.equal(first.kind, "tool_calls_requested");
+  if (first.kind !== "tool_calls_requested") return;
+  assert.deepEqual(first.toolCalls[0]?.policy, { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true });
+  const rejected = create(AgentToolCallSchema, { toolCallId: "e1", toolName: "send_email", status: ToolCallStatus.REJECTED });
+  await runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState, toolCalls: [rejected] }));
+  assert.deepEqual(model.requests[1]?.messages.at(-1), {
+    role: "tool",
+    toolCallId: "e1",
+    toolName: "send_email",
+    output: USER_REJECTED_RESULT,
+  });
+  // An unfinished turn keeps its transcript with a result for the open call.
+  const kept = runner.buildUnfinishedTurnMessages(turn(runner, { frameworkRunState: first.frameworkRunState }));
+  assert.deepEqual(kept.map((m) => m.role), ["assistant", "tool"]);
+});
+
+test("a call of an unknown tool or a reused ID fails the RunModel attempt", async () => {
+  const model = new ScriptedModel([{ toolCalls: [{ toolCallId: "x", toolName: "nope", arguments: "{}" }] }]);
+  const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [weather] }));
+  await assert.rejects(runner.runModelStep(turn(runner)), /the model called tool 'nope' \(ID 'x'\), which this agent does not have; its tools are: get_weather/);
+  const twice = new StepwiseRunner(
+    new AgentDefinition({
+      model: new ScriptedModel([{ toolCalls: [weatherCall("a"), weatherCall("a")] }]),
+      tools: [weather],
+    }),
+  );
+  await assert.rejects(twice.runModelStep(turn(twice)), /reuses a tool call ID of this turn/);
+  await assert.rejects(
+    runner.executeDeferredToolCall(execution(create(AgentToolCallSchema, { toolCallId: "x", toolName: "get_weather", arguments: "[1]" }))),
+    /arguments must be a JSON object/,
+  );
+});
+
+test("decideTurnContinuation continues a turn, and a run of continuations is bounded", async () => {
+  const seen: number[] = [];
+  const model = new ScriptedModel([
+    { text: "Draft.", toolCalls: [] },
+    { text: "Checked.", toolCalls: [] },
+  ]);
+  const runner = new StepwiseRunner(
+    new AgentDefinition({
+      model,
+      decideTurnContinuation: ({ text, consecutiveContinuations }) => {
+        seen.push(consecutiveContinuations);
+        return text === "Draft." ? { continueWith: "Check your answer." } : "end";
+      },
+    }),
+  );
+  const user = stored(runner.buildUserMessage("write it"));
+  const first = await runner.runModelStep(turn(runner, { messages: [user] }));
+  assert.equal(first.kind, "turn_continued");
+  if (first.kind !== "turn_continued") return;
+  assert.deepEqual(first.newMessages?.map((m) => [m.role, m.text]), [
+    ["assistant", "Draft."],
+    ["user", "Check your answer."],
+  ]);
+  const history = [user, ...(first.newMessages ?? []).map((m) => stored(m))];
+  const second = await runner.runModelStep(turn(runner, { messages: history, frameworkRunState: first.frameworkRunState }));
+  assert.equal(second.kind, "turn_completed");
+  assert.deepEqual(seen, [0, 1]);
+  assert.deepEqual(model.requests[1]?.messages.at(-1), { role: "user", text: "Check your answer." });
+
+  const endless = new StepwiseRunner(
+    new AgentDefinition({
+      model: new ScriptedModel([{ text: "again", toolCalls: [] }]),
+      decideTurnContinuation: () => ({ continueWith: "more" }),
+    }),
+  );
+  const state = JSON.stringify({ version: 1, items: [], consecutive_continuations: MAX_CONSECUTIVE_CONTINUATIONS });
+  const capped = (await endless.runModelStep(turn(endless, { frameworkRunState: state }))) as TurnCompleted;
+  assert.equal(capped.kind, "turn_completed");
+  assert.equal(capped.turnError, "the turn was continued more than 8 times in a row by decide_turn_continuation");
+});
+
+test("decideTurnContinuation 'end' after tool calls ends the turn with the results, without a model call", async () => {
+  const model = new ScriptedModel([{ toolCalls: [{ toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Rome"}' }] }]);
+  const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [weather], decideTurnContinuation: () => "end" }));
+  const first = await runner.runModelStep(turn(runner));
+  assert.equal(first.kind, "tool_calls_requested");
+  if (first.kind !== "tool_calls_requested") return;
+  const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", status: ToolCallStatus.SUCCEEDED, output: "rain" });
+  const done = await runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState, toolCalls: [record] }));
+  assert.equal(done.kind, "turn_completed");
+  assert.deepEqual(done.newMessages.map((m) => m.toolOutput ?? m.toolCallId), ["w1", "rain"]);
+  assert.equal(model.requests.length, 1);
+});
+
+test("plan mode: a planning turn offers only write_todos, sees the plan note, and can force it", async () => {
+  const plan = create(AgentPlanSchema, {
+    revision: 2,
+    status: PlanStatus.ACTIVE,
+    tasks: [create(AgentPlanTaskSchema, { content: "book flights", status: PlanTaskStatus.IN_PROGRESS })],
+  });
+  const model = new ScriptedModel([
+    { toolCalls: [{ toolCallId: "p1", toolName: "write_todos", arguments: '{"todos":[]}' }] },
+    { text: "on it", toolCalls: [] },
+  ]);
+  const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [weather], planningToolChoice: "required" }));
+  assert.equal(runner.supportsPlanMode, true);
+  const planning = await runner.runModelStep(
+    turn(runner, { mode: InteractionMode.PLANNING, builtIns: ["write_todos", "ask_user"] }),
+  );
+  assert.equal(planning.kind, "tool_calls_requested");
+  if (planning.kind !== "tool_calls_requested") return;
+  assert.deepEqual(planning.toolCalls[0]?.policy, { effect: ToolEffect.READ, requiresApproval: false });
+  const request = model.requests[0];
+  assert.deepEqual(request?.tools.map((t) => t.name), ["write_todos"]);
+  assert.deepEqual(request?.toolChoice, { name: "write_todos" });
+  assert.deepEqual(request?.messages[0], {
+    role: "user",
+    text:
+      "[Dex] There is no plan yet.\nThis turn only plans: write or revise the plan with write_todos, and do not do or " +
+      "claim any of its tasks. The user reviews the plan before it runs.",
+  });
+  // An executing turn sees the plan, before the turn's own messages, and all the tools.
+  await runner.runModelStep(turn(runner, { plan, builtIns: ["write_todos"] }));
+  assert.deepEqual(model.requests[1]?.messages[0], {
+    role: "user",
+    text: "[Dex] The current plan, revision 2, is active:\n- [in_progress] book flights",
+  });
+  assert.deepEqual(model.requests[1]?.tools.map((t) => t.name), ["get_weather", "write_todos"]);
+  assert.equal(model.requests[1]?.toolChoice, "auto");
+
+  const refusing = new StepwiseRunner(
+    new AgentDefinition({ model: new ScriptedModel([], false), planningToolChoice: "required" }),
+  );
+  const refused = (await refusing.runModelStep(
+    turn(refusing, { mode: InteractionMode.PLANNING, builtIns: ["write_todos"] }),
+  )) as TurnCompleted;
+  assert.match(refused.turnError ?? "", /planning_tool_choice='required' needs a model client/);
+});
+
+test("compaction: estimate, a cut that keeps tool calls with their results, and a summary call", async () => {
+  const model = new ScriptedModel([{ text: "They asked about Paris weather: sunny.", toolCalls: [], usage: { inputTokens: 40 } }]);
+  const definition = new AgentDefinition({ model, tools: [weather], instructions: "Be brief.", maxOutputTokens: 10 });
+  const runner = new StepwiseRunner(definition);
+  const long = "x".repeat(400);
+  const messages = [
+    stored(runner.buildUserMessage("weather?"), "t0"),
+    stored({ role: "assistant", frameworkItem: JSON.stringify({ type: "tool_call", tool_call_id: "w1", tool_name: "get_weather", arguments: "{}" }), toolCallId: "w1", toolName: "get_weather" }, "t0"),
+    stored({ role: "tool", frameworkItem: JSON.stringify({ type: "tool_result", tool_call_id: "w1", tool_name: "get_weather", output: long }), toolCallId: "w1", toolName: "get_weather" }, "t0"),
+    stored({ role: "assistant", frameworkItem: JSON.stringify({ type: "assistant", text: "sunny" }), text: "sunny" }, "t0"),
+    stored(runner.buildUserMessage("and tomorrow?")),
+  ];
+  const context = turn(runner, { messages });
+  const estimate = runner.estimateInputTokens(context);
+  assert.ok(estimate > 100, `estimate ${estimate}`);
+  const first = messages[0]!.sequence;
+  // A budget that fits only the last two messages cuts after the tool result, never between call and result.
+  assert.equal(runner.selectCompactionCutoff(context, 20), Number(first) + 2);
+  assert.equal(runner.selectCompactionCutoff(context, 0), Number(first) + 3);
+  assert.equal(runner.selectCompactionCutoff(context, 10_000), Number(first));
+
+  const summary = await runner.summarizeContext({
+    flowId: "s1",
+    turnId: "turn-1",
+    attempt: 1,
+    previousSummary: undefined,
+    messages,
+    throughSequence: Number(first) + 3,
+    inputTokenBudget: 10_000,
+    sessionSettings: {},
+    events: { write: () => {}, writeRaw: () => {} },
+    heartbeat: async () => {},
+    cancellationSignal: new AbortController().signal,
+  });
+  assert.equal(summary.text, "They asked about Paris weather: sunny.");
+  assert.equal(summary.usage?.inputTokens, 40);
+  const request = model.requests[0];
+  assert.match(request?.instructions ?? "", /^You summarize conversations/);
+  assert.deepEqual(request?.tools, []);
+  const [only] = request?.messages ?? [];
+  assert.ok(only?.role === "user");
+  assert.ok(only.text.startsWith("User: weather?\nAssistant called tool get_weather (w1) with {}\nTool result of get_weather (w1): x"));
+  assert.ok(only.text.endsWith("Assistant: sunny\n\nSummarize the conversation above for the agent that continues it."));
+  assert.ok(!only.text.includes("and tomorrow?"));
+});
