@@ -26,6 +26,7 @@ from dex_agents_testing.matrix import (
     test_rejected_write_never_runs_and_the_model_sees_why,
     test_sigkill_during_run_model_reruns_only_that_model_call,
     test_sigkill_during_single_attempt_tool_records_outcome_unknown,
+    test_structured_output_with_a_validator_retry_is_two_run_model_steps,
     test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps,
 )
 from dex_agents_testing.processes import DexliteProcess, wait_until
@@ -44,6 +45,7 @@ __all__ = [
     "test_rejected_write_never_runs_and_the_model_sees_why",
     "test_sigkill_during_run_model_reruns_only_that_model_call",
     "test_sigkill_during_single_attempt_tool_records_outcome_unknown",
+    "test_structured_output_with_a_validator_retry_is_two_run_model_steps",
     "test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps",
 ]
 
@@ -62,7 +64,8 @@ def vercel_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def matrix() -> MatrixExpectations:
     # The "book" turn as the AI SDK stores it: the assistant message with both calls,
     # one tool message with both results, the answer; plus the user message on each side.
-    return MatrixExpectations(messages_after_booking=5)
+    # Structured output is Output.object's JSON text, a retry prompt a user message.
+    return MatrixExpectations(messages_after_booking=5, structured_output_as_text=True)
 
 
 @dataclass

@@ -5,3 +5,4 @@
  */
 
 export { VercelAiRunner, type VercelAiRunnerOptions, type VercelAiTool } from "./runner.js";
+export type { VercelAiOutput } from "./output.js";

@@ -11,8 +11,13 @@ import {
   type AgentEventPayload,
   type AgentToolCall,
 } from "@dex-agents/contracts";
-import { resolveToolPolicy, type AgentTurnContext, type DeferredToolExecution } from "@dex-agents/core";
-import { jsonSchema, type ModelMessage } from "ai";
+import {
+  resolveToolPolicy,
+  type AgentTurnContext,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+} from "@dex-agents/core";
+import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { VercelAiRunner } from "./index.js";
 
@@ -48,8 +53,11 @@ function turn(
   toolCalls: AgentToolCall[],
   events: AgentEventPayload[],
   signal: AbortSignal = new AbortController().signal,
+  prompt = "weather in Paris?",
+  stored: readonly FrameworkMessage[] = [],
 ): AgentTurnContext {
   const toolPolicies = new Map();
+  const roles = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL };
   return {
     flowId: "s1",
     turnId: "turn-1",
@@ -59,9 +67,19 @@ function turn(
         sequence: 1n,
         turnId: "turn-1",
         role: MessageRole.USER,
-        text: "weather in Paris?",
-        frameworkItem: JSON.stringify({ role: "user", content: "weather in Paris?" }),
+        text: prompt,
+        frameworkItem: JSON.stringify({ role: "user", content: prompt }),
       }),
+      // Messages a turn_continued outcome stored, as the session stores them.
+      ...stored.map((m, i) =>
+        create(AgentMessageSchema, {
+          sequence: BigInt(i + 2),
+          turnId: "turn-1",
+          role: roles[m.role],
+          text: m.text ?? "",
+          frameworkItem: m.frameworkItem,
+        }),
+      ),
     ],
     frameworkRunState,
     toolCalls,
@@ -115,8 +133,8 @@ test("a tool turn: the calls come back, the result goes in as a tool message", a
     first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]),
     [["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }]],
   );
-  const state = JSON.parse(first.frameworkRunState) as ModelMessage[];
-  assert.deepEqual(state.map((m) => m.role), ["assistant"]);
+  const state = JSON.parse(first.frameworkRunState) as { items: ModelMessage[] };
+  assert.deepEqual(state.items.map((m) => m.role), ["assistant"]);
   assert.equal(runs.length, 0, "the SDK ran no tool");
 
   const record = create(AgentToolCallSchema, {
@@ -163,4 +181,85 @@ test("an aborted cancellationSignal stops the running model call", async () => {
   const running = runner(model, []).runModelStep(turn(undefined, [], [], controller.signal));
   controller.abort(new Error("cancel_turn"));
   await assert.rejects(running);
+});
+
+type City = { name: string; country: string };
+
+function cityRunner(model: MockLanguageModelV4, maxRetries?: number): VercelAiRunner {
+  // jsonSchema checks nothing by itself; its validate is the schema check the SDK runs.
+  const schema = jsonSchema<City>(
+    { type: "object", properties: { name: { type: "string" }, country: { type: "string" } }, required: ["name", "country"] },
+    {
+      validate: (value) => {
+        const v = value as Partial<City> | null;
+        return typeof v?.name === "string" && typeof v.country === "string"
+          ? { success: true, value: { name: v.name, country: v.country } }
+          : { success: false, error: new Error("name and country must be strings") };
+      },
+    },
+  );
+  return new VercelAiRunner({
+    model,
+    output: {
+      spec: Output.object({ schema }),
+      validate: (city: City) => (city.name === city.name.charAt(0).toUpperCase() + city.name.slice(1) ? undefined : "Capitalize the city name."),
+      ...(maxRetries !== undefined ? { maxRetries } : {}),
+    },
+  });
+}
+
+test("structured output: a valid answer ends the turn with its JSON, the schema went to the model", async () => {
+  const model = new MockLanguageModelV4({ doStream: [textStream('{"name":"Paris","country":"FR"}')] });
+  const done = await cityRunner(model).runModelStep(turn(undefined, [], [], undefined, "city of light?"));
+  assert.equal(done.kind, "turn_completed");
+  if (done.kind !== "turn_completed") return;
+  assert.equal(done.turnError, undefined);
+  assert.deepEqual(JSON.parse(done.newMessages.at(-1)?.text ?? ""), { name: "Paris", country: "FR" });
+  const format = model.doStreamCalls[0]?.responseFormat;
+  assert.equal(format?.type, "json");
+  assert.deepEqual(format?.type === "json" ? format.schema?.required : undefined, ["name", "country"]);
+});
+
+test("structured output: a validator retry is turn_continued, then the next Step's valid answer ends the turn", async () => {
+  const model = new MockLanguageModelV4({
+    doStream: [textStream('{"name":"paris","country":"FR"}'), textStream('{"name":"Paris","country":"FR"}')],
+  });
+  const r = cityRunner(model);
+  const first = await r.runModelStep(turn(undefined, [], [], undefined, "city of light?"));
+  assert.equal(first.kind, "turn_continued");
+  if (first.kind !== "turn_continued") return;
+  const stored = first.newMessages ?? [];
+  assert.deepEqual(stored.map((m) => [m.role, m.text]), [
+    ["assistant", '{"name":"paris","country":"FR"}'],
+    ["user", "Capitalize the city name."],
+  ]);
+  assert.equal(first.usage?.modelCalls, 1);
+
+  const second = await r.runModelStep(turn(first.frameworkRunState, [], [], undefined, "city of light?", stored));
+  assert.equal(second.kind, "turn_completed");
+  if (second.kind !== "turn_completed") return;
+  assert.deepEqual(second.newMessages.map((m) => [m.role, m.text]), [["assistant", '{"name":"Paris","country":"FR"}']]);
+  // The retry's model call saw the bad answer and the retry prompt after the question.
+  const prompt = model.doStreamCalls[1]?.prompt ?? [];
+  assert.deepEqual(prompt.map((m) => m.role), ["user", "assistant", "user"]);
+});
+
+test("structured output: an answer that fails the schema is retried, and retries in a row are bounded", async () => {
+  const model = new MockLanguageModelV4({
+    doStream: [textStream("not json"), textStream('{"name":"Paris"}')],
+  });
+  const r = cityRunner(model, 1);
+  const first = await r.runModelStep(turn(undefined, [], [], undefined, "city of light?"));
+  assert.equal(first.kind, "turn_continued");
+  if (first.kind !== "turn_continued") return;
+  const retry = first.newMessages?.at(-1);
+  assert.equal(retry?.role, "user");
+  assert.match(retry?.text ?? "", /could not parse the response/);
+
+  const second = await r.runModelStep(
+    turn(first.frameworkRunState, [], [], undefined, "city of light?", first.newMessages ?? []),
+  );
+  assert.equal(second.kind, "turn_completed");
+  if (second.kind !== "turn_completed") return;
+  assert.match(second.turnError ?? "", /^the answer failed its output check 2 times in a row: No object generated: response did not match schema/);
 });

@@ -10,6 +10,12 @@
  * as `text_delta` events. `streamText` runs the same engine as
  * `generateText`; it is used for the deltas.
  *
+ * With `output`, the answer must match an `ai` output spec: one that fails
+ * it or the validator ends the Step with `turn_continued`, storing the answer
+ * and a user message with the retry prompt, so the retry is a RunModel Step
+ * of its own. The accepted answer ends the turn as the assistant message's
+ * JSON text.
+ *
  * @module
  */
 
@@ -36,6 +42,7 @@ import {
   type ModelMessage,
   type ToolSet,
 } from "ai";
+import { checkOutput, DEFAULT_OUTPUT_RETRIES, type VercelAiOutput } from "./output.js";
 
 /** One tool: the model sees its description and schema; the session runs `execute` in a tool Step. */
 export interface VercelAiTool<Input = unknown> {
@@ -53,6 +60,20 @@ export interface VercelAiRunnerOptions {
   /** The tools by name; `any`: each tool types its own input. */
   readonly tools?: Readonly<Record<string, VercelAiTool<any>>>;
   readonly instructions?: string;
+  /** Structured output: the answer's spec and validator; plain text when absent. */
+  readonly output?: VercelAiOutput<any>;
+}
+
+/** The turn's run state: the items since the last stored message, and the output retries in a row. */
+interface RunState {
+  readonly items: ModelMessage[];
+  readonly outputRetries: number;
+}
+
+function parseRunState(text: string | undefined): RunState {
+  if (text === undefined) return { items: [], outputRetries: 0 };
+  const parsed = JSON.parse(text) as ModelMessage[] | RunState;
+  return Array.isArray(parsed) ? { items: parsed, outputRetries: 0 } : parsed;
 }
 
 function frameworkMessage(message: ModelMessage): FrameworkMessage {
@@ -139,8 +160,8 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
     const history = turn.messages.map((m) => JSON.parse(m.frameworkItem) as ModelMessage);
-    const items: ModelMessage[] =
-      turn.frameworkRunState === undefined ? [] : (JSON.parse(turn.frameworkRunState) as ModelMessage[]);
+    const state = parseRunState(turn.frameworkRunState);
+    const items = state.items;
     const pending = pendingCalls(items);
     if (pending.length > 0) {
       const byId = new Map(turn.toolCalls.map((r) => [r.toolCallId, r]));
@@ -157,6 +178,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       messages: [...history, ...items],
       tools: this.#declared,
       stopWhen: isStepCount(1),
+      ...(this.#options.output !== undefined ? { output: this.#options.output.spec } : {}),
       abortSignal: turn.cancellationSignal,
       maxRetries: 0, // the RunModel Step's own retry policy retries
     });
@@ -169,11 +191,12 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         throw turn.cancellationSignal.reason instanceof Error ? turn.cancellationSignal.reason : new Error("the model call was aborted");
       }
     }
-    const [response, toolCalls, usage, finishReason] = await Promise.all([
+    const [response, toolCalls, usage, finishReason, text] = await Promise.all([
       result.response,
       result.toolCalls,
       result.usage,
       result.finishReason,
+      result.text,
     ]);
     const produced = [...items, ...(response.messages as ModelMessage[])];
     const usageOut = {
@@ -193,7 +216,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       const tools = this.#options.tools ?? {};
       return {
         kind: "tool_calls_requested",
-        frameworkRunState: JSON.stringify(produced),
+        frameworkRunState: JSON.stringify({ items: produced, outputRetries: state.outputRetries } satisfies RunState),
         toolCalls: toolCalls.map((call) => ({
           toolCallId: call.toolCallId,
           toolName: call.toolName,
@@ -204,6 +227,32 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         modelCallMetadata,
       };
     }
+    const output = this.#options.output;
+    if (output !== undefined) {
+      const { messages: _messages, ...metadata } = response;
+      const check = await checkOutput(output, text, { response: metadata, usage, finishReason });
+      if (!check.ok) {
+        const limit = output.maxRetries ?? DEFAULT_OUTPUT_RETRIES;
+        if (state.outputRetries >= limit) {
+          return {
+            kind: "turn_completed",
+            newMessages: produced.map(frameworkMessage),
+            usage: usageOut,
+            modelCallMetadata,
+            turnError: `the answer failed its output check ${limit + 1} times in a row: ${check.retryPrompt}`,
+          };
+        }
+        // Stored now, so the next Step's model call sees them as history.
+        const retry: ModelMessage = { role: "user", content: check.retryPrompt };
+        return {
+          kind: "turn_continued",
+          frameworkRunState: JSON.stringify({ items: [], outputRetries: state.outputRetries + 1 } satisfies RunState),
+          newMessages: [...produced, retry].map(frameworkMessage),
+          usage: usageOut,
+          modelCallMetadata,
+        };
+      }
+    }
     return { kind: "turn_completed", newMessages: produced.map(frameworkMessage), usage: usageOut, modelCallMetadata };
   }
 
@@ -213,8 +262,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
    * never finished).
    */
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
-    if (turn.frameworkRunState === undefined) return [];
-    const items = JSON.parse(turn.frameworkRunState) as ModelMessage[];
+    const { items } = parseRunState(turn.frameworkRunState);
     const pending = pendingCalls(items);
     if (pending.length > 0) {
       items.push(toolMessage(pending, new Map(turn.toolCalls.map((r) => [r.toolCallId, r]))));

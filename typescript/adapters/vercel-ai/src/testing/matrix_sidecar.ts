@@ -3,7 +3,10 @@
  * --flow-type T`: `VercelAiRunner` with a scripted `MockLanguageModelV4`
  * that follows the shared prompts of `dex_agents_testing.matrix` (weather,
  * parallel, book, charge, slow, fail; otherwise "I have seen N messages."),
- * served by `serveRunners`. Model calls and tool runs go to the run log in
+ * served by `serveRunners`. A session that asks about a "city" reaches a
+ * second `VercelAiRunner` with structured output (`Output.object` and a
+ * validator that wants the name capitalized); its model answers "paris"
+ * first and "Paris" after a retry. Model calls and tool runs go to the run log in
  * the matrix's JSON-lines format; gate files hold the `model` and `charge`
  * calls. Prints `listening <address>` once up.
  *
@@ -12,9 +15,14 @@
 
 import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ToolEffect } from "@dex-agents/contracts";
-import { serveRunners } from "@dex-agents/core";
-import { jsonSchema } from "ai";
+import { MessageRole, ToolEffect } from "@dex-agents/contracts";
+import {
+  serveRunners,
+  type AgentFrameworkRunner,
+  type AgentTurnContext,
+  type ToolExecutionResult,
+} from "@dex-agents/core";
+import { jsonSchema, Output } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { VercelAiRunner } from "../index.js";
 
@@ -110,8 +118,14 @@ function calls(prompt: string, n: number): Call[] {
   return [];
 }
 
+/** The city answer: lower case until the model has seen one answer of its own. */
+function cityAnswer(answered: boolean, json: boolean) {
+  if (!json) throw new Error("a city question came without the JSON response format");
+  return respond(JSON.stringify({ name: answered ? "Paris" : "paris", country: "FR" }), []);
+}
+
 const model = new MockLanguageModelV4({
-  doStream: async ({ prompt, abortSignal }) => {
+  doStream: async ({ prompt, abortSignal, responseFormat }) => {
     const prompts = prompt
       .filter((m) => m.role === "user")
       .map((m) => m.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
@@ -128,6 +142,9 @@ const model = new MockLanguageModelV4({
     }
     log({ kind: "model", name: "model", prompts, results });
     const current = prompts.at(-1) ?? "";
+    if (prompts[0]?.startsWith("city")) {
+      return cityAnswer(prompt.some((m) => m.role === "assistant"), responseFormat?.type === "json");
+    }
     if (named.length > 0) {
       if (current.startsWith("slow")) {
         try {
@@ -148,7 +165,7 @@ const model = new MockLanguageModelV4({
 });
 
 const city = jsonSchema<{ city: string }>({ type: "object", properties: { city: { type: "string" } } });
-const runner = new VercelAiRunner({
+const tools = new VercelAiRunner({
   model,
   tools: {
     get_weather: {
@@ -193,6 +210,36 @@ const runner = new VercelAiRunner({
     },
   },
 });
+
+type City = { name: string; country: string };
+
+const cityOutput = new VercelAiRunner({
+  model,
+  output: {
+    spec: Output.object({
+      schema: jsonSchema<City>({
+        type: "object",
+        properties: { name: { type: "string" }, country: { type: "string" } },
+        required: ["name", "country"],
+      }),
+    }),
+    validate: (answer: City) =>
+      answer.name === answer.name.charAt(0).toUpperCase() + answer.name.slice(1) ? undefined : "Capitalize the city name.",
+  },
+});
+
+/** The session's runner: the structured one for a session that asked about a city. */
+function pick(turn: AgentTurnContext): VercelAiRunner {
+  const first = turn.messages.find((m) => m.role === MessageRole.USER);
+  return first?.text?.startsWith("city") === true ? cityOutput : tools;
+}
+
+const runner: AgentFrameworkRunner<ToolExecutionResult> = {
+  buildUserMessage: (text) => tools.buildUserMessage(text),
+  runModelStep: (turn) => pick(turn).runModelStep(turn),
+  buildUnfinishedTurnMessages: (turn) => pick(turn).buildUnfinishedTurnMessages(turn),
+  executeDeferredToolCall: (call) => tools.executeDeferredToolCall(call),
+};
 
 const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
 process.stdout.write(`listening ${server.address}\n`);
