@@ -3,11 +3,12 @@
 Requests are generated from the protobuf descriptors (every field kind, nested
 messages, repeated fields, maps and oneofs), with ids that are unknown, empty,
 unicode, hold `/` or name the one stopped Flow the database holds, negative and
-extreme numbers, unknown enum numbers, and in a third of the requests one
-oversized string, bytes value or map key somewhere. Every call must end with a
-gRPC status other than UNKNOWN or INTERNAL (which mean an uncaught exception),
-the server must keep serving, and a call that fails must leave the database
-exactly as it was (an SQLite dump before and after).
+extreme numbers, unknown enum numbers, and in a third of the requests one large
+string, bytes value or map key somewhere (70,000 long, or over dexlite's value
+limit). Every call must end with a gRPC status other than UNKNOWN or INTERNAL
+(which mean an uncaught exception), the server must keep serving, and a call
+that fails must leave the database exactly as it was (a digest of every
+table's rows before and after).
 
 `DEX_AGENTS_FUZZ=long` runs 10,000 cases per method, or `DEX_AGENTS_FUZZ_CASES`
 (see the dexlite README).
@@ -15,6 +16,8 @@ exactly as it was (an SQLite dump before and after).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sqlite3
 import uuid
@@ -29,7 +32,7 @@ import grpc
 import pytest
 from dex.dexpb import dex_pb2 as pb
 from dex.dexpb import dex_pb2_grpc
-from dexlite.testing import DexliteProcess, database_dump
+from dexlite.testing import DexliteProcess
 from google.protobuf import empty_pb2, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from hypothesis import HealthCheck, given, settings
@@ -84,11 +87,36 @@ class Server:
     watcher: sqlite3.Connection
     """Our own read connection: its data_version moves with every commit dexlite makes."""
 
-    def dump(self) -> str:
-        return database_dump(self.db)
+    def digest(self) -> bytes:
+        return database_digest(self.db)
 
     def commits_seen(self) -> int:
         return int(self.watcher.execute("PRAGMA data_version").fetchone()[0])
+
+
+def database_digest(db: Path) -> bytes:
+    """A hash of the schema and every row, streamed: unlike an SQL dump it needs no
+    text of the whole database, which every Flow StartFlow accepts makes larger."""
+    digest = hashlib.blake2b()
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        tables = conn.execute(
+            "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
+        ).fetchall()
+        for kind, name, sql in tables:
+            digest.update(f"\0{kind}\0{name}\0{sql}\0".encode())
+            if kind != "table":
+                continue
+            for row in conn.execute(f'SELECT * FROM "{name}"'):
+                for value in row:
+                    if isinstance(value, bytes):
+                        digest.update(b"\1b%d:" % len(value) + value)
+                    elif isinstance(value, str):
+                        encoded = value.encode("utf-8", "surrogatepass")
+                        digest.update(b"\1s%d:" % len(encoded) + encoded)
+                    else:
+                        digest.update(b"\1" + repr(value).encode())
+                digest.update(b"\2")
+    return digest.digest()
 
 
 @pytest.fixture(scope="module")
@@ -117,11 +145,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 # --- requests from descriptors ---------------------------------------------------------
 
 _BIG = 3 << 20  # over dexlite's value limit, under the transport's 4 MiB
-# One shared object each, and at most one oversized field per request (see
-# `with_one_oversized`): as a leaf choice it landed on a third of the string leaves
-# of a deep request, so a StartFlow case held tens of MiB and the run took GBs.
+_LONG = 70_000  # long for an id or a name, well under the value limit
+# One shared object each, and at most one large field per request (see
+# `with_one_large`): as leaf choices they landed on many string leaves of a deep
+# request, so a StartFlow case held tens of MiB, and each one accepted grew the
+# database by MiBs.
 _HUGE_TEXT = "z" * _BIG
 _HUGE_BYTES = b"x" * _BIG
+_LONG_TEXT = "y" * _LONG
+_LONG_BYTES = b"w" * _LONG
 _EDGE_STRINGS = [
     "",
     " ",
@@ -136,7 +168,6 @@ _EDGE_STRINGS = [
     FLOW_TYPE,
     "Start",
     "x" * 300,
-    "y" * 70_000,
 ]
 
 
@@ -306,40 +337,43 @@ def near_valid(descriptor: Descriptor, run_id: str) -> st.SearchStrategy[Any]:
 _TEXTUAL = (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES)
 
 
-def _huge(field: FieldDescriptor) -> str | bytes:
-    return _HUGE_BYTES if field.type == FieldDescriptor.TYPE_BYTES else _HUGE_TEXT
+def _large(field: FieldDescriptor, over: bool) -> str | bytes:
+    if field.type == FieldDescriptor.TYPE_BYTES:
+        return _HUGE_BYTES if over else _LONG_BYTES
+    return _HUGE_TEXT if over else _LONG_TEXT
 
 
-def _set_huge(message: Any, field: FieldDescriptor) -> None:
-    setattr(message, field.name, _huge(field))
+def _set_large(message: Any, field: FieldDescriptor, over: bool) -> None:
+    setattr(message, field.name, _large(field, over))
 
 
-def _set_huge_item(items: Any, index: int, field: FieldDescriptor) -> None:
+def _set_large_item(items: Any, index: int, field: FieldDescriptor, over: bool) -> None:
     if index < len(items):
-        items[index] = _huge(field)
+        items[index] = _large(field, over)
     else:
-        items.append(_huge(field))
+        items.append(_large(field, over))
 
 
-def _set_huge_map_value(target: Any, key: Any, field: FieldDescriptor) -> None:
-    target[key] = _huge(field)
+def _set_large_map_value(target: Any, key: Any, field: FieldDescriptor, over: bool) -> None:
+    target[key] = _large(field, over)
 
 
-def _set_huge_map_key(target: Any, key: Any) -> None:
+def _set_large_map_key(target: Any, key: Any, over: bool) -> None:
+    large = _HUGE_TEXT if over else _LONG_TEXT
     value = target[key]
     if hasattr(value, "CopyFrom"):
         kept = type(value)()
         kept.CopyFrom(value)
         del target[key]
-        target[_HUGE_TEXT].CopyFrom(kept)
+        target[large].CopyFrom(kept)
     else:
         del target[key]
-        target[_HUGE_TEXT] = value
+        target[large] = value
 
 
-def _oversize_slots(message: Any) -> list[Callable[[], None]]:
-    """Every place of `message` where one oversized string or bytes value can go."""
-    slots: list[Callable[[], None]] = []
+def _large_slots(message: Any) -> list[Callable[[bool], None]]:
+    """Every place of `message` where one large string or bytes value can go."""
+    slots: list[Callable[[bool], None]] = []
     for field in message.DESCRIPTOR.fields:
         entry = field.message_type
         if entry is not None and entry.GetOptions().map_entry:
@@ -347,47 +381,47 @@ def _oversize_slots(message: Any) -> list[Callable[[], None]]:
             key_field, value_field = entry.fields_by_name["key"], entry.fields_by_name["value"]
             for key in list(target):
                 if key_field.type == FieldDescriptor.TYPE_STRING:
-                    slots.append(partial(_set_huge_map_key, target, key))
+                    slots.append(partial(_set_large_map_key, target, key))
                 if value_field.message_type is not None:
-                    slots.extend(_oversize_slots(target[key]))
+                    slots.extend(_large_slots(target[key]))
                 elif value_field.type in _TEXTUAL:
-                    slots.append(partial(_set_huge_map_value, target, key, value_field))
+                    slots.append(partial(_set_large_map_value, target, key, value_field))
         elif entry is not None:
             if field.is_repeated:
                 for item in getattr(message, field.name):
-                    slots.extend(_oversize_slots(item))
+                    slots.extend(_large_slots(item))
             elif message.HasField(field.name):
-                slots.extend(_oversize_slots(getattr(message, field.name)))
+                slots.extend(_large_slots(getattr(message, field.name)))
         elif field.type in _TEXTUAL:
             if field.is_repeated:
                 items = getattr(message, field.name)
                 for index in range(max(len(items), 1)):
-                    slots.append(partial(_set_huge_item, items, index, field))
+                    slots.append(partial(_set_large_item, items, index, field))
             else:
-                slots.append(partial(_set_huge, message, field))
+                slots.append(partial(_set_large, message, field))
     return slots
 
 
-def with_one_oversized(base: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """Requests from `base` with exactly one string or bytes field (or map key) over the
-    value limit, wherever it can go: the oversized class stays covered at any depth while
-    a case stays one 3 MiB value large."""
+def with_one_large(base: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Requests from `base` with one string or bytes field (or map key), wherever it can
+    go, 70,000 long or over the value limit: both classes stay covered at any depth
+    while a case holds one large value and an accepted one stays small."""
 
     @st.composite
     def build(draw: st.DrawFn) -> Any:
         message = draw(base)
-        slots = _oversize_slots(message)
+        slots = _large_slots(message)
         if slots:
-            draw(st.sampled_from(slots))()
+            draw(st.sampled_from(slots))(draw(st.booleans()))
         return message
 
     return build()
 
 
 def cases(descriptor: Descriptor, run_id: str) -> st.SearchStrategy[Any]:
-    """Random, near-valid and one-field-oversized requests of `descriptor`."""
+    """Random, near-valid and one-large-field requests of `descriptor`."""
     random, near = requests(descriptor, run_id), near_valid(descriptor, run_id)
-    return st.one_of(random, near, with_one_oversized(st.one_of(random, near)))
+    return st.one_of(random, near, with_one_large(st.one_of(random, near)))
 
 
 # --- the property ----------------------------------------------------------------------
@@ -413,7 +447,7 @@ def _call(server: Server, method: str, request: Any) -> grpc.StatusCode:
 @pytest.mark.parametrize("method", METHODS)
 def test_every_method_answers_bad_input_with_a_status(server: Server, method: str) -> None:
     descriptor = SERVICE.methods_by_name[method].input_type
-    baseline = [server.dump()]
+    baseline = [server.digest()]
     version = [server.commits_seen()]
     outcomes: Counter[str] = Counter()
 
@@ -427,15 +461,15 @@ def test_every_method_answers_bad_input_with_a_status(server: Server, method: st
             # stopped at once, so no dispatching changes the database later.
             if method == "StartFlow":
                 _call(server, "StopFlow", _stop(request.flow_id))
-            baseline[0] = server.dump()
+            baseline[0] = server.digest()
             version[0] = server.commits_seen()
             return
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             assert method in LONG_POLLS, f"{method} did not answer within {CALL_TIMEOUT}s"
         # No commit since the baseline proves the database unchanged; after a
-        # commit, the dump must still equal the baseline's.
+        # commit, the digest must still equal the baseline's.
         if server.commits_seen() != version[0]:
-            assert server.dump() == baseline[0], f"{method}: {code} changed the database"
+            assert server.digest() == baseline[0], f"{method}: {code} changed the database"
             version[0] = server.commits_seen()
 
     check()
@@ -445,8 +479,23 @@ def test_every_method_answers_bad_input_with_a_status(server: Server, method: st
     server.stub.GetServerInfo(empty_pb2.Empty(), timeout=30)
 
 
+def test_the_digest_sees_a_change_and_only_a_change(server: Server) -> None:
+    """The property is only as strong as its digest: an accepted call must move it."""
+    before = server.digest()
+    assert server.digest() == before
+    flow_id = f"digest-{uuid.uuid4().hex[:8]}"
+    started = pb.StartFlowRequest(
+        flow_id=flow_id, flow_type=FLOW_TYPE, start_step_type="Start", request_id="r-digest"
+    )
+    assert _call(server, "StartFlow", started) == grpc.StatusCode.OK
+    assert _call(server, "StopFlow", _stop(flow_id)) == grpc.StatusCode.OK
+    after = server.digest()
+    assert after != before
+    assert server.digest() == after
+
+
 def test_unknown_ids_are_not_found(server: Server) -> None:
-    before = server.dump()
+    before = server.digest()
     unknown = f"no-such-{uuid.uuid4().hex[:8]}"
     for method, request in [
         ("GetFlowState", pb.GetFlowStateRequest(flow_id=unknown)),
@@ -454,12 +503,12 @@ def test_unknown_ids_are_not_found(server: Server) -> None:
         ("GetFlowSummary", pb.GetFlowSummaryRequest(flow_id=unknown)),
     ]:
         assert _call(server, method, request) == grpc.StatusCode.NOT_FOUND
-    assert server.dump() == before
+    assert server.digest() == before
 
 
 def test_history_pages_refuse_a_negative_size_and_cap_a_huge_one(server: Server) -> None:
     """Found by the long run: a negative estimate_page_size was an internal error."""
-    before = server.dump()
+    before = server.digest()
     request = pb.GetHistoryEventsRequest(
         flow_id=FLOW_ID, run_id=server.run_id, estimate_page_size=-(2**31)
     )
@@ -475,4 +524,4 @@ def test_history_pages_refuse_a_negative_size_and_cap_a_huge_one(server: Server)
     )
     assert huge.events
     assert not huge.next_page_token
-    assert server.dump() == before
+    assert server.digest() == before
