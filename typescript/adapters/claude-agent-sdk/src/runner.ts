@@ -357,7 +357,9 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
     const entries = turn.frameworkRunState === undefined ? [] : decodeRunState(turn.frameworkRunState).entries;
     const kept = withoutUnansweredTail(entries);
-    const messages = kept.length > 0 ? projectTurn(kept) : [];
+    const projected = kept.length > 0 ? projectTurn(kept) : [];
+    // Only the empty stand-in that carries the transcript: nothing to show.
+    const messages = projected.some((m) => (m.text ?? "") !== "" || m.toolCallId !== undefined) ? projected : [];
     const shown = new Set(messages.filter((m) => m.role === "tool").map((m) => m.toolCallId));
     const empty = encodeItem([]);
     for (const record of [...turn.toolCalls].sort((a, b) => a.deferralOrder - b.deferralOrder)) {

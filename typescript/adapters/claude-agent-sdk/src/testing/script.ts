@@ -16,13 +16,13 @@ export function promptOf(request: MessagesRequest): string {
   return request.userTexts().filter((t) => t !== CONTINUE_PROMPT).at(-1) ?? "";
 }
 
-/** `[tool name, result]` of the current turn: the results after its prompt, bare tool names. */
-export function turnResults(request: MessagesRequest): [string, string][] {
+/** `[id, tool name, result]` of the current turn: the results after its prompt, bare tool names. */
+export function turnResults(request: MessagesRequest): [string, string, string][] {
   const names = new Map(request.toolUses().map(([id, name]) => [id, name.split("__").at(-1) ?? name]));
   const messages = request.messages;
   const prompt = promptOf(request);
   const start = messages.findLastIndex((m) => request.userTexts([m]).includes(prompt));
-  return request.toolResults(messages.slice(start + 1)).map(([id, text]) => [names.get(id) ?? id, text]);
+  return request.toolResults(messages.slice(start + 1)).map(([id, text]) => [id, names.get(id) ?? id, text]);
 }
 
 /** Whether the model still owes an answer to tool results: results came after its last text. */
@@ -38,5 +38,5 @@ export function owesAnswer(request: MessagesRequest): boolean {
 }
 
 export function resultsText(request: MessagesRequest): string {
-  return `Results: ${turnResults(request).map(([name, text]) => `${name}=${text}`).join("; ")}`;
+  return `Results: ${turnResults(request).map(([, name, text]) => `${name}=${text}`).join("; ")}`;
 }
