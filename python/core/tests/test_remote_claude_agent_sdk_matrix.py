@@ -205,6 +205,7 @@ def test_failed_turn_after_write_leaves_note_and_write_is_not_repeated(
     assert "model unavailable" in failed.state.last_turn_error
     note = failed.messages[-1]
     assert note.role is MessageRole.USER
+    assert note.text is not None
     assert note.text.startswith("[Dex] The previous turn failed after these tool calls ran:\n")
     assert "mcp__app__charge_now" in note.text
     assert "-> succeeded: charged 5 USD" in note.text
