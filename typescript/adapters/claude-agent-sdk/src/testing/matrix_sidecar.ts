@@ -1,0 +1,121 @@
+/**
+ * `node dist/testing/matrix_sidecar.js --address HOST:PORT --log PATH
+ * --flow-type T`: `ClaudeAgentRunner` on the real bundled CLI, whose model is
+ * the scripted loopback Messages API of this process, answering the shared
+ * prompts of `dex_agents_testing.matrix` as the Python adapter's integration
+ * app does (weather, parallel, book, charge, slow, fail; otherwise "I have
+ * seen N messages."), served by `serveRunners`. Model calls and tool runs go
+ * to the run log in the matrix's JSON-lines format; gate files hold the
+ * `slow` model call and the `charge` tool. Prints `listening <address>`.
+ *
+ * @module
+ */
+
+import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { tool } from "@anthropic-ai/claude-agent-sdk";
+import { ToolEffect } from "@dex-agents/contracts";
+import { serveRunners } from "@dex-agents/core";
+import { z } from "zod";
+import { ClaudeAgentRunner, currentToolExecution } from "../index.js";
+import { FakeMessagesServer, offlineEnv, textReply, toolUseReply, type MessagesRequest, type ScriptedReply } from "./fake_messages.js";
+import { owesAnswer, promptOf, turnResults } from "./script.js";
+import { CONTINUE_PROMPT } from "../runner.js";
+
+const { values } = parseArgs({
+  options: {
+    address: { type: "string", default: "127.0.0.1:0" },
+    log: { type: "string" },
+    "flow-type": { type: "string" },
+  },
+});
+const logPath = values.log;
+const flowType = values["flow-type"];
+if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
+
+function log(entry: Record<string, unknown>): void {
+  const fd = openSync(logPath!, "a");
+  try {
+    writeSync(fd, `${JSON.stringify(entry)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Waits for a gate file the test creates from its own process (hence the polling). */
+function gate(name: string): Promise<void> {
+  const path = `${logPath}.${name}-gate`;
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      if (existsSync(path)) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 20);
+  });
+}
+
+async function respond(request: MessagesRequest): Promise<ScriptedReply> {
+  const prompts = request.userTexts().filter((t) => t !== CONTINUE_PROMPT);
+  const prompt = promptOf(request);
+  const results = owesAnswer(request) ? turnResults(request) : [];
+  log({ kind: "model", name: "model", items: request.messages.length, prompts, results: Object.fromEntries(results.map(([id, , text]) => [id, text])) });
+  const n = prompts.length;
+  if (results.length > 0) {
+    if (prompt.startsWith("fail")) return { blocks: [], errorStatus: 500, errorMessage: "model unavailable" };
+    if (prompt.startsWith("slow")) await gate("model");
+    return textReply(`Results: ${results.map(([, name, text]) => `${name}=${text}`).join("; ")}`);
+  }
+  if (prompt.startsWith("weather") || prompt.startsWith("slow")) return toolUseReply([`w${n}`, "mcp__app__get_weather", { city: "Paris" }]);
+  if (prompt.startsWith("parallel")) {
+    return toolUseReply([`a${n}`, "mcp__app__get_weather", { city: "Oslo" }], [`b${n}`, "mcp__app__get_weather", { city: "Lima" }]);
+  }
+  if (prompt.startsWith("book")) {
+    return toolUseReply([`r${n}`, "mcp__app__get_weather", { city: "Rome" }], [`k${n}`, "mcp__app__book_trip", { city: "Rome" }]);
+  }
+  if (prompt.startsWith("charge")) return toolUseReply([`p${n}`, "mcp__app__charge", { usd: 5 }]);
+  if (prompt.startsWith("fail")) return toolUseReply([`f${n}`, "mcp__app__charge_now", { usd: 5 }]);
+  return textReply(`I have seen ${request.messages.length} messages.`);
+}
+
+function logged(name: string): void {
+  log({ kind: "tool", name, key: currentToolExecution()?.idempotencyKey ?? null });
+}
+
+const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+const server = await FakeMessagesServer.start(respond);
+const noApprovalWrite = { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false };
+const runner = new ClaudeAgentRunner({
+  options: { model: "claude-scripted", tools: [], settingSources: [], maxTurns: 8, env: offlineEnv(server.baseUrl) },
+  tools: {
+    app: [
+      tool("get_weather", "The weather in a city.", { city: z.string() }, async ({ city }) => {
+        logged("get_weather");
+        return text(`sunny in ${city}`);
+      }, { annotations: { readOnlyHint: true } }),
+      tool("book_trip", "Books a trip.", { city: z.string() }, async ({ city }) => {
+        logged("book_trip");
+        return text(`booked ${city}`);
+      }),
+      tool("charge", "Charges the card.", { usd: z.number() }, async ({ usd }) => {
+        logged("charge");
+        await gate("charge");
+        return text(`charged ${usd} USD`);
+      }),
+      tool("charge_now", "Charges the card at once.", { usd: z.number() }, async ({ usd }) => {
+        logged("charge_now");
+        return text(`charged ${usd} USD`);
+      }),
+    ],
+  },
+  toolPolicies: {
+    book_trip: { effect: ToolEffect.NON_IDEMPOTENT_WRITE },
+    charge: noApprovalWrite,
+    charge_now: noApprovalWrite,
+  },
+});
+
+const served = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
+process.stdout.write(`listening ${served.address}\n`);
+process.on("SIGTERM", () => void served.close().then(() => server.close()).then(() => process.exit(0)));
