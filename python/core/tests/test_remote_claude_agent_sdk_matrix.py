@@ -12,9 +12,6 @@ The sidecar SIGKILLs kill the Node process group (the CLI with it)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,96 +23,33 @@ from dex_agents_testing.matrix import (
     test_async_durability_default_never_reruns_single_attempt_write,
     test_sigkill_during_single_attempt_tool_records_outcome_unknown,
 )
-from dex_agents_testing.processes import DexliteProcess, wait_until
+from dex_agents_testing.processes import wait_until
 from dex_agents_testing.worker_apps import WorkerApp
-from remote_flows import TARGET_VARIABLE
-from remote_sidecar import Sidecar, build_package
+from remote_matrix import app, dexlite, make_app, private_app, sidecar_of
+from remote_sidecar import build_package
 
 __all__ = [
+    "app",
+    "dexlite",
+    "make_app",
+    "private_app",
     "test_approval_deadline_rejects_the_call",
     "test_async_durability_default_never_reruns_single_attempt_write",
     "test_sigkill_during_single_attempt_tool_records_outcome_unknown",
 ]
 
-SCRIPT = Path(__file__).with_name("remote_flows.py")
-
 
 @pytest.fixture(scope="module")
-def claude_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sidecar_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("ts")
     return build_package(
         work, "typescript/adapters/claude-agent-sdk", ["typescript/contracts", "typescript/core"]
     )
 
 
-@dataclass
-class SidecarApp(WorkerApp):
-    """A WorkerApp whose Flow reaches the ClaudeAgentRunner in its own sidecar."""
-
-    sidecar: Sidecar | None = None
-
-    def stop(self) -> None:
-        super().stop()
-        if self.sidecar is not None:
-            self.sidecar.stop()
-
-
 @pytest.fixture
-def make_app(claude_package: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., WorkerApp]:
-    def make(
-        server: DexliteProcess, root: Path, interrupt_deadline: float | None = None
-    ) -> WorkerApp:
-        flow_type = f"Claude{uuid.uuid4().hex[:10]}"
-        # WorkerApp logs to <root>/<flow_type>.jsonl: the sidecar writes the runs there.
-        log = root / f"{flow_type}.jsonl"
-        log.touch()
-        sidecar = Sidecar(
-            claude_package, log, [flow_type], script="dist/testing/matrix_sidecar.js"
-        ).start()
-        monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
-        return SidecarApp(
-            server,
-            root,
-            SCRIPT,
-            flow_type=flow_type,
-            interrupt_deadline=interrupt_deadline,
-            sidecar=sidecar,
-        )
-
-    return make
-
-
-@pytest.fixture(scope="module")
-def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def app(
-    make_app: Callable[..., WorkerApp], dexlite: DexliteProcess, tmp_path: Path
-) -> Iterator[WorkerApp]:
-    made = make_app(dexlite, tmp_path)
-    made.start_worker()
-    yield made
-    made.stop()
-
-
-@pytest.fixture
-def private_app(make_app: Callable[..., WorkerApp], tmp_path: Path) -> Iterator[WorkerApp]:
-    server = DexliteProcess(tmp_path / "private.sqlite").start()
-    made = make_app(server, tmp_path)
-    made.start_worker()
-    yield made
-    made.stop()
-    server.stop()
-
-
-def _sidecar(app: WorkerApp) -> Sidecar:
-    assert isinstance(app, SidecarApp)
-    assert app.sidecar is not None
-    return app.sidecar
+def flow_type_prefix() -> str:
+    return "Claude"
 
 
 def _awaiting_approval(snapshot: AgentSnapshot) -> bool:
@@ -255,7 +189,7 @@ def test_sigkill_of_the_sidecar_mid_run_model_repeats_the_turn_and_its_inline_re
     wait_until(
         lambda: any(e["results"] for e in app.entries("model")), what="the second model call"
     )
-    sidecar = _sidecar(app)
+    sidecar = sidecar_of(app)
     sidecar.kill()  # mid-CLI run, in Node (the CLI is in the sidecar's process group)
     sidecar.start()
     app.gate("model").touch()
@@ -272,7 +206,7 @@ def test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown(
     app = private_app
     session = app.start("charge me")
     wait_until(lambda: len(app.entries("tool", "charge")) == 1, what="the charge to start")
-    sidecar = _sidecar(app)
+    sidecar = sidecar_of(app)
     sidecar.kill()  # mid-tool, in Node
     sidecar.start()
     app.gate("charge").touch()  # a second run would now finish at once
