@@ -17,9 +17,14 @@ export class RunLog {
   }
 
   append(kind: string, fields: Record<string, unknown>): void {
+    this.write({ kind, ...fields });
+  }
+
+  /** One JSON line, synced before it returns. */
+  write(entry: Record<string, unknown>): void {
     const fd = openSync(this.path, "a");
     try {
-      writeSync(fd, `${JSON.stringify({ kind, ...fields })}\n`);
+      writeSync(fd, `${JSON.stringify(entry)}\n`);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -31,11 +36,11 @@ export class RunLog {
   }
 
   /** Resolves once the gate file exists; rejects with the signal's reason when it aborts. */
-  waitForGate(name: string, signal: AbortSignal): Promise<void> {
+  waitForGate(name: string, signal?: AbortSignal): Promise<void> {
     const path = this.gate(name);
     return new Promise((resolve, reject) => {
       const check = (): void => {
-        if (signal.aborted) {
+        if (signal?.aborted) {
           clearInterval(timer);
           reject(signal.reason);
         } else if (existsSync(path)) {
@@ -44,7 +49,7 @@ export class RunLog {
         }
       };
       const timer = setInterval(check, 10);
-      signal.addEventListener("abort", check, { once: true });
+      signal?.addEventListener("abort", check, { once: true });
       check();
     });
   }

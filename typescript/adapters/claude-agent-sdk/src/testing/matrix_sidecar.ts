@@ -11,50 +11,18 @@
  * @module
  */
 
-import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { tool } from "@anthropic-ai/claude-agent-sdk";
 import { ToolEffect } from "@dex-agents/contracts";
-import { serveRunners } from "@dex-agents/core";
+import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import { z } from "zod";
 import { ClaudeAgentRunner, currentToolExecution } from "../index.js";
 import { FakeMessagesServer, offlineEnv, textReply, toolUseReply, type MessagesRequest, type ScriptedReply } from "./fake_messages.js";
 import { owesAnswer, promptOf, turnResults } from "./script.js";
 import { CONTINUE_PROMPT } from "../runner.js";
 
-const { values } = parseArgs({
-  options: {
-    address: { type: "string", default: "127.0.0.1:0" },
-    log: { type: "string" },
-    "flow-type": { type: "string" },
-  },
-});
-const logPath = values.log;
-const flowType = values["flow-type"];
-if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
-
-function log(entry: Record<string, unknown>): void {
-  const fd = openSync(logPath!, "a");
-  try {
-    writeSync(fd, `${JSON.stringify(entry)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Waits for a gate file the test creates from its own process (hence the polling). */
-function gate(name: string): Promise<void> {
-  const path = `${logPath}.${name}-gate`;
-  return new Promise((resolve) => {
-    const timer = setInterval(() => {
-      if (existsSync(path)) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 20);
-  });
-}
+const sidecar = matrixSidecarArgs();
+const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
+const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
 async function respond(request: MessagesRequest): Promise<ScriptedReply> {
   const prompts = request.userTexts().filter((t) => t !== CONTINUE_PROMPT);
@@ -116,6 +84,4 @@ const runner = new ClaudeAgentRunner({
   },
 });
 
-const served = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
-process.stdout.write(`listening ${served.address}\n`);
-process.on("SIGTERM", () => void served.close().then(() => server.close()).then(() => process.exit(0)));
+await serveMatrixRunner(sidecar, runner, () => server.close());

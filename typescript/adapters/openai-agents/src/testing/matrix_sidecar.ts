@@ -10,50 +10,16 @@
  * @module
  */
 
-import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { ToolEffect } from "@dex-agents/contracts";
-import { serveRunners } from "@dex-agents/core";
+import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import { Agent, tool } from "@openai/agents";
 import { z } from "zod";
 import { dexRunInfo, OpenAiAgentsRunner } from "../index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedCall } from "./scripted_model.js";
 
-const { values } = parseArgs({
-  options: {
-    address: { type: "string", default: "127.0.0.1:0" },
-    log: { type: "string" },
-    "flow-type": { type: "string" },
-  },
-});
-const logPath = values.log;
-const flowType = values["flow-type"];
-if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
-
-function log(entry: Record<string, unknown>): void {
-  const fd = openSync(logPath!, "a");
-  try {
-    writeSync(fd, `${JSON.stringify(entry)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function gate(name: string, signal: AbortSignal | undefined): Promise<void> {
-  const path = `${logPath}.${name}-gate`;
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (signal?.aborted) {
-        clearInterval(timer);
-        reject(signal.reason);
-      } else if (existsSync(path)) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 10);
-  });
-}
+const sidecar = matrixSidecarArgs();
+const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
+const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
 function calls(prompt: string, n: number): ScriptedCall[] {
   const city = (p: string): string => p.split(" ").slice(1).join(" ") || "Paris";
@@ -165,6 +131,4 @@ const runner = new OpenAiAgentsRunner({
   },
 });
 
-const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
-process.stdout.write(`listening ${server.address}\n`);
-process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));
+await serveMatrixRunner(sidecar, runner);

@@ -11,10 +11,9 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { ToolEffect } from "@dex-agents/contracts";
-import { serveRunners, type DeferredToolExecution, type ToolExecutionResult } from "@dex-agents/core";
+import type { DeferredToolExecution, ToolExecutionResult } from "@dex-agents/core";
+import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
   fauxAssistantMessage,
@@ -27,41 +26,9 @@ import {
 } from "@mariozechner/pi-ai";
 import { PiRunner } from "../index.js";
 
-const { values } = parseArgs({
-  options: {
-    address: { type: "string", default: "127.0.0.1:0" },
-    log: { type: "string" },
-    "flow-type": { type: "string" },
-  },
-});
-const logPath = values.log;
-const flowType = values["flow-type"];
-if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
-
-function log(entry: Record<string, unknown>): void {
-  const fd = openSync(logPath!, "a");
-  try {
-    writeSync(fd, `${JSON.stringify(entry)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function gate(name: string, signal: AbortSignal | undefined): Promise<void> {
-  const path = `${logPath}.${name}-gate`;
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (signal?.aborted) {
-        clearInterval(timer);
-        reject(signal.reason);
-      } else if (existsSync(path)) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 10);
-  });
-}
+const sidecar = matrixSidecarArgs();
+const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
+const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
 type Call = { readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
 
@@ -187,6 +154,4 @@ const runner = new LoggedPiRunner({
   },
 });
 
-const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
-process.stdout.write(`listening ${server.address}\n`);
-process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));
+await serveMatrixRunner(sidecar, runner);

@@ -13,54 +13,20 @@
  * @module
  */
 
-import { closeSync, existsSync, fsyncSync, openSync, writeSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { MessageRole, ToolEffect } from "@dex-agents/contracts";
 import {
-  serveRunners,
   type AgentFrameworkRunner,
   type AgentTurnContext,
   type ToolExecutionResult,
 } from "@dex-agents/core";
+import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import { jsonSchema, Output } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
 import { VercelAiRunner } from "../index.js";
 
-const { values } = parseArgs({
-  options: {
-    address: { type: "string", default: "127.0.0.1:0" },
-    log: { type: "string" },
-    "flow-type": { type: "string" },
-  },
-});
-const logPath = values.log;
-const flowType = values["flow-type"];
-if (logPath === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
-
-function log(entry: Record<string, unknown>): void {
-  const fd = openSync(logPath!, "a");
-  try {
-    writeSync(fd, `${JSON.stringify(entry)}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function gate(name: string, signal: AbortSignal | undefined): Promise<void> {
-  const path = `${logPath}.${name}-gate`;
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (signal?.aborted) {
-        clearInterval(timer);
-        reject(signal.reason);
-      } else if (existsSync(path)) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 10);
-  });
-}
+const sidecar = matrixSidecarArgs();
+const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
+const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -241,6 +207,4 @@ const runner: AgentFrameworkRunner<ToolExecutionResult> = {
   executeDeferredToolCall: (call) => tools.executeDeferredToolCall(call),
 };
 
-const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
-process.stdout.write(`listening ${server.address}\n`);
-process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));
+await serveMatrixRunner(sidecar, runner);

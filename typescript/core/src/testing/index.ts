@@ -1,0 +1,8 @@
+/**
+ * `@dex-agents/core/testing`: support for the sidecar tests of TypeScript adapters.
+ *
+ * @module
+ */
+
+export { matrixSidecarArgs, serveMatrixRunner, type MatrixSidecarArgs } from "./matrix_sidecar.js";
+export { RunLog } from "./runlog.js";

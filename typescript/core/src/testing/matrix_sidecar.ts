@@ -1,0 +1,45 @@
+/**
+ * What every adapter's matrix sidecar shares (`node dist/testing/matrix_sidecar.js
+ * --address HOST:PORT --log PATH --flow-type T`, started by
+ * python/core/tests/remote_matrix.py): its command line, its run log with the
+ * gate files, and how it serves one runner, says `listening <address>` and ends
+ * on SIGTERM. Each adapter keeps only its scripted model and tools.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner.js";
+import { serveRunners } from "../serve.js";
+import { RunLog } from "./runlog.js";
+
+export interface MatrixSidecarArgs {
+  readonly address: string;
+  readonly flowType: string;
+  readonly runLog: RunLog;
+}
+
+export function matrixSidecarArgs(): MatrixSidecarArgs {
+  const { values } = parseArgs({
+    options: {
+      address: { type: "string", default: "127.0.0.1:0" },
+      log: { type: "string" },
+      "flow-type": { type: "string" },
+    },
+  });
+  const log = values.log;
+  const flowType = values["flow-type"];
+  if (log === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
+  return { address: values.address, flowType, runLog: new RunLog(log) };
+}
+
+/** Serves `runner` under the sidecar's Flow type; `afterClose` runs once the service stopped on SIGTERM. */
+export async function serveMatrixRunner(
+  args: MatrixSidecarArgs,
+  runner: AgentFrameworkRunner<DeferredToolOutcome>,
+  afterClose: () => unknown = () => undefined,
+): Promise<void> {
+  const server = await serveRunners({ runners: { [args.flowType]: runner }, address: args.address });
+  process.stdout.write(`listening ${server.address}\n`);
+  process.on("SIGTERM", () => void server.close().then(afterClose).then(() => process.exit(0)));
+}
