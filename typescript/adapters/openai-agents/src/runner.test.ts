@@ -16,7 +16,6 @@ import {
   ToolExecutionError,
   USER_REJECTED_RESULT,
   type AgentTurnContext,
-  type DeferredToolExecution,
   type ToolCallsRequested,
   type TurnCompleted,
 } from "@dex-agents/core";
@@ -24,6 +23,7 @@ import { Agent, handoff, tool, type InputGuardrail, type ModelRequest, type Outp
 import { z } from "zod";
 import { dexRunInfo, HANDOFF_EVENT, OpenAiAgentsRunner } from "./index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./testing/scripted_model.js";
+import { deferredExecution as execution } from "@dex-agents/core/testing";
 
 type Event = AgentEventPayload | { type: "raw"; eventType: string; payload: string };
 
@@ -73,22 +73,6 @@ function turn(
   };
 }
 
-function execution(record: AgentToolCall): DeferredToolExecution {
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    toolCall: record,
-    idempotencyKey: `s1/turn-1/${record.toolCallId}`,
-    attempt: 1,
-    events: { write: () => {}, writeRaw: () => {} },
-    heartbeat: async () => {},
-    saveHeartbeatCheckpoint: async () => {},
-    heartbeatCheckpoint: undefined,
-    inputAnswers: [],
-    supportsToolTasks: false,
-    cancellationSignal: new AbortController().signal,
-  };
-}
 
 function record(call: { toolCallId: string; toolName: string; arguments: string }, status: ToolCallStatus, extra: { output?: string; error?: string } = {}): AgentToolCall {
   return create(AgentToolCallSchema, { ...call, turnId: "turn-1", status, ...extra });

@@ -16,7 +16,6 @@ import {
   USER_REJECTED_RESULT,
   ToolExecutionError,
   type AgentTurnContext,
-  type DeferredToolExecution,
 } from "@dex-agents/core";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
@@ -28,6 +27,7 @@ import {
   type Context,
 } from "@mariozechner/pi-ai";
 import { PiRunner } from "./index.js";
+import { deferredExecution as execution } from "@dex-agents/core/testing";
 
 const citySchema = Type.Object({ city: Type.String({ description: "A city name" }) });
 const weather: AgentTool<typeof citySchema> = {
@@ -94,22 +94,6 @@ function turn(
   };
 }
 
-function execution(record: AgentToolCall): DeferredToolExecution {
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    toolCall: record,
-    idempotencyKey: `s1/turn-1/${record.toolCallId}`,
-    attempt: 1,
-    events: { write: () => {}, writeRaw: () => {} },
-    heartbeat: async () => {},
-    saveHeartbeatCheckpoint: async () => {},
-    heartbeatCheckpoint: undefined,
-    inputAnswers: [],
-    supportsToolTasks: false,
-    cancellationSignal: new AbortController().signal,
-  };
-}
 
 test("a tool turn through pi-ai's faux provider: deferred call, Pi tool run, result fed back", async (t) => {
   const faux = registerFauxProvider();

@@ -19,7 +19,7 @@ import {
 } from "@dex-agents/contracts";
 import { resolveToolPolicy } from "../policies.js";
 import { USER_REJECTED_RESULT } from "../results.js";
-import type { AgentTurnContext, DeferredToolExecution, FrameworkMessage, TurnCompleted } from "../runner.js";
+import type { AgentTurnContext, FrameworkMessage, TurnCompleted } from "../runner.js";
 import {
   AgentDefinition,
   MAX_CONSECUTIVE_CONTINUATIONS,
@@ -28,6 +28,7 @@ import {
   type ModelRequest,
   type ModelResponse,
 } from "./index.js";
+import { deferredExecution as execution } from "../testing/executions.js";
 
 /** A model that answers from a script and records every request. */
 class ScriptedModel implements ModelClient {
@@ -102,22 +103,6 @@ function turn(
   };
 }
 
-function execution(record: AgentToolCall): DeferredToolExecution {
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    toolCall: record,
-    idempotencyKey: `s1/turn-1/${record.toolCallId}`,
-    attempt: 1,
-    events: { write: () => {}, writeRaw: () => {} },
-    heartbeat: async () => {},
-    saveHeartbeatCheckpoint: async () => {},
-    heartbeatCheckpoint: undefined,
-    inputAnswers: [],
-    supportsToolTasks: false,
-    cancellationSignal: new AbortController().signal,
-  };
-}
 
 const weather = {
   name: "get_weather",

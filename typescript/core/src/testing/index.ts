@@ -5,4 +5,5 @@
  */
 
 export { matrixSidecarArgs, serveMatrixRunner, type MatrixSidecarArgs } from "./matrix_sidecar.js";
+export { deferredExecution } from "./executions.js";
 export { RunLog } from "./runlog.js";
