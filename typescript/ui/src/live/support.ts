@@ -81,7 +81,10 @@ export class CuttingProxy {
     this.server = createServer((req, res) => {
       const seen = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers };
       const index = this.seen.push(seen) - 1;
-      let cut = this.shouldCut(seen, index);
+      // "severed" drops whatever the upstream still emits after a cut: data already
+      // buffered in the response can arrive after destroy(), and passing it on would
+      // deliver the rest of the stream over the connection that was meant to be cut.
+      let mode: "cutting" | "passing" | "severed" = this.shouldCut(seen, index) ? "cutting" : "passing";
       const upstream = httpRequest(
         { host: target.hostname, port: target.port, method: seen.method, path: seen.url, headers: req.headers },
         (answer) => {
@@ -89,7 +92,8 @@ export class CuttingProxy {
           let events = 0;
           let pending = "";
           answer.on("data", (data: Buffer) => {
-            if (!cut) {
+            if (mode === "severed") return;
+            if (mode === "passing") {
               res.write(data);
               return;
             }
@@ -103,10 +107,10 @@ export class CuttingProxy {
               events += 1;
               if (events === this.afterEvents) {
                 this.cuts += 1;
+                mode = "severed";
                 answer.destroy();
                 // Once the bytes are out, close the socket under the unfinished body.
                 res.write(Buffer.from(pending.slice(0, from), "latin1"), () => res.socket?.end());
-                cut = false;
                 pending = "";
                 return;
               }
@@ -114,7 +118,9 @@ export class CuttingProxy {
             res.write(Buffer.from(pending.slice(0, from), "latin1"));
             pending = pending.slice(from);
           });
-          answer.on("end", () => res.end());
+          answer.on("end", () => {
+            if (mode !== "severed") res.end();
+          });
         },
       );
       upstream.on("error", () => res.destroy());
