@@ -1,7 +1,8 @@
 """What the design's matrix needs to run against a TypeScript runner in the Node sidecar.
 
-Each adapter's matrix module defines two fixtures: `sidecar_package` (its package
-built with `build_package`) and `flow_type_prefix`. It imports the fixtures below and,
+Each adapter's matrix module names its package (`SIDECAR_PACKAGE`, a directory under the
+repository root) and its Flow type prefix (`FLOW_TYPE_PREFIX`), which the
+`sidecar_package` and `flow_type_prefix` fixtures read. It imports the fixtures below and,
 for a Step-mode runner, the three sidecar tests, whose scripted models share the
 prompts "slow weather" and "charge me" (each package's src/testing/matrix_sidecar.ts).
 """
@@ -19,15 +20,17 @@ from dex_agents_testing.history import assert_step_shape
 from dex_agents_testing.processes import DexliteProcess, wait_until
 from dex_agents_testing.worker_apps import WorkerApp
 from remote_flows import TARGET_VARIABLE
-from remote_sidecar import Sidecar
+from remote_sidecar import Sidecar, build_package
 
 __all__ = [
     "SidecarApp",
     "app",
     "dexlite",
+    "flow_type_prefix",
     "make_app",
     "private_app",
     "sidecar_of",
+    "sidecar_package",
     "test_cancel_turn_aborts_the_running_model_call_in_node",
     "test_sigkill_of_the_sidecar_mid_run_model_reruns_only_that_model_call",
     "test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown",
@@ -52,6 +55,24 @@ def sidecar_of(app: WorkerApp) -> Sidecar:
     assert isinstance(app, SidecarApp)
     assert app.sidecar is not None
     return app.sidecar
+
+
+@pytest.fixture(scope="module")
+def sidecar_package(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The module's `SIDECAR_PACKAGE` compiled, with contracts and core staged beside it."""
+    directory: str = request.module.SIDECAR_PACKAGE
+    return build_package(
+        tmp_path_factory.mktemp("ts"), directory, ["typescript/contracts", "typescript/core"]
+    )
+
+
+@pytest.fixture
+def flow_type_prefix(request: pytest.FixtureRequest) -> str:
+    """The module's `FLOW_TYPE_PREFIX`, so two adapters' Flow types never collide."""
+    prefix: str = request.module.FLOW_TYPE_PREFIX
+    return prefix
 
 
 @pytest.fixture

@@ -6,62 +6,12 @@ kills SIGKILL the Python Worker; the sidecar tests of remote_matrix.py SIGKILL t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from dex_agents_testing.matrix import (
-    MatrixExpectations,
-    test_approval_deadline_rejects_the_call,
-    test_approved_write_survives_worker_restart_and_runs_once,
-    test_async_durability_default_never_reruns_single_attempt_write,
-    test_failed_turn_after_write_leaves_note_and_write_is_not_repeated,
-    test_message_sent_during_a_turn_is_queued,
-    test_parallel_tool_calls_run_as_parallel_steps,
-    test_read_tool_turn_has_step_shape_and_replays_history,
-    test_rejected_write_never_runs_and_the_model_sees_why,
-    test_sigkill_during_run_model_reruns_only_that_model_call,
-    test_sigkill_during_single_attempt_tool_records_outcome_unknown,
-    test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps,
-)
-from remote_matrix import (
-    app,
-    dexlite,
-    make_app,
-    private_app,
-    test_cancel_turn_aborts_the_running_model_call_in_node,
-    test_sigkill_of_the_sidecar_mid_run_model_reruns_only_that_model_call,
-    test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown,
-)
-from remote_sidecar import build_package
+from dex_agents_testing.matrix import MatrixExpectations
+from remote_matrix_suite import *  # noqa: F403  (the matrix pytest collects here)
 
-__all__ = [
-    "app",
-    "dexlite",
-    "make_app",
-    "private_app",
-    "test_approval_deadline_rejects_the_call",
-    "test_approved_write_survives_worker_restart_and_runs_once",
-    "test_async_durability_default_never_reruns_single_attempt_write",
-    "test_cancel_turn_aborts_the_running_model_call_in_node",
-    "test_failed_turn_after_write_leaves_note_and_write_is_not_repeated",
-    "test_message_sent_during_a_turn_is_queued",
-    "test_parallel_tool_calls_run_as_parallel_steps",
-    "test_read_tool_turn_has_step_shape_and_replays_history",
-    "test_rejected_write_never_runs_and_the_model_sees_why",
-    "test_sigkill_during_run_model_reruns_only_that_model_call",
-    "test_sigkill_during_single_attempt_tool_records_outcome_unknown",
-    "test_sigkill_of_the_sidecar_mid_run_model_reruns_only_that_model_call",
-    "test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown",
-    "test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps",
-]
-
-
-@pytest.fixture(scope="module")
-def sidecar_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("ts")
-    return build_package(
-        work, "typescript/adapters/openai-agents", ["typescript/contracts", "typescript/core"]
-    )
+SIDECAR_PACKAGE = "typescript/adapters/openai-agents"
+FLOW_TYPE_PREFIX = "OpenAiAgents"
 
 
 @pytest.fixture
@@ -69,8 +19,3 @@ def matrix() -> MatrixExpectations:
     # The "book" turn as the SDK stores it: one item per function call and per result,
     # the answer; plus the user message on each side.
     return MatrixExpectations(messages_after_booking=7)
-
-
-@pytest.fixture
-def flow_type_prefix() -> str:
-    return "OpenAiAgents"
