@@ -13,8 +13,9 @@
  * - `dropped`: opens SESSION, prints `opened`, waits for a line on stdin (the
  *   test stops the server meanwhile), then the page says the server is lost;
  * - `retried`: sends `kill:g1` on SESSION (python/core/tests/http_flows.py: the
- *   model streams, then waits while the test SIGKILLs the Worker), then the
- *   answer of the retried model call and its Step marked retried.
+ *   model streams, then waits while the test SIGKILLs the Worker), prints
+ *   `streamed` once the page shows the streamed text, then waits for the answer
+ *   of the retried model call and its Step marked retried.
  * Each mode writes `<MODE>.png` to OUT_DIR and prints one JSON line of what it saw.
  *
  * @module
@@ -184,6 +185,7 @@ async function main(): Promise<void> {
       await page.getByLabel("message").fill("kill:g1");
       await page.getByRole("button", { name: "Send" }).click();
       await page.locator(".message.assistant .text", { hasText: "partial answer" }).waitFor();
+      console.log("streamed");
       await page.locator(".message.assistant .text", { hasText: "final answer" }).waitFor();
       const retried = page.locator('.bar.bar-retried[data-step="RunModel-1"][data-kind="execute"]');
       await retried.waitFor();
