@@ -10,8 +10,9 @@
 
 import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
-import { AgentMessageSchema, AgentToolCallSchema, InteractionMode, MessageRole, ToolCallStatus, ToolEffect } from "@dex-agents/contracts";
-import { resolveToolPolicy, type AgentTurnContext, type DeferredToolExecution } from "@dex-agents/core";
+import { AgentToolCallSchema, ToolCallStatus, ToolEffect } from "@dex-agents/contracts";
+import type { AgentTurnContext } from "@dex-agents/core";
+import { deferredExecution, storedUserMessage, turnContext } from "@dex-agents/core/testing";
 import { Agent, type AgentTool } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type, type Context } from "@mariozechner/pi-ai";
 import { PiRunner } from "../index.js";
@@ -50,30 +51,16 @@ async function plain(): Promise<void> {
 }
 
 const runner = new PiRunner({ model: faux.getModel(), tools: [weather], toolPolicies: { get_weather: { effect: ToolEffect.READ } } });
-const noop = { write: () => {}, writeRaw: () => {} };
+const userItem = runner.buildUserMessage("weather in Paris?").frameworkItem;
 function context(frameworkRunState: string | undefined, toolCalls: AgentTurnContext["toolCalls"]): AgentTurnContext {
-  const toolPolicies = new Map();
-  return {
-    flowId: "bench", turnId: "turn-1", attempt: 1,
-    messages: [create(AgentMessageSchema, { sequence: 1n, turnId: "turn-1", role: MessageRole.USER, text: "weather in Paris?", frameworkItem: runner.buildUserMessage("weather in Paris?").frameworkItem })],
-    frameworkRunState, toolCalls, toolPolicies,
-    defaultToolEffect: ToolEffect.UNCLASSIFIED, enabledBuiltInTools: [], sessionSettings: {},
-    interactionMode: InteractionMode.CHAT, plan: undefined, contextSummary: undefined,
-    events: noop, heartbeat: async () => {}, cancellationSignal: new AbortController().signal,
-    resolveToolPolicy: (name, effect, approval) =>
-      resolveToolPolicy(name, { toolPolicies, defaultEffect: ToolEffect.UNCLASSIFIED, frameworkEffect: effect, frameworkRequiresApproval: approval }),
-  };
+  return turnContext({ messages: [storedUserMessage("weather in Paris?", userItem)], frameworkRunState, toolCalls });
 }
 
 async function adapter(): Promise<void> {
   const first = await runner.runModelStep(context(undefined, []));
   if (first.kind !== "tool_calls_requested") throw new Error(`expected tool calls, got ${first.kind}`);
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: first.toolCalls[0]!.arguments });
-  const call: DeferredToolExecution = {
-    flowId: "bench", turnId: "turn-1", toolCall: record, idempotencyKey: "bench/turn-1/w1", attempt: 1, events: noop,
-    heartbeat: async () => {}, saveHeartbeatCheckpoint: async () => {}, heartbeatCheckpoint: undefined, inputAnswers: [],
-    supportsToolTasks: false, cancellationSignal: new AbortController().signal,
-  };
+  const call = deferredExecution(record);
   const result = await runner.executeDeferredToolCall(call);
   const done = await runner.runModelStep(context(first.frameworkRunState, [{ ...record, status: ToolCallStatus.SUCCEEDED, output: result.output }]));
   if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
