@@ -37,6 +37,14 @@ def dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def core_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """typescript/core compiled once per target, for the RemoteRunner tests' sidecars."""
+    from remote_sidecar import build_core_package  # only the targets that stage typescript/
+
+    return build_core_package(tmp_path_factory.mktemp("ts"))
+
+
 @pytest.fixture
 def private_dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
     """A dexlite of the test's own, for tests that kill processes."""

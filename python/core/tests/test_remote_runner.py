@@ -13,10 +13,8 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dex_agents import (
@@ -32,74 +30,19 @@ from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole, ToolEffect
 from dex_agents_testing.history import assert_step_shape
 from dex_agents_testing.processes import DexliteProcess, child_env, free_port, wait_until
-from dex_agents_testing.worker_apps import WorkerApp
-from remote_flows import TARGET_VARIABLE
-from remote_sidecar import Sidecar, build_core_package
+from remote_harness import Remote, read_runs, running_remote, wait_for_runs
 
 SCRIPT = Path(__file__).with_name("remote_flows.py")
 
 
-@pytest.fixture(scope="module")
-def core_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_core_package(tmp_path_factory.mktemp("ts"))
-
-
-@pytest.fixture(scope="module")
-def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
-    yield server
-    server.stop()
-
-
-def _runs(log: Path, kind: str, **match: Any) -> list[dict[str, Any]]:
-    entries = [json.loads(line) for line in log.read_text().splitlines() if line]
-    return [
-        e for e in entries if e["kind"] == kind and all(e.get(k) == v for k, v in match.items())
-    ]
-
-
-def _wait_runs(log: Path, kind: str, count: int, **match: Any) -> list[dict[str, Any]]:
-    return wait_until(
-        lambda: found if len(found := _runs(log, kind, **match)) >= count else None,
-        timeout=30,
-        what=f"{count} sidecar {kind} runs matching {match}",
-    )
-
-
-@dataclass
-class Remote:
-    """One test's sidecar and the Worker app whose Flow runs on it."""
-
-    sidecar: Sidecar
-    app: WorkerApp
-
-    def runs(self, kind: str, **match: Any) -> list[dict[str, Any]]:
-        return _runs(self.sidecar.log_path, kind, **match)
-
-    def wait_runs(self, kind: str, count: int, **match: Any) -> list[dict[str, Any]]:
-        return _wait_runs(self.sidecar.log_path, kind, count, **match)
-
-    def open_gate(self, name: str) -> None:
-        Path(f"{self.sidecar.log_path}.{name}-gate").touch()
-
-
 @pytest.fixture
 def remote(
-    dexlite: DexliteProcess,
-    core_package: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    dexlite: DexliteProcess, core_package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Remote]:
-    flow_type = f"Remote{uuid.uuid4().hex[:10]}"
-    log = tmp_path / "sidecar.jsonl"
-    log.touch()
-    sidecar = Sidecar(core_package, log, [flow_type]).start()
-    monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
-    app = WorkerApp(dexlite, tmp_path, SCRIPT, flow_type=flow_type)
-    app.start_worker()
-    yield Remote(sidecar, app)
-    app.stop()
-    sidecar.stop()
+    with running_remote(
+        dexlite, core_package, tmp_path, monkeypatch, script=SCRIPT, flow_type_prefix="Remote"
+    ) as (sidecar, app):
+        yield Remote(sidecar, app)
 
 
 def test_tool_turn_runs_each_call_in_node_and_streams_its_text(remote: Remote) -> None:
@@ -149,8 +92,7 @@ def test_sigkill_of_the_sidecar_mid_run_model_reruns_only_that_call(remote: Remo
     app = remote.app
     session = app.start("slow")
     remote.wait_runs("model", 1, prompt="slow")
-    remote.sidecar.kill()
-    remote.sidecar.start()
+    remote.restart_sidecar()
     second = remote.wait_runs("model", 2, prompt="slow")
     assert [r["attempt"] for r in second] == [1, 2]
     remote.open_gate("model")
@@ -165,8 +107,7 @@ def test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown(
     app = remote.app
     session = app.start("charge")
     remote.wait_runs("tool", 1, name="charge")
-    remote.sidecar.kill()
-    remote.sidecar.start()
+    remote.restart_sidecar()
     remote.open_gate("charge")  # a second run would now finish at once
     snapshot = app.wait_idle(session, 1, timeout=60)
     assert snapshot.messages[-1].text == f"Results: charge={OUTCOME_UNKNOWN_RESULT}"
@@ -244,7 +185,7 @@ def _stop_launcher(launcher: subprocess.Popen[bytes], log: Path) -> None:
     launcher.send_signal(signal.SIGTERM)
     launcher.wait(30)
     # Stopping the launcher killed the Worker's process group.
-    last = _runs(log, "worker")[-1]["pid"]
+    last = read_runs(log, "worker")[-1]["pid"]
     wait_until(lambda: not _alive(last), what="the Worker to be gone")
 
 
@@ -256,14 +197,14 @@ def test_the_launcher_starts_the_worker_and_restarts_it_after_a_sigkill(
     log = tmp_path / "sidecar.jsonl"
     launcher, address = _launch(dexlite, core_package, log, flow_type)
     try:
-        (first,) = _wait_runs(log, "worker", 1)
+        (first,) = wait_for_runs(log, "worker", 1)
         flow = AgentSessionFlow(RemoteRunner(address, flow_type), flow_type=flow_type)
         with AgentSessionClient(flow, server_address=dexlite.address) as client:
             session = f"s-{uuid.uuid4().hex[:12]}"
             client.start_session(session, "weather in Paris")
             _wait_turns(client, session, 1)
             os.killpg(first["pid"], signal.SIGKILL)
-            second = _wait_runs(log, "worker", 2)[1]
+            second = wait_for_runs(log, "worker", 2)[1]
             assert second["pid"] != first["pid"]
             assert client.send_user_message(session, "thanks")
             snapshot = _wait_turns(client, session, 2)
@@ -290,7 +231,7 @@ def test_the_launched_worker_runs_with_the_session_options_the_sidecar_serves(
         dexlite, core_package, log, flow_type, "--session-options", json.dumps(served)
     )
     try:
-        _wait_runs(log, "worker", 1)
+        wait_for_runs(log, "worker", 1)
         runner = RemoteRunner(address, flow_type)
         options = runner.session_options
         assert options is not None
@@ -315,11 +256,11 @@ def test_the_launched_worker_runs_with_the_session_options_the_sidecar_serves(
             (interrupt,) = wait_until(pending, timeout=30, what="the approval").pending_interrupts
             assert interrupt.tool_call_id == "w1"
             assert interrupt.deadline is not None  # the served interruptDeadlineSeconds
-            assert _runs(log, "tool") == []  # nothing ran before the approval
+            assert read_runs(log, "tool") == []  # nothing ran before the approval
             assert client.resolve_interrupt(session, interrupt.interrupt_id, approved=True)
             snapshot = _wait_turns(client, session, 1)
             assert snapshot.messages[-1].text == "Results: get_weather=sunny in Oslo"
-            assert len(_runs(log, "tool")) == 1
+            assert len(read_runs(log, "tool")) == 1
     finally:
         _stop_launcher(launcher, log)
 

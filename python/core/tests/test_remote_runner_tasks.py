@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
@@ -24,10 +23,8 @@ from dex_agents_contracts import (
     ToolCallStatus,
 )
 from dex_agents_testing.history import assert_step_shape, step_types
-from dex_agents_testing.processes import DexliteProcess, wait_until
-from dex_agents_testing.worker_apps import WorkerApp
-from remote_flows import TARGET_VARIABLE
-from remote_sidecar import Sidecar, build_core_package
+from dex_agents_testing.processes import DexliteProcess
+from remote_harness import Remote, running_remote
 
 SCRIPT = Path(__file__).with_name("remote_task_flows.py")
 CANCELLED_RECORD = {
@@ -38,46 +35,9 @@ CANCELLED_RECORD = {
 CANCELLED_TAIL = ["FinishTurnCancellation", "CancelToolTask", "ResumeTurn", "ApplyTurnControl"]
 
 
-@pytest.fixture(scope="module")
-def core_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_core_package(tmp_path_factory.mktemp("ts"))
-
-
-@pytest.fixture(scope="module")
-def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
-    yield server
-    server.stop()
-
-
 @dataclass
-class Remote:
-    """One test's sidecar (the ScriptedTaskRunner) and the Worker app on it."""
-
-    sidecar: Sidecar
-    app: WorkerApp
-
-    def runs(self, kind: str, **match: Any) -> list[dict[str, Any]]:
-        lines = self.sidecar.log_path.read_text().splitlines()
-        entries = [json.loads(line) for line in lines if line]
-        return [
-            e for e in entries if e["kind"] == kind and all(e.get(k) == v for k, v in match.items())
-        ]
-
-    def wait_runs(self, kind: str, count: int, **match: Any) -> list[dict[str, Any]]:
-        return wait_until(
-            lambda: found if len(found := self.runs(kind, **match)) >= count else None,
-            timeout=30,
-            what=f"{count} sidecar {kind} runs matching {match}",
-        )
-
-    def open_gate(self, name: str) -> None:
-        Path(f"{self.sidecar.log_path}.{name}-gate").touch()
-
-    def restart_sidecar(self) -> None:
-        """SIGKILL of the sidecar's process group, then a new one on the same port."""
-        self.sidecar.kill()
-        self.sidecar.start()
+class TaskRemote(Remote):
+    """The sidecar serving the ScriptedTaskRunner, and the Worker app on it."""
 
     def start(self, text: str, **settings: object) -> str:
         session = f"s-{uuid.uuid4().hex[:12]}"
@@ -110,21 +70,18 @@ class Remote:
 
 @pytest.fixture
 def remote(
-    dexlite: DexliteProcess,
-    core_package: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Remote]:
-    flow_type = f"Tasks{uuid.uuid4().hex[:10]}"
-    log = tmp_path / "sidecar.jsonl"
-    log.touch()
-    sidecar = Sidecar(core_package, log, [flow_type], args=["--runner", "tasks"]).start()
-    monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
-    app = WorkerApp(dexlite, tmp_path, SCRIPT, flow_type=flow_type)
-    app.start_worker()
-    yield Remote(sidecar, app)
-    app.stop()
-    sidecar.stop()
+    dexlite: DexliteProcess, core_package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[TaskRemote]:
+    with running_remote(
+        dexlite,
+        core_package,
+        tmp_path,
+        monkeypatch,
+        script=SCRIPT,
+        flow_type_prefix="Tasks",
+        sidecar_args=["--runner", "tasks"],
+    ) as (sidecar, app):
+        yield TaskRemote(sidecar, app)
 
 
 def _tool_outputs(snapshot: AgentSnapshot, tool_call_id: str) -> list[str]:
@@ -138,7 +95,7 @@ def _tool_outputs(snapshot: AgentSnapshot, tool_call_id: str) -> list[str]:
 # --- tool tasks ----------------------------------------------------------------------
 
 
-def test_a_tool_task_is_polled_in_node_until_its_result(remote: Remote) -> None:
+def test_a_tool_task_is_polled_in_node_until_its_result(remote: TaskRemote) -> None:
     app = remote.app
     session = app.start("job 2")
     snapshot = app.wait_idle(session, 1)
@@ -176,7 +133,7 @@ def test_a_tool_task_is_polled_in_node_until_its_result(remote: Remote) -> None:
     assert started == [{"tool_call_id": "j1", "tool_name": "job", "task_id": "job-j1"}]
 
 
-def test_cancel_turn_cancels_each_running_task_once_in_node(remote: Remote) -> None:
+def test_cancel_turn_cancels_each_running_task_once_in_node(remote: TaskRemote) -> None:
     app = remote.app
     session = app.start("job forever")
     for turn in (1, 2):
@@ -207,7 +164,7 @@ def test_cancel_turn_cancels_each_running_task_once_in_node(remote: Remote) -> N
     assert "turn_completed" not in events
 
 
-def test_failing_polls_take_the_failure_route_of_their_effect(remote: Remote) -> None:
+def test_failing_polls_take_the_failure_route_of_their_effect(remote: TaskRemote) -> None:
     app = remote.app
     failing, crashing, crashing_write = (
         app.start(f"job {mode}") for mode in ("fail", "crash", "crash-write")
@@ -247,7 +204,7 @@ def test_failing_polls_take_the_failure_route_of_their_effect(remote: Remote) ->
     assert remote.runs("job_done") == []
 
 
-def test_task_intervals_beyond_the_wire_are_capped_and_nan_is_refused(remote: Remote) -> None:
+def test_task_intervals_beyond_the_wire_are_capped_and_nan_is_refused(remote: TaskRemote) -> None:
     app = remote.app
     huge, nan = app.start("job huge"), app.start("job nan")
     # 1e12 s reached the wire as the int32 maximum of milliseconds (about 24.9 days),
@@ -272,7 +229,7 @@ def test_task_intervals_beyond_the_wire_are_capped_and_nan_is_refused(remote: Re
 # --- compaction ----------------------------------------------------------------------
 
 
-def test_compaction_twice_folds_sidecar_summaries(remote: Remote) -> None:
+def test_compaction_twice_folds_sidecar_summaries(remote: TaskRemote) -> None:
     app = remote.app
     session = app.start("hello 1")
     snapshot = remote.say(session, 1, 5)
@@ -327,7 +284,7 @@ def test_compaction_twice_folds_sidecar_summaries(remote: Remote) -> None:
 
 
 def test_sigkill_of_the_sidecar_mid_poll_polls_again_without_a_second_task(
-    remote: Remote,
+    remote: TaskRemote,
 ) -> None:
     app = remote.app
     session = app.start("job hold-poll")
@@ -347,7 +304,7 @@ def test_sigkill_of_the_sidecar_mid_poll_polls_again_without_a_second_task(
 
 
 def test_sigkill_of_the_sidecar_after_the_task_checkpoint_returns_the_same_task(
-    remote: Remote,
+    remote: TaskRemote,
 ) -> None:
     app = remote.app
     session = app.start("job hold-start")
@@ -366,7 +323,7 @@ def test_sigkill_of_the_sidecar_after_the_task_checkpoint_returns_the_same_task(
     )
 
 
-def test_sigkill_of_the_sidecar_mid_summary_reruns_only_the_summary(remote: Remote) -> None:
+def test_sigkill_of_the_sidecar_mid_summary_reruns_only_the_summary(remote: TaskRemote) -> None:
     app = remote.app
     session = remote.start("hello 1", holdSummary=True)
     remote.say(session, 1, 2)
@@ -387,7 +344,7 @@ def test_sigkill_of_the_sidecar_mid_summary_reruns_only_the_summary(remote: Remo
     assert snapshot.messages[-1].text == "I have seen 1 messages."
 
 
-def test_sigkill_of_the_sidecar_mid_cancel_retries_the_cancel(remote: Remote) -> None:
+def test_sigkill_of_the_sidecar_mid_cancel_retries_the_cancel(remote: TaskRemote) -> None:
     app = remote.app
     session = app.start("job hold-cancel")
     remote.polling(session, "j1", 3600)
