@@ -48,7 +48,7 @@ def _row(label: str, times: list[float], plain: float | None, steps: int) -> str
     median = statistics.median(times)
     p90 = statistics.quantiles(times, n=10)[-1]
     per_step = "-" if plain is None else f"{(median - plain) / steps:.2f}"
-    ratio = "1.0x" if plain is None else f"{median / plain:.2f}x"
+    ratio = "1.00x" if plain is None else f"{median / plain:.2f}x"
     return f"| {label} | {len(times)} | {median:.2f} | {p90:.2f} | {per_step} | {ratio} |"
 
 
