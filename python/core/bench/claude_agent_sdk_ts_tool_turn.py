@@ -10,7 +10,8 @@ dexlite whose pull Worker's Flow runs a `RemoteRunner` reaching `ClaudeAgentRunn
 the Node sidecar, a new session a turn. The durable turn is two Steps
 (StartAgentSession, RunModel): the whole-turn harness runs both model calls and the
 inline read inside one CLI run, as the plain turn does. Each turn starts the CLI, so
-use few turns (--turns 15 --warmup 3 takes about a minute).
+use few turns (--turns 15 --warmup 3 takes about a minute); the plain and the durable
+turns alternate in `--rounds` rounds, so the machine's load reaches both alike.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="plain and durable alternate")
     args = parser.parse_args()
-    run_tool_turn_bench(BENCH, args.warmup, args.turns)
+    run_tool_turn_bench(BENCH, args.warmup, args.turns, args.rounds)
 
 
 if __name__ == "__main__":

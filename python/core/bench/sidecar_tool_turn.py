@@ -52,19 +52,28 @@ def _row(label: str, times: list[float], plain: float | None, steps: int) -> str
     return f"| {label} | {len(times)} | {median:.2f} | {p90:.2f} | {per_step} | {ratio} |"
 
 
-def run_tool_turn_bench(bench: ToolTurnBench, warmup: int, turns: int) -> None:
-    """Times the plain turns, then the durable ones, and prints one table."""
+def run_tool_turn_bench(bench: ToolTurnBench, warmup: int, turns: int, rounds: int = 1) -> None:
+    """Times the plain turns, then the durable ones, and prints one table.
+
+    With several `rounds` the two alternate, `turns / rounds` each a round (each
+    round warmed up again), so a change in the machine's load reaches both."""
+    per_round = max(1, turns // rounds)
+    plain: list[float] = []
+    durable: list[float] = []
     with tempfile.TemporaryDirectory() as work:
         package = build_package(
             Path(work), bench.package, ["typescript/contracts", "typescript/core"]
         )
-        plain = _plain(package, warmup, turns)
         log = Path(work) / "sidecar.jsonl"
         sidecar = Sidecar(package, log, [bench.flow_type], script=SCRIPT).start()
         os.environ["DEX_AGENTS_BENCH_RUNNER_TARGET"] = sidecar.address
         try:
             with DexliteProcess() as dexlite:
-                durable = _turns("remote", bench.flow_type, dexlite.address, warmup, turns)
+                for _ in range(rounds):
+                    plain += _plain(package, warmup, per_round)
+                    durable += _turns(
+                        "remote", bench.flow_type, dexlite.address, warmup, per_round
+                    )
         finally:
             sidecar.stop()
     base = statistics.median(plain)
