@@ -71,9 +71,7 @@ def run_tool_turn_bench(bench: ToolTurnBench, warmup: int, turns: int, rounds: i
             with DexliteProcess() as dexlite:
                 for _ in range(rounds):
                     plain += _plain(package, warmup, per_round)
-                    durable += _turns(
-                        "remote", bench.flow_type, dexlite.address, warmup, per_round
-                    )
+                    durable += _turns("remote", bench.flow_type, dexlite.address, warmup, per_round)
         finally:
             sidecar.stop()
     base = statistics.median(plain)

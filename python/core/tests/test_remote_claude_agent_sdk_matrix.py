@@ -128,9 +128,7 @@ def test_two_writes_of_one_response_run_one_tool_step_each_in_order(app: WorkerA
     assert [e["key"] for e in app.entries("tool", "book_trip")] == [f"{session}/turn-1/k1"]
     assert app.client.resolve_interrupt(session, "q1", approved=True)
     snapshot = app.wait_idle(session, 1)
-    assert snapshot.messages[-1].text == (
-        "Results: book_trip=booked Rome; book_trip=booked Oslo"
-    )
+    assert snapshot.messages[-1].text == "Results: book_trip=booked Rome; book_trip=booked Oslo"
     assert [e["key"] for e in app.entries("tool", "book_trip")] == [
         f"{session}/turn-1/k1",
         f"{session}/turn-1/q1",
