@@ -13,36 +13,16 @@ RunModel Steps are a whole SDK run (the resumed one restores the `RunState` stri
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import statistics
-import subprocess
-import tempfile
-from pathlib import Path
 
-from dex_agents_testing.processes import DexliteProcess
-from remote_runner_hop import _turns
-from remote_sidecar import Sidecar, build_package
+from sidecar_tool_turn import ToolTurnBench, run_tool_turn_bench
 
-FLOW_TYPE = "OpenAiAgentsBench"
-DURABLE_STEPS = 5
-SCRIPT = "dist/testing/tool_turn_bench.js"
-
-
-def _plain(package: Path, warmup: int, turns: int) -> list[float]:
-    script = package / SCRIPT
-    args = ["node", str(script), "--plain", str(turns), "--warmup", str(warmup)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    times: list[float] = json.loads(out)["times_ms"]
-    return times
-
-
-def _row(label: str, times: list[float], plain: float | None) -> str:
-    median = statistics.median(times)
-    p90 = statistics.quantiles(times, n=10)[-1]
-    per_step = "-" if plain is None else f"{(median - plain) / DURABLE_STEPS:.2f}"
-    ratio = "1.0x" if plain is None else f"{median / plain:.1f}x"
-    return f"| {label} | {len(times)} | {median:.2f} | {p90:.2f} | {per_step} | {ratio} |"
+BENCH = ToolTurnBench(
+    package="typescript/adapters/openai-agents",
+    flow_type="OpenAiAgentsBench",
+    durable_steps=5,
+    plain_label="plain @openai/agents Runner.run, in Node",
+    durable_label="@dex-agents/openai-agents via the sidecar, pull Worker",
+)
 
 
 def main() -> None:
@@ -50,26 +30,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        package = build_package(
-            Path(work),
-            "typescript/adapters/openai-agents",
-            ["typescript/contracts", "typescript/core"],
-        )
-        plain = _plain(package, args.warmup, args.turns)
-        sidecar = Sidecar(package, Path(work) / "sidecar.jsonl", [FLOW_TYPE], script=SCRIPT)
-        sidecar.start()
-        os.environ["DEX_AGENTS_BENCH_RUNNER_TARGET"] = sidecar.address
-        try:
-            with DexliteProcess() as dexlite:
-                durable = _turns("remote", FLOW_TYPE, dexlite.address, args.warmup, args.turns)
-        finally:
-            sidecar.stop()
-    base = statistics.median(plain)
-    print("| variant | n | turn median ms | p90 ms | per durable Step ms | ratio to plain |")
-    print("|---|---:|---:|---:|---:|---:|")
-    print(_row("plain @openai/agents Runner.run, in Node", plain, None))
-    print(_row("@dex-agents/openai-agents via the sidecar, pull Worker", durable, base))
+    run_tool_turn_bench(BENCH, args.warmup, args.turns)
 
 
 if __name__ == "__main__":

@@ -115,6 +115,33 @@ def test_approved_write_survives_worker_restart_and_runs_once(app: WorkerApp) ->
     ]
 
 
+def _pending(snapshot: AgentSnapshot) -> list[str]:
+    return [i.tool_call_id for i in snapshot.pending_interrupts]
+
+
+def test_two_writes_of_one_response_run_one_tool_step_each_in_order(app: WorkerApp) -> None:
+    session = app.start("two bookings")
+    app.wait(session, "k1's approval", lambda s: _pending(s) == ["k1"])
+    assert app.client.resolve_interrupt(session, "k1", approved=True)
+    # The second write is asked about only after the first ran.
+    app.wait(session, "q1's approval", lambda s: _pending(s) == ["q1"])
+    assert [e["key"] for e in app.entries("tool", "book_trip")] == [f"{session}/turn-1/k1"]
+    assert app.client.resolve_interrupt(session, "q1", approved=True)
+    snapshot = app.wait_idle(session, 1)
+    assert snapshot.messages[-1].text == "Results: book_trip=booked Rome; book_trip=booked Oslo"
+    assert [e["key"] for e in app.entries("tool", "book_trip")] == [
+        f"{session}/turn-1/k1",
+        f"{session}/turn-1/q1",
+    ]
+    # Two model calls: the response, and the answer that saw both results.
+    assert [e["results"] for e in app.entries("model")] == [
+        {},
+        {"k1": "booked Rome", "q1": "booked Oslo"},
+    ]
+    one_write = ["AwaitToolApproval", "CallSingleAttemptTool", "ResumeTurn", "RunModel"]
+    assert app.shapes(session) == [["RunModel", *one_write, *one_write]]
+
+
 def test_rejected_write_never_runs_and_the_model_sees_why(app: WorkerApp) -> None:  # 4, 7
     session = app.start("book Rome")
     app.wait(session, "the approval wait", _awaiting_approval)

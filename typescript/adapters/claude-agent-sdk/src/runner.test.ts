@@ -29,6 +29,9 @@ function script(request: MessagesRequest): ScriptedReply {
   if (owesAnswer(request) && !prompt.startsWith("loop")) return textReply(resultsText(request));
   if (prompt.startsWith("weather")) return toolUseReply(["w1", "mcp__app__get_weather", { city: "Paris" }]);
   if (prompt.startsWith("book")) return toolUseReply(["r1", "mcp__app__get_weather", { city: "Rome" }], ["k1", "mcp__app__book_trip", { city: "Rome" }]);
+  if (prompt.startsWith("two bookings")) {
+    return toolUseReply(["k1", "mcp__app__book_trip", { city: "Rome" }], ["w1", "mcp__app__get_weather", { city: "Lima" }], ["k2", "mcp__app__book_trip", { city: "Oslo" }]);
+  }
   if (prompt.startsWith("bash")) return toolUseReply(["b1", "Bash", { command: "echo hi" }]);
   if (prompt.startsWith("loop")) {
     const n = request.toolUses().length + 1;
@@ -242,6 +245,42 @@ test("an approval-gated write is deferred, runs once in its tool Step with its k
     assert.deepEqual(
       session.messages.filter((m) => m.role === MessageRole.TOOL).map((m) => [m.toolCallId, m.toolOutput]),
       [["r1", "sunny in Rome"], ["k1", "booked Rome"]],
+    );
+  });
+});
+
+test("two deferred writes of one response run one tool Step each, in order, then Claude sees every result", async () => {
+  await withAgent(async (agent) => {
+    const session = agent.session();
+    session.startTurn("two bookings");
+    const first = await session.runModel();
+    assert.equal(first.kind, "tool_calls_requested");
+    if (first.kind !== "tool_calls_requested") return;
+    assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.arguments]), [["k1", '{"city":"Rome"}']]);
+    assert.deepEqual(agent.runs, ["get_weather Lima"], "the read between the writes ran inline");
+    await session.executeAndRecord("k1");
+
+    // The next RunModel asks for the second write without a model call.
+    const second = await session.runModel();
+    assert.equal(second.kind, "tool_calls_requested");
+    if (second.kind !== "tool_calls_requested") return;
+    assert.deepEqual(second.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments]), [["k2", "mcp__app__book_trip", '{"city":"Oslo"}']]);
+    assert.equal(second.usage?.modelCalls, 0);
+    assert.equal(agent.server.requests.length, 1);
+    await session.executeAndRecord("k2");
+
+    const done = await session.runModel();
+    assert.equal(done.kind, "turn_completed");
+    assert.deepEqual(agent.runs, ["get_weather Lima", "book_trip Rome", "book_trip Oslo"]);
+    assert.deepEqual(agent.keys, ["s1/turn-1/k1", "s1/turn-1/k2"]);
+    assert.equal(agent.server.requests.length, 2);
+    // The inline read's result is the CLI's own entry; the writes' follow in order.
+    const fed = agent.server.requests.at(-1)!.toolResults();
+    assert.deepEqual(fed, [["w1", "sunny in Lima", false], ["k1", "booked Rome", false], ["k2", "booked Oslo", false]]);
+    assert.equal(session.messages.at(-1)?.text, "Results: get_weather=sunny in Lima; book_trip=booked Rome; book_trip=booked Oslo");
+    assert.deepEqual(
+      session.messages.filter((m) => m.role === MessageRole.TOOL).map((m) => [m.toolCallId, m.toolOutput]),
+      [["w1", "sunny in Lima"], ["k1", "booked Rome"], ["k2", "booked Oslo"]],
     );
   });
 });

@@ -10,17 +10,18 @@
  * (a CLI built-in, a server in `options.mcpServers`) runs inline only as an
  * unapproved read, else the hook denies it.
  *
- * Feeding a result back differs from the Python adapter: the CLI's own resume
- * of a deferred call checks the tool before the SDK's in-process servers have
- * connected and ends with `tool_deferred_unavailable`, so the runner writes the
- * record's model-visible result into the transcript itself (a tool_result
- * entry shaped like the CLI's) and resumes with "Continue from where you left
- * off.", the prompt the CLI's own resume adds.
+ * A run may defer several calls of one response; they become tool Steps one
+ * at a time, in the response's order, and the CLI resumes once every one has
+ * its result (`feedback.ts`). The runner writes each record's model-visible
+ * result into the transcript itself (a tool_result entry shaped like the
+ * CLI's) and resumes with "Continue from where you left off.", the prompt the
+ * CLI's own resume adds; that resume, which the Python adapter uses, ends
+ * with `tool_deferred_unavailable` here.
  *
  * @module
  */
 
-import { randomUUID, createHash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +35,7 @@ import {
   type SdkMcpToolDefinition,
 } from "@anthropic-ai/claude-agent-sdk";
 import { create } from "@bufbuild/protobuf";
-import { TextDeltaPayloadSchema, ToolCallStatus, ToolEffect, type AgentToolCall } from "@dex-agents/contracts";
+import { TextDeltaPayloadSchema, ToolEffect } from "@dex-agents/contracts";
 import {
   isFinal,
   modelVisibleResult,
@@ -50,6 +51,7 @@ import {
   type ToolPolicy,
   type Usage,
 } from "@dex-agents/core";
+import { feedBack, inResponseOrder } from "./feedback.js";
 import { RunSessionStore } from "./store.js";
 import { ToolTable } from "./tools.js";
 import {
@@ -65,7 +67,7 @@ import {
 
 /** The CLI's turn bound when `options.maxTurns` is unset, so a run always ends. */
 export const DEFAULT_MAX_TURNS = 20;
-/** The prompt that resumes a turn after its deferred call's result is in the transcript. */
+/** The prompt that resumes a turn once its deferred calls' results are in the transcript. */
 export const CONTINUE_PROMPT = "Continue from where you left off.";
 
 export function maxTurnsError(maxTurns: number): string {
@@ -158,31 +160,6 @@ function idProblem(name: string, id: string, used: ReadonlySet<string>): string 
   return fault === undefined ? undefined : `the model's call of '${name}' (ID '${id}') ${fault}`;
 }
 
-/** A tool_result entry for `record`, shaped like the CLI's own, after the transcript's last entry. */
-function resultEntry(entries: readonly TranscriptEntry[], record: AgentToolCall, sessionId: string): TranscriptEntry {
-  const main = entries.filter(([subpath, e]) => subpath === "" && typeof e["uuid"] === "string");
-  const leaf = main.at(-1)?.[1];
-  const source = main.find(([, e]) => e["type"] === "assistant" && blocks(e).some((b) => b["id"] === record.toolCallId))?.[1];
-  const content = [{ type: "text", text: modelVisibleResult(record) }];
-  return [
-    "",
-    {
-      parentUuid: leaf?.["uuid"] ?? null,
-      isSidechain: false,
-      type: "user",
-      message: { role: "user", content: [{ tool_use_id: record.toolCallId, type: "tool_result", content, is_error: record.status !== ToolCallStatus.SUCCEEDED }] },
-      uuid: randomUUID(),
-      timestamp: new Date().toISOString(),
-      toolUseResult: content,
-      sourceToolAssistantUUID: source?.["uuid"],
-      userType: "external",
-      sessionId,
-      cwd: leaf?.["cwd"],
-      version: leaf?.["version"],
-    },
-  ];
-}
-
 export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResult> {
   readonly tools: ToolTable;
   readonly #options: Options;
@@ -226,14 +203,13 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
     let prompt: string[];
     if (turn.frameworkRunState !== undefined) {
       const state = decodeRunState(turn.frameworkRunState);
-      turnEntries = [...state.entries];
-      const record = turn.toolCalls.find((r) => r.toolCallId === state.deferred);
-      if (record === undefined || !isFinal(record.status)) {
-        throw new Error(`the turn has no final record of deferred tool call ${JSON.stringify(state.deferred)}`);
+      const fed = feedBack(state, turn.toolCalls, history.entries, sessionId);
+      if (fed.next !== undefined) {
+        // The response's next deferred call: its Step comes before Claude sees any result.
+        const frameworkRunState = encodeRunState({ entries: fed.entries, deferred: state.deferred });
+        return { kind: "tool_calls_requested", frameworkRunState, toolCalls: [fed.next], usage: { modelCalls: 0 } };
       }
-      if (!answeredCalls(turnEntries).has(record.toolCallId)) {
-        turnEntries.push(resultEntry([...history.entries, ...turnEntries], record, sessionId));
-      }
+      turnEntries = fed.entries;
       prompt = [CONTINUE_PROMPT];
     } else {
       if (history.pendingUserTexts.length === 0) throw new Error("the turn has no user message to send to Claude");
@@ -250,13 +226,15 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
       return { kind: "turn_completed", newMessages: projectTurn(turnEntries), usage, modelCallMetadata, turnError: run.problem };
     }
     if (result.subtype === "success" && result.stop_reason === "tool_deferred") {
-      const deferred = result.deferred_tool_use;
-      const call = deferred === undefined ? undefined : run.deferred.get(deferred.id);
-      if (call === undefined) throw new Error(`the CLI deferred a tool call the runner's hook did not defer: ${JSON.stringify(deferred)}`);
+      const reported = result.deferred_tool_use;
+      if (reported === undefined || !run.deferred.has(reported.id)) {
+        throw new Error(`the CLI deferred a tool call the runner's hook did not defer: ${JSON.stringify(reported)}`);
+      }
+      const deferred = inResponseOrder(run.deferred.values(), turnEntries);
       return {
         kind: "tool_calls_requested",
-        frameworkRunState: encodeRunState({ entries: turnEntries, deferred: call.toolCallId }),
-        toolCalls: [call],
+        frameworkRunState: encodeRunState({ entries: turnEntries, deferred }),
+        toolCalls: [deferred[0]!],
         usage,
         modelCallMetadata,
       };

@@ -1,7 +1,7 @@
 /**
  * The CLI's session transcript as Dex stores it. The transcript is the CLI's
  * own JSONL entries, kept whole: a turn's entries so far ride in
- * `frameworkRunState` while the turn waits for a deferred tool, and a finished
+ * `frameworkRunState` while the turn waits for deferred tools, and a finished
  * turn's entries ride in the `frameworkItem` of its last stored message. The
  * next turn concatenates them to rebuild the session the CLI resumes. The
  * format tag is the Python adapter's, so both read the same shape.
@@ -10,7 +10,7 @@
  */
 
 import type { AgentMessage } from "@dex-agents/contracts";
-import type { FrameworkMessage } from "@dex-agents/core";
+import type { DeferredToolCall, FrameworkMessage } from "@dex-agents/core";
 
 export const FORMAT = "claude-agent-sdk/1";
 
@@ -56,20 +56,36 @@ export function decodeItem(frameworkItem: string, sequence: bigint): StoredItem 
   };
 }
 
-/** A turn's run state: its entries so far and the call the CLI deferred. */
+/**
+ * A turn's run state: its entries so far and the calls the hook deferred in
+ * the CLI's last run, in the response's order. The calls are fed back one
+ * tool Step at a time (`feedback.ts`).
+ */
 export interface RunState {
   readonly entries: TranscriptEntry[];
-  readonly deferred: string;
+  readonly deferred: DeferredToolCall[];
 }
 
 export function encodeRunState(state: RunState): string {
   return JSON.stringify({ format: FORMAT, entries: state.entries, deferred: state.deferred });
 }
 
+function isDeferredCall(raw: unknown): raw is DeferredToolCall {
+  const call = raw as Partial<Record<keyof DeferredToolCall, unknown>> | null;
+  const policy = call?.policy as Partial<Record<"effect" | "requiresApproval", unknown>> | null | undefined;
+  return (
+    typeof call?.toolCallId === "string" &&
+    typeof call.toolName === "string" &&
+    typeof call.arguments === "string" &&
+    typeof policy?.effect === "number" &&
+    typeof policy.requiresApproval === "boolean"
+  );
+}
+
 export function decodeRunState(text: string): RunState {
   const state = JSON.parse(text) as { format?: unknown; entries?: unknown; deferred?: unknown };
-  if (state.format !== FORMAT || typeof state.deferred !== "string") {
-    throw new Error("frameworkRunState was not written by ClaudeAgentRunner");
+  if (state.format !== FORMAT || !Array.isArray(state.deferred) || !state.deferred.every(isDeferredCall)) {
+    throw new Error("frameworkRunState was not written by this version of ClaudeAgentRunner");
   }
   return { entries: checkedEntries(state.entries, "frameworkRunState"), deferred: state.deferred };
 }

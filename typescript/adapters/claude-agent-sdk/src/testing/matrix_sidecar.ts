@@ -4,7 +4,8 @@
  * the scripted loopback Messages API of this process, answering the shared
  * prompts of `dex_agents_testing.matrix` as the Python adapter's integration
  * app does (weather, parallel, book, charge, slow, fail; otherwise "I have
- * seen N messages."), served by `serveRunners`. Model calls and tool runs go
+ * seen N messages."), plus "two bookings" (two approval-gated writes in one
+ * response), served by `serveRunners`. Model calls and tool runs go
  * to the run log in the matrix's JSON-lines format; gate files hold the
  * `slow` model call and the `charge` tool. Prints `listening <address>`.
  *
@@ -41,6 +42,9 @@ async function respond(request: MessagesRequest): Promise<ScriptedReply> {
   }
   if (prompt.startsWith("book")) {
     return toolUseReply([`r${n}`, "mcp__app__get_weather", { city: "Rome" }], [`k${n}`, "mcp__app__book_trip", { city: "Rome" }]);
+  }
+  if (prompt.startsWith("two bookings")) {
+    return toolUseReply([`k${n}`, "mcp__app__book_trip", { city: "Rome" }], [`q${n}`, "mcp__app__book_trip", { city: "Oslo" }]);
   }
   if (prompt.startsWith("charge")) return toolUseReply([`p${n}`, "mcp__app__charge", { usd: 5 }]);
   if (prompt.startsWith("fail")) return toolUseReply([`f${n}`, "mcp__app__charge_now", { usd: 5 }]);
