@@ -10,7 +10,6 @@ import { create } from "@bufbuild/protobuf";
 import {
   AgentMessageSchema,
   AgentToolCallSchema,
-  InteractionMode,
   MessageRole,
   ToolCallStatus,
   ToolEffect,
@@ -18,7 +17,8 @@ import {
   type AgentMessage,
   type AgentToolCall,
 } from "@dex-agents/contracts";
-import { resolveToolPolicy, type AgentTurnContext, type AgentTurnOutcome, type DeferredToolExecution, type FrameworkMessage } from "@dex-agents/core";
+import { type AgentTurnContext, type AgentTurnOutcome, type DeferredToolExecution, type FrameworkMessage } from "@dex-agents/core";
+import { turnContext } from "@dex-agents/core/testing";
 import { z } from "zod";
 import { ClaudeAgentRunner, currentToolExecution, deniedText, maxTurnsError, type ClaudeAgentRunnerOptions } from "./index.js";
 import { FakeMessagesServer, offlineEnv, textReply, toolUseReply, type MessagesRequest, type ScriptedReply } from "./testing/fake_messages.js";
@@ -76,28 +76,16 @@ class Session {
   }
 
   context(signal: AbortSignal = new AbortController().signal): AgentTurnContext {
-    const toolPolicies = new Map();
-    return {
-      flowId: "s1",
+    return turnContext({
       turnId: `turn-${this.turn}`,
-      attempt: 1,
       messages: this.messages,
       frameworkRunState: this.runState,
       toolCalls: this.toolCalls,
-      toolPolicies,
-      defaultToolEffect: ToolEffect.UNCLASSIFIED,
-      enabledBuiltInTools: [],
-      sessionSettings: {},
-      interactionMode: InteractionMode.CHAT,
-      plan: undefined,
-      contextSummary: undefined,
+      signal,
       events: { write: (e) => void this.events.push(e), writeRaw: () => {} },
-      heartbeat: async () => {},
-      cancellationSignal: signal,
-      resolveToolPolicy: (name, effect, approval) =>
-        resolveToolPolicy(name, { toolPolicies, defaultEffect: ToolEffect.UNCLASSIFIED, frameworkEffect: effect, frameworkRequiresApproval: approval }),
-    };
+    });
   }
+
 
   async runModel(): Promise<AgentTurnOutcome> {
     const outcome = await this.runner.runModelStep(this.context());
