@@ -162,7 +162,7 @@ def test_sigkill_of_the_sidecar_mid_single_attempt_tool_records_outcome_unknown(
     sidecar.kill()  # mid-tool, in Node
     sidecar.start()
     app.gate("charge").touch()  # a second run would now finish at once
-    done = app.wait_idle(session, 1, timeout=60)
+    done = app.wait_idle(session, 1, timeout=90)
     assert len(app.entries("tool", "charge")) == 1
     assert app.entries("model")[-1]["results"] == {"p1": OUTCOME_UNKNOWN_RESULT}
     assert done.messages[-1].text == f"Results: charge={OUTCOME_UNKNOWN_RESULT}"
