@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 
 from dex_agents import (
@@ -44,7 +45,10 @@ def build_flow(
     return AgentSessionFlow(runner, flow_type=flow_type, options=options)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, build: Callable[..., AgentSessionFlow] = build_flow
+) -> int:
+    """The Worker of one Flow type, `build(flow_type, log, interrupt_deadline_seconds)`."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--flow-type", required=True)
@@ -52,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interrupt-deadline", type=float, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    flow = build_flow(args.flow_type, args.log, args.interrupt_deadline)
+    flow = build(args.flow_type, args.log, args.interrupt_deadline)
     run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
     return 0
 

@@ -9,8 +9,6 @@ outcome_unknown route.
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 import sys
 
@@ -21,9 +19,8 @@ from dex_agents import (
     RemoteRunner,
     ToolEffect,
     ToolPolicy,
-    run_worker,
 )
-from remote_flows import TARGET_VARIABLE
+from remote_flows import TARGET_VARIABLE, main
 
 COMPACTION = CompactionPolicy(context_window_tokens=1000, trigger_ratio=0.5, retained_ratio=0.2)
 
@@ -42,17 +39,5 @@ def build_flow(
     return AgentSessionFlow(runner, flow_type=flow_type, options=options)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--flow-type", required=True)
-    parser.add_argument("--log", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    flow = build_flow(args.flow_type, args.log)
-    run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(build=build_flow))
