@@ -1,0 +1,64 @@
+/**
+ * A RunModel Step's turn context without a session, for unit tests that call
+ * `runModelStep` directly: session `s1`, `turn-1`, attempt 1, chat mode, no
+ * session policies, every event written to `events`.
+ *
+ * @module
+ */
+
+import { create } from "@bufbuild/protobuf";
+import {
+  AgentMessageSchema,
+  InteractionMode,
+  MessageRole,
+  ToolEffect,
+  type AgentEventPayload,
+  type AgentMessage,
+  type AgentToolCall,
+} from "@dex-agents/contracts";
+import { resolveToolPolicy } from "../policies.js";
+import type { AgentTurnContext } from "../runner.js";
+
+export interface TestTurnOptions {
+  /** The stored messages; `storedUserMessage(prompt, item)` makes the usual first one. */
+  readonly messages: readonly AgentMessage[];
+  readonly frameworkRunState?: string | undefined;
+  readonly toolCalls?: readonly AgentToolCall[];
+  readonly events?: AgentEventPayload[];
+  readonly signal?: AbortSignal;
+}
+
+/** The turn's user message as the session stores it, with the runner's `frameworkItem`. */
+export function storedUserMessage(text: string, frameworkItem: string): AgentMessage {
+  return create(AgentMessageSchema, { sequence: 1n, turnId: "turn-1", role: MessageRole.USER, text, frameworkItem });
+}
+
+export function testTurn(options: TestTurnOptions): AgentTurnContext {
+  const toolPolicies = new Map();
+  const events = options.events ?? [];
+  return {
+    flowId: "s1",
+    turnId: "turn-1",
+    attempt: 1,
+    messages: options.messages,
+    frameworkRunState: options.frameworkRunState,
+    toolCalls: options.toolCalls ?? [],
+    toolPolicies,
+    defaultToolEffect: ToolEffect.UNCLASSIFIED,
+    enabledBuiltInTools: [],
+    sessionSettings: {},
+    interactionMode: InteractionMode.CHAT,
+    plan: undefined,
+    contextSummary: undefined,
+    events: { write: (e) => void events.push(e), writeRaw: () => {} },
+    heartbeat: async () => {},
+    cancellationSignal: options.signal ?? new AbortController().signal,
+    resolveToolPolicy: (name, effect, approval) =>
+      resolveToolPolicy(name, {
+        toolPolicies,
+        defaultEffect: ToolEffect.UNCLASSIFIED,
+        frameworkEffect: effect,
+        frameworkRequiresApproval: approval,
+      }),
+  };
+}
