@@ -8,4 +8,4 @@
 export { aiSdkMessages, type AiSdkMessage } from "./messages.js";
 export { AgentOwnedToolsError, MastraModelClient, type MastraAgent } from "./model.js";
 export { MastraMemoryError, MastraRunner, type MastraRunnerOptions } from "./runner.js";
-export { mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";
+export { dexToolCall, mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";

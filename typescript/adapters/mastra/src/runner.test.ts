@@ -19,7 +19,7 @@ import { MockMemory } from "@mastra/core/memory";
 import { createTool } from "@mastra/core/tools";
 import { MockLanguageModelV4 } from "ai/test";
 import { z } from "zod";
-import { AgentOwnedToolsError, MastraMemoryError, MastraRunner, type MastraAgent, type MastraTool } from "./index.js";
+import { AgentOwnedToolsError, dexToolCall, MastraMemoryError, MastraRunner, type MastraAgent, type MastraTool } from "./index.js";
 
 type Options = Parameters<MockLanguageModelV4["doStream"]>[0];
 
@@ -28,8 +28,8 @@ const weather = createTool({
   id: "get_weather",
   description: "The weather in a city",
   inputSchema: z.object({ city: z.string() }),
-  execute: async ({ city }) => {
-    runs.push(city);
+  execute: async ({ city }, context) => {
+    runs.push(`${city} (${dexToolCall(context)?.idempotencyKey ?? "no Dex call"})`);
     return `sunny in ${city}`;
   },
 });
@@ -91,7 +91,7 @@ test("a tool turn: one model call per Step, the call handed back unrun, its resu
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' });
   const outcome = await runner.executeDeferredToolCall(deferredExecution(record));
   assert.deepEqual(outcome, { kind: "result", output: "sunny in Paris" });
-  assert.deepEqual(runs, ["Paris"]);
+  assert.deepEqual(runs, ["Paris (s1/turn-1/w1)"], "the tool did not see its Dex call");
 
   const events: AgentEventPayload[] = [];
   const done = await runner.runModelStep(

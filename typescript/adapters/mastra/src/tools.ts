@@ -9,6 +9,7 @@
 import type { ToolEffect } from "@dex-agents/contracts";
 import { ToolExecutionError, type DeferredToolExecution, type StepwiseTool } from "@dex-agents/core";
 import { standardSchemaToJSONSchema, toStandardSchema } from "@mastra/core/schema";
+import { RequestContext } from "@mastra/core/request-context";
 import type { ToolAction } from "@mastra/core/tools";
 
 /** A Mastra tool with its `execute`; `any`: each tool types its own input and output. */
@@ -18,6 +19,21 @@ export type MastraTool = ToolAction<any, any, any, any, any, any, any>;
 export interface MastraToolPolicy {
   readonly effect: ToolEffect;
   readonly requiresApproval?: boolean;
+}
+
+/** Where a tool's request context holds the Dex tool call it runs for. */
+const DEX_TOOL_CALL_KEY = "dex.toolCall";
+
+/**
+ * The Dex tool call a Mastra tool's `execute` runs for, from its context:
+ * `idempotencyKey` (the same on every attempt) for a write to pass on,
+ * `heartbeat` for a long run, `events` for progress. Undefined when the
+ * tool runs outside a Dex session.
+ */
+export function dexToolCall(
+  context: { readonly requestContext?: { getRaw(key: string): unknown } | undefined } | undefined,
+): DeferredToolExecution | undefined {
+  return context?.requestContext?.getRaw(DEX_TOOL_CALL_KEY) as DeferredToolExecution | undefined;
 }
 
 const EMPTY_OBJECT_SCHEMA = { type: "object", properties: {} } as const;
@@ -51,7 +67,8 @@ export function mastraTool(name: string, tool: MastraTool, policy?: MastraToolPo
     async execute(args: Record<string, unknown>, call: DeferredToolExecution): Promise<unknown> {
       let output: unknown;
       try {
-        output = await execute(args, { abortSignal: call.cancellationSignal });
+        const requestContext = new RequestContext([[DEX_TOOL_CALL_KEY, call]]);
+        output = await execute(args, { abortSignal: call.cancellationSignal, requestContext });
       } catch (error) {
         if (error instanceof ToolExecutionError || call.cancellationSignal.aborted) throw error;
         throw new ToolExecutionError(error instanceof Error ? error.message : String(error));
