@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from dex_agents_testing.processes import DexliteProcess
-from remote_runner_hop import _turns
+from remote_runner_hop import _ratio_row, _turns
 from remote_sidecar import Sidecar, build_package
 
 FLOW_TYPE = "OpenAiAgentsBench"
@@ -35,14 +35,6 @@ def _plain(package: Path, warmup: int, turns: int) -> list[float]:
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     times: list[float] = json.loads(out)["times_ms"]
     return times
-
-
-def _row(label: str, times: list[float], plain: float | None) -> str:
-    median = statistics.median(times)
-    p90 = statistics.quantiles(times, n=10)[-1]
-    per_step = "-" if plain is None else f"{(median - plain) / DURABLE_STEPS:.2f}"
-    ratio = "1.0x" if plain is None else f"{median / plain:.1f}x"
-    return f"| {label} | {len(times)} | {median:.2f} | {p90:.2f} | {per_step} | {ratio} |"
 
 
 def main() -> None:
@@ -68,8 +60,12 @@ def main() -> None:
     base = statistics.median(plain)
     print("| variant | n | turn median ms | p90 ms | per durable Step ms | ratio to plain |")
     print("|---|---:|---:|---:|---:|---:|")
-    print(_row("plain @openai/agents Runner.run, in Node", plain, None))
-    print(_row("@dex-agents/openai-agents via the sidecar, pull Worker", durable, base))
+    print(_ratio_row("plain @openai/agents Runner.run, in Node", plain, None, DURABLE_STEPS))
+    print(
+        _ratio_row(
+            "@dex-agents/openai-agents via the sidecar, pull Worker", durable, base, DURABLE_STEPS
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -131,6 +131,16 @@ def _turns(kind: str, flow_type: str, server: str, warmup: int, turns: int) -> l
     return times
 
 
+def _ratio_row(label: str, times: list[float], plain: float | None, durable_steps: int) -> str:
+    """A table row of a framework bench: n, median and p90 ms, and against the plain run's
+    median (None for the plain row itself) the ms each durable Step adds and the ratio."""
+    median = statistics.median(times)
+    p90 = statistics.quantiles(times, n=10)[-1]
+    per_step = "-" if plain is None else f"{(median - plain) / durable_steps:.2f}"
+    ratio = "1.0x" if plain is None else f"{median / plain:.1f}x"
+    return f"| {label} | {len(times)} | {median:.2f} | {p90:.2f} | {per_step} | {ratio} |"
+
+
 def _hop_alone(target: str, flow_type: str, calls: int) -> tuple[float, float]:
     """Median microseconds of one run_model_step: in-process, and through the service."""
     remote = RemoteRunner(target, flow_type)

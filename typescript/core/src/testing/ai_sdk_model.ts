@@ -1,7 +1,7 @@
 /**
  * Scripted AI SDK language models for tests, without a dependency on `ai`:
- * the stream a `MockLanguageModelV4` `doStream` returns for a text and tool
- * calls, and the matrix script (`matrixReply`) as such a `doStream`. The
+ * what a `MockLanguageModelV4` `doStream` or `doGenerate` returns for a text
+ * and tool calls, and the matrix script (`matrixReply`) as such a `doStream`. The
  * shapes are the AI SDK's provider types (`LanguageModelV4StreamPart`,
  * `LanguageModelV4Prompt`), written out so the mock accepts them.
  *
@@ -16,6 +16,23 @@ const USAGE = {
   outputTokens: { total: 2, text: 2, reasoning: undefined },
 };
 
+function finishReason(calls: readonly MatrixToolCall[]) {
+  return { unified: calls.length > 0 ? ("tool-calls" as const) : ("stop" as const), raw: undefined };
+}
+
+/** A `doGenerate` result: the text, then the calls, with the finish reason they make. */
+export function aiSdkGenerateResponse(text: string | undefined, calls: readonly MatrixToolCall[] = []) {
+  return {
+    content: [
+      ...(text === undefined ? [] : [{ type: "text" as const, text }]),
+      ...calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.input) })),
+    ],
+    finishReason: finishReason(calls),
+    usage: USAGE,
+    warnings: [],
+  };
+}
+
 /** A `doStream` result: the text as one delta, then the calls, then the finish with its reason. */
 export function aiSdkStreamResponse(text: string | undefined, calls: readonly MatrixToolCall[] = []) {
   const parts = [
@@ -28,11 +45,7 @@ export function aiSdkStreamResponse(text: string | undefined, calls: readonly Ma
           { type: "text-end" as const, id: "t" },
         ]),
     ...calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.input) })),
-    {
-      type: "finish" as const,
-      finishReason: { unified: calls.length > 0 ? ("tool-calls" as const) : ("stop" as const), raw: undefined },
-      usage: USAGE,
-    },
+    { type: "finish" as const, finishReason: finishReason(calls), usage: USAGE },
   ];
   return {
     stream: new ReadableStream<(typeof parts)[number]>({

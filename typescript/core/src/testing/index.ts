@@ -5,6 +5,7 @@
  */
 
 export {
+  aiSdkGenerateResponse,
   aiSdkMatrixDoStream,
   aiSdkStreamResponse,
   aiSdkUserPrompts,
