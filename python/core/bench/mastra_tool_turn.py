@@ -61,9 +61,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     print(_ratio_row("plain Mastra Agent.generate, in Node 22", plain, None, DURABLE_STEPS))
     print(
-        _ratio_row(
-            "@dex-agents/mastra via the sidecar, pull Worker", durable, base, DURABLE_STEPS
-        )
+        _ratio_row("@dex-agents/mastra via the sidecar, pull Worker", durable, base, DURABLE_STEPS)
     )
 
 
