@@ -3,8 +3,9 @@
 
 The turn (user -> model -> `lookup` read tool -> model, "x is 42.") with the same
 scripted `MockLanguageModelV4` and tool (typescript/adapters/mastra/src/testing/
-tool_turn_bench.ts), both under the pinned Node 22: plainly, `Agent.generate` with
-`maxSteps: 2` and the tool the agent's own (Mastra runs it in-process); durably, a
+tool_turn_bench.ts), all under the pinned Node 22: plainly, `Agent.generate` with
+`maxSteps: 2` and the tool the agent's own (Mastra runs it in-process); through
+`MastraRunner`'s three runner calls in-process, without Dex; durably, a
 session on dexlite whose pull Worker's Flow runs a `RemoteRunner` reaching
 `MastraRunner` in the Node sidecar, a new session a turn. The durable turn is five
 Steps (StartAgentSession, RunModel, CallTool, ResumeTurn, RunModel); each RunModel
@@ -30,11 +31,13 @@ DURABLE_STEPS = 5
 SCRIPT = "dist/testing/tool_turn_bench.js"
 
 
-def _plain(package: Path, node: str, warmup: int, turns: int) -> list[float]:
+def _in_node(package: Path, node: str, warmup: int, turns: int) -> tuple[list[float], list[float]]:
+    """(plain `Agent.generate` turns, `MastraRunner` turns without Dex), in ms."""
     args = [node, str(package / SCRIPT), "--plain", str(turns), "--warmup", str(warmup)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    times: list[float] = json.loads(out)["times_ms"]
-    return times
+    out = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    plain: list[float] = out["times_ms"]
+    adapter: list[float] = out["adapter_ms"]
+    return plain, adapter
 
 
 def main() -> None:
@@ -47,7 +50,7 @@ def main() -> None:
         package = build_package(
             Path(work), "typescript/adapters/mastra", ["typescript/contracts", "typescript/core"]
         )
-        plain = _plain(package, node, args.warmup, args.turns)
+        plain, adapter = _in_node(package, node, args.warmup, args.turns)
         log = Path(work) / "sidecar.jsonl"
         sidecar = Sidecar(package, log, [FLOW_TYPE], script=SCRIPT, node=node).start()
         os.environ["DEX_AGENTS_BENCH_RUNNER_TARGET"] = sidecar.address
@@ -60,6 +63,7 @@ def main() -> None:
     print("| variant | n | turn median ms | p90 ms | per durable Step ms | ratio to plain |")
     print("|---|---:|---:|---:|---:|---:|")
     print(_ratio_row("plain Mastra Agent.generate, in Node 22", plain, None, DURABLE_STEPS))
+    print(_ratio_row("MastraRunner's runner calls, no Dex", adapter, base, DURABLE_STEPS))
     print(
         _ratio_row("@dex-agents/mastra via the sidecar, pull Worker", durable, base, DURABLE_STEPS)
     )
