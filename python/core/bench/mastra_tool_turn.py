@@ -63,7 +63,7 @@ def main() -> None:
     print("| variant | n | turn median ms | p90 ms | per durable Step ms | ratio to plain |")
     print("|---|---:|---:|---:|---:|---:|")
     print(_ratio_row("plain Mastra Agent.generate, in Node 22", plain, None, DURABLE_STEPS))
-    print(_ratio_row("MastraRunner's runner calls, no Dex", adapter, base, DURABLE_STEPS))
+    print(_ratio_row("MastraRunner's runner calls, no Dex", adapter, base, None))
     print(
         _ratio_row("@dex-agents/mastra via the sidecar, pull Worker", durable, base, DURABLE_STEPS)
     )
