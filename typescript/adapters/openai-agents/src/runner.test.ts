@@ -2,17 +2,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import {
-  AgentMessageSchema,
   AgentToolCallSchema,
-  InteractionMode,
-  MessageRole,
   ToolCallStatus,
   ToolEffect,
   type AgentEventPayload,
   type AgentToolCall,
 } from "@dex-agents/contracts";
 import {
-  resolveToolPolicy,
   ToolExecutionError,
   USER_REJECTED_RESULT,
   type AgentTurnContext,
@@ -23,7 +19,7 @@ import { Agent, handoff, tool, type InputGuardrail, type ModelRequest, type Outp
 import { z } from "zod";
 import { dexRunInfo, HANDOFF_EVENT, OpenAiAgentsRunner } from "./index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./testing/scripted_model.js";
-import { deferredExecution as execution } from "@dex-agents/core/testing";
+import { deferredExecution as execution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 
 type Event = AgentEventPayload | { type: "raw"; eventType: string; payload: string };
 
@@ -34,43 +30,15 @@ function turn(
   events: Event[] = [],
   signal: AbortSignal = new AbortController().signal,
 ): AgentTurnContext {
-  const toolPolicies = new Map();
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    attempt: 1,
-    messages: [
-      create(AgentMessageSchema, {
-        sequence: 1n,
-        turnId: "turn-1",
-        role: MessageRole.USER,
-        text: prompt,
-        frameworkItem: JSON.stringify({ type: "message", role: "user", content: prompt }),
-      }),
-    ],
+  const messages = [storedUserMessage(prompt, JSON.stringify({ type: "message", role: "user", content: prompt }))];
+  return testTurn({
+    messages,
     frameworkRunState,
     toolCalls,
-    toolPolicies,
-    defaultToolEffect: ToolEffect.UNCLASSIFIED,
-    enabledBuiltInTools: [],
-    sessionSettings: {},
-    interactionMode: InteractionMode.CHAT,
-    plan: undefined,
-    contextSummary: undefined,
-    events: {
-      write: (e) => void events.push(e),
-      writeRaw: (eventType, payload) => void events.push({ type: "raw", eventType, payload }),
-    },
-    heartbeat: async () => {},
-    cancellationSignal: signal,
-    resolveToolPolicy: (name, effect, approval) =>
-      resolveToolPolicy(name, {
-        toolPolicies,
-        defaultEffect: ToolEffect.UNCLASSIFIED,
-        frameworkEffect: effect,
-        frameworkRequiresApproval: approval,
-      }),
-  };
+    events,
+    writeRaw: (eventType, payload) => void events.push({ type: "raw", eventType, payload }),
+    signal,
+  });
 }
 
 

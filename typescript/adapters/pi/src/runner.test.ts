@@ -2,17 +2,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import {
-  AgentMessageSchema,
   AgentToolCallSchema,
   InteractionMode,
-  MessageRole,
   ToolCallStatus,
   ToolEffect,
   type AgentEventPayload,
   type AgentToolCall,
 } from "@dex-agents/contracts";
 import {
-  resolveToolPolicy,
   USER_REJECTED_RESULT,
   ToolExecutionError,
   type AgentTurnContext,
@@ -27,7 +24,7 @@ import {
   type Context,
 } from "@mariozechner/pi-ai";
 import { PiRunner } from "./index.js";
-import { deferredExecution as execution } from "@dex-agents/core/testing";
+import { deferredExecution as execution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 
 const citySchema = Type.Object({ city: Type.String({ description: "A city name" }) });
 const weather: AgentTool<typeof citySchema> = {
@@ -58,40 +55,9 @@ function turn(
   events: AgentEventPayload[] = [],
   signal: AbortSignal = new AbortController().signal,
 ): AgentTurnContext {
-  const toolPolicies = new Map();
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    attempt: 1,
-    messages: [
-      create(AgentMessageSchema, {
-        sequence: 1n,
-        turnId: "turn-1",
-        role: MessageRole.USER,
-        text: "weather in Paris?",
-        frameworkItem: JSON.stringify({ type: "user", text: "weather in Paris?" }),
-      }),
-    ],
-    frameworkRunState,
-    toolCalls,
-    toolPolicies,
-    defaultToolEffect: ToolEffect.UNCLASSIFIED,
-    enabledBuiltInTools: [],
-    sessionSettings: {},
-    interactionMode: InteractionMode.CHAT,
-    plan: undefined,
-    contextSummary: undefined,
-    events: { write: (e) => void events.push(e), writeRaw: () => {} },
-    heartbeat: async () => {},
-    cancellationSignal: signal,
-    resolveToolPolicy: (name, effect, approval) =>
-      resolveToolPolicy(name, {
-        toolPolicies,
-        defaultEffect: ToolEffect.UNCLASSIFIED,
-        frameworkEffect: effect,
-        frameworkRequiresApproval: approval,
-      }),
-  };
+  const prompt = "weather in Paris?";
+  const messages = [storedUserMessage(prompt, JSON.stringify({ type: "user", text: prompt }))];
+  return testTurn({ messages, frameworkRunState, toolCalls, events, signal });
 }
 
 

@@ -4,7 +4,6 @@ import { create } from "@bufbuild/protobuf";
 import {
   AgentMessageSchema,
   AgentToolCallSchema,
-  InteractionMode,
   MessageRole,
   ToolCallStatus,
   ToolEffect,
@@ -12,13 +11,13 @@ import {
   type AgentToolCall,
 } from "@dex-agents/contracts";
 import {
-  resolveToolPolicy,
   type AgentTurnContext,
   type DeferredToolExecution,
   type FrameworkMessage,
 } from "@dex-agents/core";
 import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
+import { storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { VercelAiRunner } from "./index.js";
 
 const usage = {
@@ -56,51 +55,21 @@ function turn(
   prompt = "weather in Paris?",
   stored: readonly FrameworkMessage[] = [],
 ): AgentTurnContext {
-  const toolPolicies = new Map();
   const roles = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL };
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    attempt: 1,
-    messages: [
+  const messages = [
+    storedUserMessage(prompt, JSON.stringify({ role: "user", content: prompt })),
+    // Messages a turn_continued outcome stored, as the session stores them.
+    ...stored.map((m, i) =>
       create(AgentMessageSchema, {
-        sequence: 1n,
+        sequence: BigInt(i + 2),
         turnId: "turn-1",
-        role: MessageRole.USER,
-        text: prompt,
-        frameworkItem: JSON.stringify({ role: "user", content: prompt }),
+        role: roles[m.role],
+        text: m.text ?? "",
+        frameworkItem: m.frameworkItem,
       }),
-      // Messages a turn_continued outcome stored, as the session stores them.
-      ...stored.map((m, i) =>
-        create(AgentMessageSchema, {
-          sequence: BigInt(i + 2),
-          turnId: "turn-1",
-          role: roles[m.role],
-          text: m.text ?? "",
-          frameworkItem: m.frameworkItem,
-        }),
-      ),
-    ],
-    frameworkRunState,
-    toolCalls,
-    toolPolicies,
-    defaultToolEffect: ToolEffect.UNCLASSIFIED,
-    enabledBuiltInTools: [],
-    sessionSettings: {},
-    interactionMode: InteractionMode.CHAT,
-    plan: undefined,
-    contextSummary: undefined,
-    events: { write: (e) => void events.push(e), writeRaw: () => {} },
-    heartbeat: async () => {},
-    cancellationSignal: signal,
-    resolveToolPolicy: (name, effect, approval) =>
-      resolveToolPolicy(name, {
-        toolPolicies,
-        defaultEffect: ToolEffect.UNCLASSIFIED,
-        frameworkEffect: effect,
-        frameworkRequiresApproval: approval,
-      }),
-  };
+    ),
+  ];
+  return testTurn({ messages, frameworkRunState, toolCalls, events, signal });
 }
 
 function runner(model: MockLanguageModelV4, runs: string[]): VercelAiRunner {

@@ -1,7 +1,7 @@
 /**
  * A RunModel Step's turn context without a session, for unit tests that call
- * `runModelStep` directly: session `s1`, `turn-1`, attempt 1, chat mode, no
- * session policies, every event written to `events`.
+ * `runModelStep` directly: session `s1`, `turn-1`, attempt 1, chat mode unless
+ * told, no session policies, every event written to `events`.
  *
  * @module
  */
@@ -14,6 +14,7 @@ import {
   ToolEffect,
   type AgentEventPayload,
   type AgentMessage,
+  type AgentPlan,
   type AgentToolCall,
 } from "@dex-agents/contracts";
 import { resolveToolPolicy } from "../policies.js";
@@ -24,8 +25,14 @@ export interface TestTurnOptions {
   readonly messages: readonly AgentMessage[];
   readonly frameworkRunState?: string | undefined;
   readonly toolCalls?: readonly AgentToolCall[];
-  readonly events?: AgentEventPayload[];
+  /** Where the turn's events go (an array, usually). */
+  readonly events?: { push(event: AgentEventPayload): unknown };
+  /** Where raw events go; dropped when absent. */
+  readonly writeRaw?: (eventType: string, payload: string) => void;
   readonly signal?: AbortSignal;
+  readonly interactionMode?: InteractionMode;
+  readonly plan?: AgentPlan;
+  readonly enabledBuiltInTools?: readonly string[];
 }
 
 /** The turn's user message as the session stores it, with the runner's `frameworkItem`. */
@@ -35,7 +42,7 @@ export function storedUserMessage(text: string, frameworkItem: string): AgentMes
 
 export function testTurn(options: TestTurnOptions): AgentTurnContext {
   const toolPolicies = new Map();
-  const events = options.events ?? [];
+  const events = options.events ?? ([] as AgentEventPayload[]);
   return {
     flowId: "s1",
     turnId: "turn-1",
@@ -45,12 +52,12 @@ export function testTurn(options: TestTurnOptions): AgentTurnContext {
     toolCalls: options.toolCalls ?? [],
     toolPolicies,
     defaultToolEffect: ToolEffect.UNCLASSIFIED,
-    enabledBuiltInTools: [],
+    enabledBuiltInTools: options.enabledBuiltInTools ?? [],
     sessionSettings: {},
-    interactionMode: InteractionMode.CHAT,
-    plan: undefined,
+    interactionMode: options.interactionMode ?? InteractionMode.CHAT,
+    plan: options.plan,
     contextSummary: undefined,
-    events: { write: (e) => void events.push(e), writeRaw: () => {} },
+    events: { write: (e) => void events.push(e), writeRaw: options.writeRaw ?? (() => {}) },
     heartbeat: async () => {},
     cancellationSignal: options.signal ?? new AbortController().signal,
     resolveToolPolicy: (name, effect, approval) =>
