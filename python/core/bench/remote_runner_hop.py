@@ -131,6 +131,20 @@ def _turns(kind: str, flow_type: str, server: str, warmup: int, turns: int) -> l
     return times
 
 
+def _ratio_row(
+    label: str, times: list[float], plain: float | None, durable_steps: int | None
+) -> str:
+    """A table row of a framework bench: n, median and p90 ms, and against the plain run's
+    median (None for the plain row itself) the ratio and, for a durable row (its Steps
+    given), the ms each Step adds."""
+    median = statistics.median(times)
+    p90 = statistics.quantiles(times, n=10)[-1]
+    added = None if plain is None or durable_steps is None else (median - plain) / durable_steps
+    per_step = "-" if added is None else f"{added:.2f}"
+    ratio = "1.0x" if plain is None else f"{median / plain:.1f}x"
+    return f"| {label} | {len(times)} | {median:.2f} | {p90:.2f} | {per_step} | {ratio} |"
+
+
 def _hop_alone(target: str, flow_type: str, calls: int) -> tuple[float, float]:
     """Median microseconds of one run_model_step: in-process, and through the service."""
     remote = RemoteRunner(target, flow_type)

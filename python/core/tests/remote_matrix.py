@@ -2,7 +2,8 @@
 
 Each adapter's matrix module names its package (`SIDECAR_PACKAGE`, a directory under the
 repository root) and its Flow type prefix (`FLOW_TYPE_PREFIX`), which the
-`sidecar_package` and `flow_type_prefix` fixtures read. It imports the fixtures below and,
+`sidecar_package` and `flow_type_prefix` fixtures read, and may name the Node binary
+that runs its sidecar (`SIDECAR_NODE`, default "node"). It imports the fixtures below and,
 for a Step-mode runner, the three sidecar tests, whose scripted models share the
 prompts "slow weather" and "charge me" (each package's src/testing/matrix_sidecar.ts).
 """
@@ -77,8 +78,13 @@ def flow_type_prefix(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def make_app(
-    sidecar_package: Path, flow_type_prefix: str, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest,
+    sidecar_package: Path,
+    flow_type_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., WorkerApp]:
+    node: str = getattr(request.module, "SIDECAR_NODE", "node")
+
     def make(
         server: DexliteProcess, root: Path, interrupt_deadline: float | None = None
     ) -> WorkerApp:
@@ -87,7 +93,7 @@ def make_app(
         log = root / f"{flow_type}.jsonl"
         log.touch()
         sidecar = Sidecar(
-            sidecar_package, log, [flow_type], script="dist/testing/matrix_sidecar.js"
+            sidecar_package, log, [flow_type], script="dist/testing/matrix_sidecar.js", node=node
         ).start()
         monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
         return SidecarApp(

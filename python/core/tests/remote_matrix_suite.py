@@ -1,10 +1,10 @@
 """The whole matrix a Step-mode TypeScript runner is held to, for one star import.
 
 An adapter's matrix module does `from remote_matrix_suite import *`, sets
-`SIDECAR_PACKAGE` and `FLOW_TYPE_PREFIX` (see remote_matrix.py) and defines its `matrix`
-fixture; pytest collects the tests and fixtures below from that module's namespace.
-Items a runner adds beyond these (the Vercel AI SDK's structured output) it imports
-itself.
+`SIDECAR_PACKAGE` and `FLOW_TYPE_PREFIX` (and `SIDECAR_NODE` for a sidecar that needs
+another Node; see remote_matrix.py) and defines its `matrix` fixture; pytest collects the
+tests and fixtures below from that module's namespace. Items a runner adds beyond these
+(the Vercel AI SDK's structured output) it imports itself.
 """
 
 from __future__ import annotations

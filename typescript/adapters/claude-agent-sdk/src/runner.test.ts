@@ -18,7 +18,7 @@ import {
   type AgentToolCall,
 } from "@dex-agents/contracts";
 import { type AgentTurnContext, type AgentTurnOutcome, type DeferredToolExecution, type FrameworkMessage } from "@dex-agents/core";
-import { turnContext } from "@dex-agents/core/testing";
+import { testTurn } from "@dex-agents/core/testing";
 import { z } from "zod";
 import { ClaudeAgentRunner, currentToolExecution, deniedText, maxTurnsError, type ClaudeAgentRunnerOptions } from "./index.js";
 import { FakeMessagesServer, offlineEnv, textReply, toolUseReply, type MessagesRequest, type ScriptedReply } from "./testing/fake_messages.js";
@@ -76,13 +76,13 @@ class Session {
   }
 
   context(signal: AbortSignal = new AbortController().signal): AgentTurnContext {
-    return turnContext({
+    return testTurn({
       turnId: `turn-${this.turn}`,
       messages: this.messages,
       frameworkRunState: this.runState,
       toolCalls: this.toolCalls,
       signal,
-      events: { write: (e) => void this.events.push(e), writeRaw: () => {} },
+      events: this.events,
     });
   }
 

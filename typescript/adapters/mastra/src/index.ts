@@ -1,2 +1,11 @@
-// Placeholder entry point: the Mastra runner is not written yet (see README.md).
-export {};
+/**
+ * `@dex-agents/mastra`: a Mastra `Agent` (@mastra/core 1.71) as a dex-agents
+ * runner on the TypeScript Stepwise loop.
+ *
+ * @module
+ */
+
+export { aiSdkMessages, type AiSdkMessage } from "./messages.js";
+export { AgentOwnedToolsError, MastraModelClient, type MastraAgent } from "./model.js";
+export { MastraMemoryError, MastraRunner, type MastraRunnerOptions } from "./runner.js";
+export { dexToolCall, mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";

@@ -19,7 +19,7 @@ import { Agent, handoff, tool, type InputGuardrail, type ModelRequest, type Outp
 import { z } from "zod";
 import { dexRunInfo, HANDOFF_EVENT, OpenAiAgentsRunner } from "./index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./testing/scripted_model.js";
-import { deferredExecution as execution, storedUserMessage, turnContext } from "@dex-agents/core/testing";
+import { deferredExecution as execution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 
 type Event = AgentEventPayload | { type: "raw"; eventType: string; payload: string };
 
@@ -30,16 +30,14 @@ function turn(
   events: Event[] = [],
   signal: AbortSignal = new AbortController().signal,
 ): AgentTurnContext {
-  const item = JSON.stringify({ type: "message", role: "user", content: prompt });
-  return turnContext({
-    messages: [storedUserMessage(prompt, item)],
+  const messages = [storedUserMessage(prompt, JSON.stringify({ type: "message", role: "user", content: prompt }))];
+  return testTurn({
+    messages,
     frameworkRunState,
     toolCalls,
+    events,
+    writeRaw: (eventType, payload) => void events.push({ type: "raw", eventType, payload }),
     signal,
-    events: {
-      write: (e) => void events.push(e),
-      writeRaw: (eventType, payload) => void events.push({ type: "raw", eventType, payload }),
-    },
   });
 }
 

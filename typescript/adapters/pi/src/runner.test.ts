@@ -24,7 +24,7 @@ import {
   type Context,
 } from "@mariozechner/pi-ai";
 import { PiRunner } from "./index.js";
-import { deferredExecution as execution, storedUserMessage, turnContext } from "@dex-agents/core/testing";
+import { deferredExecution as execution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 
 const citySchema = Type.Object({ city: Type.String({ description: "A city name" }) });
 const weather: AgentTool<typeof citySchema> = {
@@ -55,14 +55,9 @@ function turn(
   events: AgentEventPayload[] = [],
   signal: AbortSignal = new AbortController().signal,
 ): AgentTurnContext {
-  const item = JSON.stringify({ type: "user", text: "weather in Paris?" });
-  return turnContext({
-    messages: [storedUserMessage("weather in Paris?", item)],
-    frameworkRunState,
-    toolCalls,
-    signal,
-    events: { write: (e) => void events.push(e), writeRaw: () => {} },
-  });
+  const prompt = "weather in Paris?";
+  const messages = [storedUserMessage(prompt, JSON.stringify({ type: "user", text: prompt }))];
+  return testTurn({ messages, frameworkRunState, toolCalls, events, signal });
 }
 
 

@@ -17,7 +17,7 @@ import {
 } from "@dex-agents/core";
 import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
-import { storedUserMessage, turnContext } from "@dex-agents/core/testing";
+import { storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { VercelAiRunner } from "./index.js";
 
 const usage = {
@@ -56,25 +56,20 @@ function turn(
   stored: readonly FrameworkMessage[] = [],
 ): AgentTurnContext {
   const roles = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL };
-  return turnContext({
-    messages: [
-      storedUserMessage(prompt, JSON.stringify({ role: "user", content: prompt })),
-      // Messages a turn_continued outcome stored, as the session stores them.
-      ...stored.map((m, i) =>
-        create(AgentMessageSchema, {
-          sequence: BigInt(i + 2),
-          turnId: "turn-1",
-          role: roles[m.role],
-          text: m.text ?? "",
-          frameworkItem: m.frameworkItem,
-        }),
-      ),
-    ],
-    frameworkRunState,
-    toolCalls,
-    signal,
-    events: { write: (e) => void events.push(e), writeRaw: () => {} },
-  });
+  const messages = [
+    storedUserMessage(prompt, JSON.stringify({ role: "user", content: prompt })),
+    // Messages a turn_continued outcome stored, as the session stores them.
+    ...stored.map((m, i) =>
+      create(AgentMessageSchema, {
+        sequence: BigInt(i + 2),
+        turnId: "turn-1",
+        role: roles[m.role],
+        text: m.text ?? "",
+        frameworkItem: m.frameworkItem,
+      }),
+    ),
+  ];
+  return testTurn({ messages, frameworkRunState, toolCalls, events, signal });
 }
 
 function runner(model: MockLanguageModelV4, runs: string[]): VercelAiRunner {

@@ -17,7 +17,6 @@ import {
   type AgentPlan,
   type AgentToolCall,
 } from "@dex-agents/contracts";
-import { resolveToolPolicy } from "../policies.js";
 import { USER_REJECTED_RESULT } from "../results.js";
 import type { AgentTurnContext, FrameworkMessage, TurnCompleted } from "../runner.js";
 import {
@@ -29,6 +28,7 @@ import {
   type ModelResponse,
 } from "./index.js";
 import { deferredExecution as execution } from "../testing/executions.js";
+import { testTurn } from "../testing/turns.js";
 
 /** A model that answers from a script and records every request. */
 class ScriptedModel implements ModelClient {
@@ -75,32 +75,15 @@ function turn(
     builtIns?: string[];
   } = {},
 ): AgentTurnContext {
-  const toolPolicies = new Map();
-  return {
-    flowId: "s1",
-    turnId: "turn-1",
-    attempt: 1,
+  return testTurn({
     messages: options.messages ?? [stored(runner.buildUserMessage("weather in Paris?"))],
     frameworkRunState: options.frameworkRunState,
     toolCalls: options.toolCalls ?? [],
-    toolPolicies,
-    defaultToolEffect: ToolEffect.UNCLASSIFIED,
-    enabledBuiltInTools: options.builtIns ?? [],
-    sessionSettings: {},
-    interactionMode: options.mode ?? InteractionMode.CHAT,
-    plan: options.plan,
-    contextSummary: undefined,
-    events: { write: (e) => void options.events?.push(e), writeRaw: () => {} },
-    heartbeat: async () => {},
-    cancellationSignal: new AbortController().signal,
-    resolveToolPolicy: (name, effect, approval) =>
-      resolveToolPolicy(name, {
-        toolPolicies,
-        defaultEffect: ToolEffect.UNCLASSIFIED,
-        frameworkEffect: effect,
-        frameworkRequiresApproval: approval,
-      }),
-  };
+    ...(options.events !== undefined ? { events: options.events } : {}),
+    ...(options.mode !== undefined ? { interactionMode: options.mode } : {}),
+    ...(options.plan !== undefined ? { plan: options.plan } : {}),
+    ...(options.builtIns !== undefined ? { enabledBuiltInTools: options.builtIns } : {}),
+  });
 }
 
 

@@ -4,7 +4,15 @@
  * @module
  */
 
+export {
+  aiSdkGenerateResponse,
+  aiSdkMatrixDoStream,
+  aiSdkStreamResponse,
+  aiSdkUserPrompts,
+  type AiSdkPromptMessage,
+} from "./ai_sdk_model.js";
 export { matrixSidecarArgs, serveMatrixRunner, type MatrixSidecarArgs } from "./matrix_sidecar.js";
+export { matrixReply, matrixToolCalls, type MatrixModelCall, type MatrixReply, type MatrixToolCall } from "./matrix_model.js";
 export { deferredExecution } from "./executions.js";
 export { RunLog } from "./runlog.js";
-export { storedUserMessage, turnContext, type TurnContextOptions } from "./turns.js";
+export { storedUserMessage, testTurn, type TestTurnOptions } from "./turns.js";

@@ -1,6 +1,7 @@
 /**
- * A RunModel Step's context as the session hands it to a runner, for unit tests
- * that call `runModelStep` without a session.
+ * A RunModel Step's turn context without a session, for unit tests that call
+ * `runModelStep` directly: session `s1`, `turn-1`, attempt 1, chat mode unless
+ * told, no session policies, every event written to `events`.
  *
  * @module
  */
@@ -11,29 +12,41 @@ import {
   InteractionMode,
   MessageRole,
   ToolEffect,
+  type AgentEventPayload,
   type AgentMessage,
+  type AgentPlan,
   type AgentToolCall,
 } from "@dex-agents/contracts";
-
 import { resolveToolPolicy } from "../policies.js";
-import type { AgentTurnContext, EventWriter } from "../runner.js";
+import type { AgentTurnContext } from "../runner.js";
 
-/** What a test sets; the rest is a chat-mode attempt 1 of `turn-1` in session `s1`. */
-export interface TurnContextOptions {
+export interface TestTurnOptions {
+  /** The stored messages; `storedUserMessage(prompt, item)` makes the usual first one. */
   readonly messages: readonly AgentMessage[];
   readonly frameworkRunState?: string | undefined;
   readonly toolCalls?: readonly AgentToolCall[];
-  readonly events?: EventWriter;
+  /** Where the turn's events go (an array, usually). */
+  readonly events?: { push(event: AgentEventPayload): unknown };
+  /** Where raw events go; dropped when absent. */
+  readonly writeRaw?: (eventType: string, payload: string) => void;
   readonly signal?: AbortSignal;
-  readonly flowId?: string;
+  readonly interactionMode?: InteractionMode;
+  readonly plan?: AgentPlan;
+  readonly enabledBuiltInTools?: readonly string[];
+  /** `turn-1` unless told (a test that runs several turns). */
   readonly turnId?: string;
 }
 
-/** The context with no session policies, so the framework's declared effects decide. */
-export function turnContext(options: TurnContextOptions): AgentTurnContext {
+/** The turn's user message as the session stores it, with the runner's `frameworkItem`. */
+export function storedUserMessage(text: string, frameworkItem: string): AgentMessage {
+  return create(AgentMessageSchema, { sequence: 1n, turnId: "turn-1", role: MessageRole.USER, text, frameworkItem });
+}
+
+export function testTurn(options: TestTurnOptions): AgentTurnContext {
   const toolPolicies = new Map();
+  const events = options.events ?? ([] as AgentEventPayload[]);
   return {
-    flowId: options.flowId ?? "s1",
+    flowId: "s1",
     turnId: options.turnId ?? "turn-1",
     attempt: 1,
     messages: options.messages,
@@ -41,12 +54,12 @@ export function turnContext(options: TurnContextOptions): AgentTurnContext {
     toolCalls: options.toolCalls ?? [],
     toolPolicies,
     defaultToolEffect: ToolEffect.UNCLASSIFIED,
-    enabledBuiltInTools: [],
+    enabledBuiltInTools: options.enabledBuiltInTools ?? [],
     sessionSettings: {},
-    interactionMode: InteractionMode.CHAT,
-    plan: undefined,
+    interactionMode: options.interactionMode ?? InteractionMode.CHAT,
+    plan: options.plan,
     contextSummary: undefined,
-    events: options.events ?? { write: () => {}, writeRaw: () => {} },
+    events: { write: (e) => void events.push(e), writeRaw: options.writeRaw ?? (() => {}) },
     heartbeat: async () => {},
     cancellationSignal: options.signal ?? new AbortController().signal,
     resolveToolPolicy: (name, effect, approval) =>
@@ -57,15 +70,4 @@ export function turnContext(options: TurnContextOptions): AgentTurnContext {
         frameworkRequiresApproval: approval,
       }),
   };
-}
-
-/** The user message that opens `turn-1`, stored with the runner's framework item. */
-export function storedUserMessage(text: string, frameworkItem: string): AgentMessage {
-  return create(AgentMessageSchema, {
-    sequence: 1n,
-    turnId: "turn-1",
-    role: MessageRole.USER,
-    text,
-    frameworkItem,
-  });
 }

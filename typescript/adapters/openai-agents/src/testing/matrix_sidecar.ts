@@ -11,62 +11,28 @@
  */
 
 import { ToolEffect } from "@dex-agents/contracts";
-import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
+import { matrixReply, matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import { Agent, tool } from "@openai/agents";
 import { z } from "zod";
 import { dexRunInfo, OpenAiAgentsRunner } from "../index.js";
-import { ScriptedModel, trailingResults, userTexts, type ScriptedCall } from "./scripted_model.js";
+import { ScriptedModel, trailingResults, userTexts } from "./scripted_model.js";
 
 const sidecar = matrixSidecarArgs();
 const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
 const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
-function calls(prompt: string, n: number): ScriptedCall[] {
-  const city = (p: string): string => p.split(" ").slice(1).join(" ") || "Paris";
-  if (prompt.startsWith("slow")) return [{ callId: `w${n}`, name: "get_weather", arguments: { city: "Paris" } }];
-  if (prompt.startsWith("weather in ")) {
-    return [{ callId: `w${n}`, name: "get_weather", arguments: { city: prompt.slice("weather in ".length).replace(/\?$/, "") } }];
-  }
-  if (prompt.startsWith("parallel")) {
-    return [
-      { callId: `a${n}`, name: "get_weather", arguments: { city: "Oslo" } },
-      { callId: `b${n}`, name: "get_weather", arguments: { city: "Lima" } },
-    ];
-  }
-  if (prompt.startsWith("book")) {
-    return [
-      { callId: `r${n}`, name: "get_weather", arguments: { city: city(prompt) } },
-      { callId: `k${n}`, name: "book_trip", arguments: { city: city(prompt) } },
-    ];
-  }
-  if (prompt.startsWith("charge")) return [{ callId: `p${n}`, name: "charge", arguments: { usd: 5 } }];
-  if (prompt.startsWith("fail")) return [{ callId: `f${n}`, name: "charge_now", arguments: { usd: 5 } }];
-  return [];
-}
-
 const model = new ScriptedModel(async (request) => {
-  const prompts = userTexts(request);
   const trailing = trailingResults(request);
-  const results = Object.fromEntries([...trailing].map(([id, r]) => [id, r.text]));
-  log({ kind: "model", name: "model", prompts, results });
-  const current = prompts.at(-1) ?? "";
-  if (trailing.size > 0) {
-    if (current.startsWith("slow")) {
-      try {
-        await gate("model", request.signal);
-      } catch (error) {
-        // cancel_turn reached the SDK's run signal through cancellationSignal.
-        log({ kind: "model_aborted", name: "model", prompts });
-        throw error;
-      }
-    }
-    if (current.startsWith("fail")) throw new Error("model unavailable");
-    return { text: `Results: ${[...trailing.values()].map((r) => `${r.name}=${r.text}`).join("; ")}` };
-  }
-  const asked = calls(current, prompts.length);
-  if (asked.length > 0) return { calls: asked };
-  const seen = typeof request.input === "string" ? 1 : request.input.length;
-  return { text: `I have seen ${seen} messages.` };
+  const reply = await matrixReply(sidecar, {
+    prompts: userTexts(request),
+    results: [...trailing].map(([toolCallId, r]) => ({ toolCallId, toolName: r.name, output: r.text })),
+    messageCount: typeof request.input === "string" ? 1 : request.input.length,
+    signal: request.signal,
+  });
+  return {
+    ...(reply.text !== undefined ? { text: reply.text } : {}),
+    calls: reply.calls.map((c) => ({ callId: c.id, name: c.name, arguments: c.input })),
+  };
 });
 
 function key(): string | undefined {

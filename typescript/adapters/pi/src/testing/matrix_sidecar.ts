@@ -13,7 +13,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ToolEffect } from "@dex-agents/contracts";
 import type { DeferredToolExecution, ToolExecutionResult } from "@dex-agents/core";
-import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
+import { matrixReply, matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
   fauxAssistantMessage,
@@ -30,67 +30,29 @@ const sidecar = matrixSidecarArgs();
 const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
 const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
-type Call = { readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
-
-function calls(prompt: string, n: number): Call[] {
-  const city = (p: string): string => p.split(" ").slice(1).join(" ") || "Paris";
-  if (prompt.startsWith("slow")) return [{ id: `w${n}`, name: "get_weather", input: { city: "Paris" } }];
-  if (prompt.startsWith("weather in ")) {
-    return [{ id: `w${n}`, name: "get_weather", input: { city: prompt.slice("weather in ".length).replace(/\?$/, "") } }];
-  }
-  if (prompt.startsWith("parallel")) {
-    return [
-      { id: `a${n}`, name: "get_weather", input: { city: "Oslo" } },
-      { id: `b${n}`, name: "get_weather", input: { city: "Lima" } },
-    ];
-  }
-  if (prompt.startsWith("book")) {
-    return [
-      { id: `r${n}`, name: "get_weather", input: { city: city(prompt) } },
-      { id: `k${n}`, name: "book_trip", input: { city: city(prompt) } },
-    ];
-  }
-  if (prompt.startsWith("charge")) return [{ id: `p${n}`, name: "charge", input: { usd: 5 } }];
-  if (prompt.startsWith("fail")) return [{ id: `f${n}`, name: "charge_now", input: { usd: 5 } }];
-  return [];
-}
-
 function text(content: string | readonly { type: string; text?: string }[]): string {
   return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? (p.text ?? "") : "")).join("");
 }
 
 /** The scripted model: one factory answers every call, by the latest user prompt. */
 async function answer(context: Context, options: StreamOptions | undefined): Promise<AssistantMessage> {
-  const prompts = context.messages.flatMap((m) => (m.role === "user" ? [text(m.content)] : []));
-  const results: Record<string, string> = {};
-  const named: string[] = [];
+  const results: { toolCallId: string; toolName: string; output: string }[] = [];
   for (let i = context.messages.length - 1; i >= 0; i--) {
     const m = context.messages[i]!;
     if (m.role !== "toolResult") break;
-    results[m.toolCallId] = text(m.content);
-    named.unshift(`${m.toolName}=${text(m.content)}`);
+    results.unshift({ toolCallId: m.toolCallId, toolName: m.toolName, output: text(m.content) });
   }
   if (faux.getPendingResponseCount() < 100) faux.appendResponses(Array.from({ length: 1000 }, () => answer));
-  log({ kind: "model", name: "model", prompts, results });
-  const current = prompts.at(-1) ?? "";
-  if (named.length > 0) {
-    if (current.startsWith("slow")) {
-      try {
-        await gate("model", options?.signal);
-      } catch (error) {
-        // cancel_turn reached pi-ai's signal through cancellationSignal.
-        log({ kind: "model_aborted", name: "model", prompts });
-        throw error;
-      }
-    }
-    if (current.startsWith("fail")) throw new Error("model unavailable");
-    return fauxAssistantMessage(`Results: ${named.join("; ")}`);
+  const reply = await matrixReply(sidecar, {
+    prompts: context.messages.flatMap((m) => (m.role === "user" ? [text(m.content)] : [])),
+    results,
+    messageCount: context.messages.length,
+    signal: options?.signal,
+  });
+  if (reply.calls.length > 0) {
+    return fauxAssistantMessage(reply.calls.map((c) => fauxToolCall(c.name, c.input, { id: c.id })), { stopReason: "toolUse" });
   }
-  const asked = calls(current, prompts.length);
-  if (asked.length > 0) {
-    return fauxAssistantMessage(asked.map((c) => fauxToolCall(c.name, c.input, { id: c.id })), { stopReason: "toolUse" });
-  }
-  return fauxAssistantMessage(`I have seen ${context.messages.length} messages.`);
+  return fauxAssistantMessage(reply.text ?? "");
 }
 
 const faux = registerFauxProvider();

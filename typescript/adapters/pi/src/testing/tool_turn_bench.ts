@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
 import { AgentToolCallSchema, ToolCallStatus, ToolEffect } from "@dex-agents/contracts";
 import type { AgentTurnContext } from "@dex-agents/core";
-import { deferredExecution, storedUserMessage, turnContext } from "@dex-agents/core/testing";
+import { deferredExecution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { Agent, type AgentTool } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type, type Context } from "@mariozechner/pi-ai";
 import { PiRunner } from "../index.js";
@@ -53,7 +53,7 @@ async function plain(): Promise<void> {
 const runner = new PiRunner({ model: faux.getModel(), tools: [weather], toolPolicies: { get_weather: { effect: ToolEffect.READ } } });
 const userItem = runner.buildUserMessage("weather in Paris?").frameworkItem;
 function context(frameworkRunState: string | undefined, toolCalls: AgentTurnContext["toolCalls"]): AgentTurnContext {
-  return turnContext({ messages: [storedUserMessage("weather in Paris?", userItem)], frameworkRunState, toolCalls });
+  return testTurn({ messages: [storedUserMessage("weather in Paris?", userItem)], frameworkRunState, toolCalls });
 }
 
 async function adapter(): Promise<void> {

@@ -2,8 +2,8 @@
  * `node dist/testing/matrix_sidecar.js --address HOST:PORT --log PATH
  * --flow-type T`: `VercelAiRunner` with a scripted `MockLanguageModelV4`
  * that follows the shared prompts of `dex_agents_testing.matrix` (weather,
- * parallel, book, charge, slow, fail; otherwise "I have seen N messages."),
- * served by `serveRunners`. A session that asks about a "city" reaches a
+ * parallel, book, charge, slow, fail; otherwise "I have seen N messages.":
+ * `aiSdkMatrixDoStream` of @dex-agents/core/testing), served by `serveRunners`. A session that asks about a "city" reaches a
  * second `VercelAiRunner` with structured output (`Output.object` and a
  * validator that wants the name capitalized); its model answers "paris"
  * first and "Paris" after a retry. Model calls and tool runs go to the run log in
@@ -19,114 +19,28 @@ import {
   type AgentTurnContext,
   type ToolExecutionResult,
 } from "@dex-agents/core";
-import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
+import { aiSdkMatrixDoStream, aiSdkStreamResponse, aiSdkUserPrompts, matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
 import { jsonSchema, Output } from "ai";
-import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { VercelAiRunner } from "../index.js";
 
 const sidecar = matrixSidecarArgs();
 const log = (entry: Record<string, unknown>): void => sidecar.runLog.write(entry);
 const gate = (name: string, signal?: AbortSignal): Promise<void> => sidecar.runLog.waitForGate(name, signal);
 
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 2, text: 2, reasoning: undefined },
-};
-
-type Call = { readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
-
-function respond(text: string | undefined, calls: readonly Call[]) {
-  return {
-    stream: convertArrayToReadableStream([
-      { type: "stream-start" as const, warnings: [] },
-      ...(text === undefined
-        ? []
-        : [
-            { type: "text-start" as const, id: "t" },
-            { type: "text-delta" as const, id: "t", delta: text },
-            { type: "text-end" as const, id: "t" },
-          ]),
-      ...calls.map((c) => ({
-        type: "tool-call" as const,
-        toolCallId: c.id,
-        toolName: c.name,
-        input: JSON.stringify(c.input),
-      })),
-      {
-        type: "finish" as const,
-        finishReason: { unified: calls.length > 0 ? ("tool-calls" as const) : ("stop" as const), raw: undefined },
-        usage,
-      },
-    ]),
-  };
-}
-
-function calls(prompt: string, n: number): Call[] {
-  const city = (p: string): string => p.split(" ").slice(1).join(" ") || "Paris";
-  if (prompt.startsWith("slow")) return [{ id: `w${n}`, name: "get_weather", input: { city: "Paris" } }];
-  if (prompt.startsWith("weather in ")) {
-    return [{ id: `w${n}`, name: "get_weather", input: { city: prompt.slice("weather in ".length).replace(/\?$/, "") } }];
-  }
-  if (prompt.startsWith("parallel")) {
-    return [
-      { id: `a${n}`, name: "get_weather", input: { city: "Oslo" } },
-      { id: `b${n}`, name: "get_weather", input: { city: "Lima" } },
-    ];
-  }
-  if (prompt.startsWith("book")) {
-    return [
-      { id: `r${n}`, name: "get_weather", input: { city: city(prompt) } },
-      { id: `k${n}`, name: "book_trip", input: { city: city(prompt) } },
-    ];
-  }
-  if (prompt.startsWith("charge")) return [{ id: `p${n}`, name: "charge", input: { usd: 5 } }];
-  if (prompt.startsWith("fail")) return [{ id: `f${n}`, name: "charge_now", input: { usd: 5 } }];
-  return [];
-}
-
 /** The city answer: lower case until the model has seen one answer of its own. */
 function cityAnswer(answered: boolean, json: boolean) {
   if (!json) throw new Error("a city question came without the JSON response format");
-  return respond(JSON.stringify({ name: answered ? "Paris" : "paris", country: "FR" }), []);
+  return aiSdkStreamResponse(JSON.stringify({ name: answered ? "Paris" : "paris", country: "FR" }));
 }
 
+const matrix = aiSdkMatrixDoStream(sidecar);
 const model = new MockLanguageModelV4({
-  doStream: async ({ prompt, abortSignal, responseFormat }) => {
-    const prompts = prompt
-      .filter((m) => m.role === "user")
-      .map((m) => m.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
-    const last = prompt.at(-1);
-    const results: Record<string, string> = {};
-    const named: string[] = [];
-    if (last?.role === "tool") {
-      for (const part of last.content) {
-        if (part.type !== "tool-result") continue;
-        const output = part.output.type === "text" ? part.output.value : JSON.stringify(part.output);
-        results[part.toolCallId] = output;
-        named.push(`${part.toolName}=${output}`);
-      }
-    }
-    log({ kind: "model", name: "model", prompts, results });
-    const current = prompts.at(-1) ?? "";
-    if (prompts[0]?.startsWith("city")) {
-      return cityAnswer(prompt.some((m) => m.role === "assistant"), responseFormat?.type === "json");
-    }
-    if (named.length > 0) {
-      if (current.startsWith("slow")) {
-        try {
-          await gate("model", abortSignal);
-        } catch (error) {
-          // cancel_turn reached streamText's abortSignal through cancellationSignal.
-          log({ kind: "model_aborted", name: "model", prompts });
-          throw error;
-        }
-      }
-      if (current.startsWith("fail")) throw new Error("model unavailable");
-      return respond(`Results: ${named.join("; ")}`, []);
-    }
-    const asked = calls(current, prompts.length);
-    if (asked.length > 0) return respond(undefined, asked);
-    return respond(`I have seen ${prompt.filter((m) => m.role !== "system").length} messages.`, []);
+  doStream: async (options) => {
+    const prompts = aiSdkUserPrompts(options.prompt);
+    if (!prompts[0]?.startsWith("city")) return matrix(options);
+    log({ kind: "model", name: "model", prompts, results: {} });
+    return cityAnswer(options.prompt.some((m) => m.role === "assistant"), options.responseFormat?.type === "json");
   },
 });
 

@@ -1,0 +1,221 @@
+// MastraRunner on the real @mastra/core with ai's MockLanguageModelV4 as the
+// agent's model: one agent.stream call per RunModel Step, the calls handed
+// back unrun, each run by the session through the Mastra tool's execute.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import {
+  AgentToolCallSchema,
+  InteractionMode,
+  ToolCallStatus,
+  ToolEffect,
+  type AgentEventPayload,
+} from "@dex-agents/contracts";
+import { ToolExecutionError } from "@dex-agents/core";
+import { aiSdkStreamResponse, deferredExecution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
+import { Agent } from "@mastra/core/agent";
+import type { MastraModelConfig } from "@mastra/core/llm";
+import { MockMemory } from "@mastra/core/memory";
+import { createTool } from "@mastra/core/tools";
+import { MockLanguageModelV4 } from "ai/test";
+import { z } from "zod";
+import { AgentOwnedToolsError, dexToolCall, MastraMemoryError, MastraRunner, type MastraAgent, type MastraTool } from "./index.js";
+
+type Options = Parameters<MockLanguageModelV4["doStream"]>[0];
+
+const runs: string[] = [];
+const weather = createTool({
+  id: "get_weather",
+  description: "The weather in a city",
+  inputSchema: z.object({ city: z.string() }),
+  execute: async ({ city }, context) => {
+    runs.push(`${city} (${dexToolCall(context)?.idempotencyKey ?? "no Dex call"})`);
+    return `sunny in ${city}`;
+  },
+});
+const flaky = createTool({
+  id: "flaky",
+  description: "A tool whose service is down",
+  inputSchema: z.object({}),
+  execute: async () => {
+    throw new Error("the service is down");
+  },
+});
+
+/** The mock as the agent's model; see mastra_contract.test.ts for why the cast. */
+function agentOn(model: MockLanguageModelV4, extra: { memory?: MockMemory; tools?: Record<string, MastraTool> } = {}): MastraAgent {
+  return new Agent({ id: "trip", name: "trip", instructions: "Be brief.", model: model as unknown as MastraModelConfig, ...extra });
+}
+
+function turn(options: Omit<Parameters<typeof testTurn>[0], "messages"> = {}) {
+  const prompt = "weather in Paris?";
+  return testTurn({ messages: [storedUserMessage(prompt, JSON.stringify({ type: "user", text: prompt }))], ...options });
+}
+
+function deltas(events: readonly AgentEventPayload[]): string {
+  return events.flatMap((e) => (e.type === "text_delta" ? [(e.payload as { text: string }).text] : [])).join("");
+}
+
+test("a tool turn: one model call per Step, the call handed back unrun, its result reaching the model", async () => {
+  const seen: Options[] = [];
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      seen.push(options);
+      return seen.length === 1
+        ? aiSdkStreamResponse("Checking.", [{ id: "w1", name: "get_weather", input: { city: "Paris" } }])
+        : aiSdkStreamResponse("It is sunny in Paris.");
+    },
+  });
+  const runner = new MastraRunner({
+    agent: agentOn(model),
+    tools: { get_weather: weather },
+    toolPolicies: { get_weather: { effect: ToolEffect.READ } },
+  });
+  runs.length = 0;
+  const firstEvents: AgentEventPayload[] = [];
+  const first = await runner.runModelStep(turn({ events: firstEvents }));
+  assert.equal(first.kind, "tool_calls_requested");
+  if (first.kind !== "tool_calls_requested") return;
+  assert.equal(seen.length, 1);
+  assert.deepEqual(runs, [], "Mastra ran the tool itself");
+  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]), [
+    ["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }],
+  ]);
+  assert.equal(deltas(firstEvents), "Checking.");
+  // The agent's instructions reach the model; the tool as its JSON schema, no execute.
+  assert.deepEqual(seen[0]?.prompt[0], { role: "system", content: "Be brief." });
+  const offered = seen[0]?.tools?.[0];
+  assert.ok(offered?.type === "function");
+  assert.deepEqual([offered.name, (offered.inputSchema as { required?: string[] }).required], ["get_weather", ["city"]]);
+
+  const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' });
+  const outcome = await runner.executeDeferredToolCall(deferredExecution(record));
+  assert.deepEqual(outcome, { kind: "result", output: "sunny in Paris" });
+  assert.deepEqual(runs, ["Paris (s1/turn-1/w1)"], "the tool did not see its Dex call");
+
+  const events: AgentEventPayload[] = [];
+  const done = await runner.runModelStep(
+    turn({
+      frameworkRunState: first.frameworkRunState,
+      toolCalls: [{ ...record, status: ToolCallStatus.SUCCEEDED, output: outcome.output }],
+      events,
+    }),
+  );
+  assert.equal(done.kind, "turn_completed");
+  if (done.kind !== "turn_completed") return;
+  assert.equal(seen.length, 2);
+  const last = seen[1]?.prompt.at(-1);
+  assert.ok(last?.role === "tool");
+  assert.deepEqual(
+    last.content.map((p) => (p.type === "tool-result" ? [p.toolCallId, p.output] : [p.type])),
+    [["w1", { type: "text", value: "sunny in Paris" }]],
+  );
+  assert.equal(deltas(events), "It is sunny in Paris.");
+  assert.deepEqual(done.newMessages.map((m) => [m.role, m.toolCallId, m.text ?? m.toolOutput]), [
+    ["assistant", undefined, "Checking."],
+    ["assistant", "w1", undefined],
+    ["tool", "w1", "sunny in Paris"],
+    ["assistant", undefined, "It is sunny in Paris."],
+  ]);
+});
+
+test("a failing model call surfaces once: the SDK does not retry it, the RunModel Step does", async () => {
+  let calls = 0;
+  const model = new MockLanguageModelV4({
+    doStream: async () => {
+      calls += 1;
+      throw new Error("model unavailable");
+    },
+  });
+  const runner = new MastraRunner({ agent: agentOn(model), tools: { get_weather: weather } });
+  await assert.rejects(runner.runModelStep(turn()), /model unavailable/);
+  assert.equal(calls, 1);
+});
+
+test("cancellationSignal aborts the running agent.stream call", async () => {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const model = new MockLanguageModelV4({
+    doStream: (options) =>
+      new Promise((_resolve, reject) => {
+        started();
+        options.abortSignal?.addEventListener("abort", () => reject(options.abortSignal?.reason), { once: true });
+      }),
+  });
+  const runner = new MastraRunner({ agent: agentOn(model) });
+  const controller = new AbortController();
+  const step = runner.runModelStep(turn({ signal: controller.signal }));
+  await running;
+  const aborted = Date.now();
+  controller.abort(new Error("cancel_turn"));
+  await assert.rejects(step, /cancel_turn/);
+  assert.ok(Date.now() - aborted < 2_000, "the call did not stop promptly");
+});
+
+test("an agent with Mastra memory is refused: the session owns the history", () => {
+  const model = new MockLanguageModelV4();
+  assert.throws(
+    () => new MastraRunner({ agent: agentOn(model, { memory: new MockMemory() }) }),
+    (e) => e instanceof MastraMemoryError && /"trip" has memory/.test(e.message),
+  );
+});
+
+test("tools configured on the agent itself are refused at the first model call, by name", async () => {
+  let calls = 0;
+  const model = new MockLanguageModelV4({
+    doStream: async () => {
+      calls += 1;
+      return aiSdkStreamResponse("unreachable");
+    },
+  });
+  const runner = new MastraRunner({ agent: agentOn(model, { tools: { get_weather: weather, flaky } }) });
+  await assert.rejects(
+    runner.runModelStep(turn()),
+    (e) => e instanceof AgentOwnedToolsError && /tools of its own \(get_weather, flaky\)/.test(e.message),
+  );
+  assert.equal(calls, 0);
+});
+
+test("a tool's throw and input its schema refuses are model-visible ToolExecutionErrors", async () => {
+  const runner = new MastraRunner({ agent: agentOn(new MockLanguageModelV4()), tools: { get_weather: weather, flaky } });
+  const bad = create(AgentToolCallSchema, { toolCallId: "x", toolName: "get_weather", arguments: '{"city":3}' });
+  await assert.rejects(
+    runner.executeDeferredToolCall(deferredExecution(bad)),
+    (e) => e instanceof ToolExecutionError && /city/.test(e.message),
+  );
+  const down = create(AgentToolCallSchema, { toolCallId: "y", toolName: "flaky", arguments: "{}" });
+  await assert.rejects(
+    runner.executeDeferredToolCall(deferredExecution(down)),
+    (e) => e instanceof ToolExecutionError && e.message === "the service is down",
+  );
+});
+
+test("planningToolChoice required forces write_todos through Mastra's toolChoice", async () => {
+  let seen: Options | undefined;
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      seen = options;
+      return aiSdkStreamResponse(undefined, [
+        { id: "p1", name: "write_todos", input: { todos: [{ content: "pack", status: "pending" }] } },
+      ]);
+    },
+  });
+  const runner = new MastraRunner({ agent: agentOn(model), tools: { get_weather: weather }, planningToolChoice: "required" });
+  const planning = { ...turn(), interactionMode: InteractionMode.PLANNING, enabledBuiltInTools: ["write_todos"] };
+  const outcome = await runner.runModelStep(planning);
+  assert.equal(outcome.kind, "tool_calls_requested");
+  assert.deepEqual(seen?.toolChoice, { type: "tool", toolName: "write_todos" });
+  assert.deepEqual(seen?.tools?.map((t) => t.name), ["write_todos"]);
+});
+
+test("toolPolicies must name the runner's tools", () => {
+  assert.throws(
+    () =>
+      new MastraRunner({
+        agent: agentOn(new MockLanguageModelV4()),
+        tools: { get_weather: weather },
+        toolPolicies: { nope: { effect: ToolEffect.READ } },
+      }),
+    /toolPolicies names "nope"/,
+  );
+});

@@ -1,0 +1,68 @@
+/**
+ * `MastraRunner`: a Mastra `Agent` on the TypeScript Stepwise loop of
+ * `@dex-agents/core`. Each RunModel Step is one `agent.stream` call
+ * (`MastraModelClient`); every tool call runs in its own tool Step through
+ * the Mastra tool's `execute`. The session owns the history, so an agent
+ * with Mastra memory is refused; so are tools configured on the agent itself,
+ * at the first model call (they may be a function of the request context).
+ *
+ * @module
+ */
+
+import {
+  AgentDefinition,
+  StepwiseRunner,
+  type AgentDefinitionOptions,
+  type Instructions,
+  type TurnContinuationHook,
+} from "@dex-agents/core";
+import { MastraModelClient, type MastraAgent } from "./model.js";
+import { mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";
+
+export interface MastraRunnerOptions {
+  /** The agent: its model and instructions; no memory and no tools of its own. */
+  readonly agent: MastraAgent;
+  /** The tools by the name the model calls them, each with its `execute`. */
+  readonly tools?: Readonly<Record<string, MastraTool>>;
+  /** Effects by tool name; a tool without one gets the session's default effect. */
+  readonly toolPolicies?: Readonly<Record<string, MastraToolPolicy>>;
+  /** More system instructions after the agent's own. */
+  readonly instructions?: Instructions;
+  readonly decideTurnContinuation?: TurnContinuationHook;
+  /** `required` forces write_todos on a planning turn's first call while no draft exists. */
+  readonly planningToolChoice?: AgentDefinitionOptions["planningToolChoice"];
+  readonly summaryInstructions?: string;
+  readonly countTokens?: AgentDefinitionOptions["countTokens"];
+}
+
+/** Mastra memory would keep a second history beside the session's. */
+export class MastraMemoryError extends TypeError {
+  override name = "MastraMemoryError";
+}
+
+export class MastraRunner extends StepwiseRunner {
+  constructor(options: MastraRunnerOptions) {
+    if (options.agent.hasOwnMemory()) {
+      throw new MastraMemoryError(
+        `the Mastra agent ${JSON.stringify(options.agent.name)} has memory; the Dex session owns the history, ` +
+          "so give the agent no `memory`",
+      );
+    }
+    const tools = options.tools ?? {};
+    for (const name of Object.keys(options.toolPolicies ?? {})) {
+      if (!(name in tools)) throw new TypeError(`toolPolicies names ${JSON.stringify(name)}, which is not one of the tools`);
+    }
+    super(
+      new AgentDefinition({
+        name: options.agent.name,
+        model: new MastraModelClient(options.agent),
+        tools: Object.entries(tools).map(([name, t]) => mastraTool(name, t, options.toolPolicies?.[name])),
+        ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+        ...(options.decideTurnContinuation !== undefined ? { decideTurnContinuation: options.decideTurnContinuation } : {}),
+        ...(options.planningToolChoice !== undefined ? { planningToolChoice: options.planningToolChoice } : {}),
+        ...(options.summaryInstructions !== undefined ? { summaryInstructions: options.summaryInstructions } : {}),
+        ...(options.countTokens !== undefined ? { countTokens: options.countTokens } : {}),
+      }),
+    );
+  }
+}
