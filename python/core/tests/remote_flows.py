@@ -45,9 +45,7 @@ def build_flow(
     return AgentSessionFlow(runner, flow_type=flow_type, options=options)
 
 
-def main(
-    argv: list[str] | None = None, build: Callable[..., AgentSessionFlow] = build_flow
-) -> int:
+def main(argv: list[str] | None = None, build: Callable[..., AgentSessionFlow] = build_flow) -> int:
     """The Worker of one Flow type, `build(flow_type, log, interrupt_deadline_seconds)`."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
