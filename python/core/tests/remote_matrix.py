@@ -26,7 +26,6 @@ from remote_sidecar import Sidecar, build_package
 __all__ = [
     "SidecarApp",
     "app",
-    "dexlite",
     "flow_type_prefix",
     "make_app",
     "private_app",
@@ -106,13 +105,6 @@ def make_app(
         )
 
     return make
-
-
-@pytest.fixture(scope="module")
-def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
-    server = DexliteProcess(tmp_path_factory.mktemp("dexlite") / "db.sqlite").start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

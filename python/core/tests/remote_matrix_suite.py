@@ -24,7 +24,6 @@ from dex_agents_testing.matrix import (
 )
 from remote_matrix import (
     app,
-    dexlite,
     flow_type_prefix,
     make_app,
     private_app,
@@ -36,7 +35,6 @@ from remote_matrix import (
 
 __all__ = [
     "app",
-    "dexlite",
     "flow_type_prefix",
     "make_app",
     "private_app",

@@ -30,7 +30,6 @@ from dex_agents_testing.processes import wait_until
 from dex_agents_testing.worker_apps import WorkerApp
 from remote_matrix import (
     app,
-    dexlite,
     flow_type_prefix,
     make_app,
     private_app,
@@ -41,7 +40,6 @@ from remote_matrix import (
 
 __all__ = [
     "app",
-    "dexlite",
     "flow_type_prefix",
     "make_app",
     "private_app",
