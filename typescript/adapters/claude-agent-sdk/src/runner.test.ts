@@ -273,6 +273,23 @@ test("two deferred writes of one response run one tool Step each, in order, then
   });
 });
 
+test("a turn stopped between two deferred writes of one response shows each call once", async () => {
+  await withAgent(async (agent) => {
+    const session = agent.session();
+    session.startTurn("two bookings");
+    await session.runModel();
+    await session.executeAndRecord("k1");
+    const second = await session.runModel();
+    assert.equal(second.kind, "tool_calls_requested");
+    // Cancelled while k2 waits for its approval: the unfinished turn is what ran.
+    const shown = session.runner.buildUnfinishedTurnMessages(session.context());
+    const calls = shown.filter((m) => m.role === "assistant" && m.toolCallId !== undefined).map((m) => m.toolCallId);
+    const results = shown.filter((m) => m.role === "tool").map((m) => [m.toolCallId, m.toolOutput]);
+    assert.deepEqual(calls, ["k1"]);
+    assert.deepEqual(results, [["k1", "booked Rome"]]);
+  });
+});
+
 test("a rejected write is answered from its record and never runs", async () => {
   await withAgent(async (agent) => {
     const session = agent.session();

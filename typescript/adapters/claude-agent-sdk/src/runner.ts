@@ -349,13 +349,26 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
   }
 }
 
-/** The entries before the first assistant entry whose tool uses got no result. */
+/**
+ * The entries before the first response with a tool use that got no result.
+ * The CLI writes each content block of a response as an entry of its own, so
+ * the cut is at the response's first entry: its answered calls then show from
+ * their records, once.
+ */
 function withoutUnansweredTail(entries: readonly TranscriptEntry[]): TranscriptEntry[] {
   const answered = answeredCalls(entries);
-  const index = entries.findIndex(
-    ([subpath, e]) => subpath === "" && e["type"] === "assistant" && blocks(e).some((b) => b["type"] === "tool_use" && !answered.has(String(b["id"]))),
-  );
-  return index === -1 ? [...entries] : entries.slice(0, index);
+  const isAssistant = ([subpath, e]: TranscriptEntry): boolean => subpath === "" && e["type"] === "assistant";
+  const unanswered = entries.find((pair) => isAssistant(pair) && blocks(pair[1]).some((b) => b["type"] === "tool_use" && !answered.has(String(b["id"]))));
+  if (unanswered === undefined) return [...entries];
+  const response = responseId(unanswered[1]);
+  const index = entries.findIndex((pair) => pair === unanswered || (response !== undefined && isAssistant(pair) && responseId(pair[1]) === response));
+  return entries.slice(0, index);
+}
+
+function responseId(entry: Record<string, unknown>): string | undefined {
+  const message = entry["message"];
+  const id = typeof message === "object" && message !== null ? (message as Record<string, unknown>)["id"] : undefined;
+  return typeof id === "string" ? id : undefined;
 }
 
 function usageOf(result: SDKResultMessage, assistants: readonly SDKAssistantMessage[]): Usage {
