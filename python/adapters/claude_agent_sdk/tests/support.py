@@ -64,6 +64,12 @@ def default_script(request: MessagesRequest) -> ScriptedReply:
             ("r1", "mcp__app__get_weather", {"city": "Rome"}),
             ("k1", "mcp__app__book_trip", {"city": "Rome"}),
         )
+    if prompt.startswith("two bookings"):
+        return tool_use_reply(
+            ("k1", "mcp__app__book_trip", {"city": "Rome"}),
+            ("w1", "mcp__app__get_weather", {"city": "Lima"}),
+            ("k2", "mcp__app__book_trip", {"city": "Oslo"}),
+        )
     if prompt.startswith("bash"):
         return tool_use_reply(("b1", "Bash", {"command": "echo hi"}))
     if prompt.startswith("loop"):

@@ -8,6 +8,12 @@ from dex_agents_claude_agent_sdk._runner import max_turns_error
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
 from support import fake_agent
 
+several_deferred_error_text = (
+    "Claude asked for 2 tool calls that need their own Steps in one response "
+    "(mcp__app__book_trip (k1), mcp__app__book_trip (k2)); this adapter runs one such call "
+    "per response, so none of them ran"
+)
+
 
 def test_inline_read_turn_is_one_model_step() -> None:
     with fake_agent() as agent:
@@ -80,6 +86,30 @@ def test_rejected_write_is_answered_from_its_record() -> None:
             == "Results: get_weather=sunny in Rome; book_trip=Not this week."
         )
         assert [name for name, _ in agent.runs] == ["get_weather"]
+
+
+def test_two_deferred_writes_of_one_response_fail_the_turn_and_neither_runs() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("two bookings")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error == several_deferred_error_text
+        assert agent.runs == [("get_weather", {"city": "Lima"})]  # the read ran inline
+
+
+def test_a_stopped_turn_shows_a_finished_call_once_and_no_call_without_its_result() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book Rome")
+        session.run_model()
+        session.finish("k1", ToolCallStatus.REJECTED, rejection_message="Not this week.")
+        # Steered before the next RunModel: the unfinished turn is what happened.
+        shown = session.runner.build_unfinished_turn_messages(session.context())
+        calls = [m.tool_call_id for m in shown if m.role == "assistant" and m.tool_call_id]
+        results = [(m.tool_call_id, m.tool_output) for m in shown if m.role == "tool"]
+        assert calls == ["k1"]
+        assert results == [("k1", "Not this week.")]
 
 
 def test_retried_run_model_repeats_inline_reads_but_not_the_write() -> None:

@@ -89,6 +89,14 @@ def max_turns_error(max_turns: int) -> str:
     return f"the Claude Code run stopped at max_turns={max_turns} before Claude answered"
 
 
+def several_deferred_error(calls: Sequence[DeferredToolCall]) -> str:
+    named = ", ".join(f"{c.tool_name} ({c.tool_call_id})" for c in calls)
+    return (
+        f"Claude asked for {len(calls)} tool calls that need their own Steps in one response "
+        f"({named}); this adapter runs one such call per response, so none of them ran"
+    )
+
+
 def denied_text(tool_name: str) -> str:
     return (
         f"The tool {tool_name} was not run: it runs inside the Claude Code harness, where "
@@ -262,6 +270,15 @@ class ClaudeAgentRunner:
                 raise RuntimeError(
                     f"the CLI deferred a tool call the runner's hook did not defer: {deferred!r}"
                 )
+            if len(run.deferred) > 1:
+                # The CLI reports, and on resume re-runs, only the last deferred call:
+                # the others would never run nor get a result. Say so instead.
+                return TurnCompleted(
+                    new_messages=[],
+                    usage=usage,
+                    model_call_metadata=metadata,
+                    turn_error=several_deferred_error(list(run.deferred.values())),
+                )
             return ToolCallsRequested(
                 framework_run_state=encode_run_state(turn_entries),
                 tool_calls=[call],
@@ -395,28 +412,44 @@ class ClaudeAgentRunner:
 
 
 def _without_unanswered_tail(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
-    """The entries before the last assistant entry whose tool uses got no result."""
+    """The entries before the first response with a tool use that got no result. The CLI
+    writes each content block of a response as an entry of its own, so the cut is at the
+    response's first entry: no kept call lacks its result."""
     answered: set[str] = set()
     for _, entry in entries:
-        message = entry.get("message")
-        if entry.get("type") == "user" and isinstance(message, dict):
-            content = message.get("content")
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    answered.add(str(block.get("tool_use_id")))
+        if entry.get("type") == "user":
+            answered.update(
+                str(b.get("tool_use_id")) for b in _blocks(entry) if b.get("type") == "tool_result"
+            )
     for index, (_, entry) in enumerate(entries):
-        message = entry.get("message")
-        if entry.get("type") != "assistant" or not isinstance(message, dict):
+        uses = [str(b.get("id")) for b in _blocks(entry) if b.get("type") == "tool_use"]
+        if entry.get("type") != "assistant" or all(u in answered for u in uses):
             continue
-        content = message.get("content")
-        uses = [
-            str(b.get("id"))
-            for b in (content if isinstance(content, list) else [])
-            if isinstance(b, dict) and b.get("type") == "tool_use"
-        ]
-        if any(u not in answered for u in uses):
-            return entries[:index]
+        response = _response_id(entry)
+        first = next(
+            (
+                i
+                for i, (_, e) in enumerate(entries)
+                if response is not None
+                and e.get("type") == "assistant"
+                and _response_id(e) == response
+            ),
+            index,
+        )
+        return entries[: min(first, index)]
     return entries
+
+
+def _blocks(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _response_id(entry: Mapping[str, Any]) -> str | None:
+    message = entry.get("message")
+    found = message.get("id") if isinstance(message, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def _usage(result: ResultMessage, assistants: Sequence[AssistantMessage]) -> AgentUsage:
