@@ -14,12 +14,12 @@ import type { AgentMessage, AgentMessageChunk, AgentMessageChunkRange, AgentMess
 import { AgentMessageChunkRangeSchema, AgentMessageChunkSchema, AgentMessageIndexSchema, AgentMessageSchema, AgentUserMessageSchema, PendingUserMessageSchema } from "./dex/agents/v1/message_pb.js";
 import type { AgentPlan, AgentPlanTask, PlanExecutionRequest } from "./dex/agents/v1/plan_pb.js";
 import { AgentPlanSchema, AgentPlanTaskSchema, PlanExecutionRequestSchema } from "./dex/agents/v1/plan_pb.js";
-import type { AgentMessagesPage, AgentSnapshot, AnswerQuestionRequest, CancelTurnRequest, DeleteQueuedMessageRequest, ExecutePlanRequest, ListAgentMessagesRequest, ResolveInterruptRequest, SteerUserMessageRequest, UpdateSessionSettingsRequest } from "./dex/agents/v1/rpc_pb.js";
-import { AgentMessagesPageSchema, AgentSnapshotSchema, AnswerQuestionRequestSchema, CancelTurnRequestSchema, DeleteQueuedMessageRequestSchema, ExecutePlanRequestSchema, ListAgentMessagesRequestSchema, ResolveInterruptRequestSchema, SteerUserMessageRequestSchema, UpdateSessionSettingsRequestSchema } from "./dex/agents/v1/rpc_pb.js";
+import type { AgentMessagesPage, AgentSnapshot, AnswerQuestionRequest, CancelTurnRequest, DeleteQueuedMessageRequest, ExecutePlanRequest, ListAgentMessagesRequest, ResolveInterruptRequest, SendUserMessageRequest, SteerUserMessageRequest, UpdateSessionSettingsRequest } from "./dex/agents/v1/rpc_pb.js";
+import { AgentMessagesPageSchema, AgentSnapshotSchema, AnswerQuestionRequestSchema, CancelTurnRequestSchema, DeleteQueuedMessageRequestSchema, ExecutePlanRequestSchema, ListAgentMessagesRequestSchema, ResolveInterruptRequestSchema, SendUserMessageRequestSchema, SteerUserMessageRequestSchema, UpdateSessionSettingsRequestSchema } from "./dex/agents/v1/rpc_pb.js";
 import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
 import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunnerCompactionPolicySchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerSessionOptionsSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
-import type { AgentSessionStartInput, AgentState, AgentUsage, CompactContextInput, ContextSummary, TurnReplySequence, TurnSessionSettings } from "./dex/agents/v1/session_pb.js";
-import { AgentSessionStartInputSchema, AgentStateSchema, AgentUsageSchema, CompactContextInputSchema, ContextSummarySchema, TurnReplySequenceSchema, TurnSessionSettingsSchema } from "./dex/agents/v1/session_pb.js";
+import type { AgentSessionStartInput, AgentState, AgentUsage, ClientRequestRecord, CompactContextInput, ContextSummary, TurnReplySequence, TurnSessionSettings } from "./dex/agents/v1/session_pb.js";
+import { AgentSessionStartInputSchema, AgentStateSchema, AgentUsageSchema, ClientRequestRecordSchema, CompactContextInputSchema, ContextSummarySchema, TurnReplySequenceSchema, TurnSessionSettingsSchema } from "./dex/agents/v1/session_pb.js";
 import type { AgentInterrupt, AgentInterruptResolution, AgentToolCall, QuestionAnswer, ToolCallCancellation, ToolCallCompleted } from "./dex/agents/v1/tool_pb.js";
 import { AgentInterruptResolutionSchema, AgentInterruptSchema, AgentToolCallSchema, QuestionAnswerSchema, ToolCallCancellationSchema, ToolCallCompletedSchema } from "./dex/agents/v1/tool_pb.js";
 import type { WireObject, WireValue } from "../wire.js";
@@ -1212,11 +1212,39 @@ function r_PlanExecutionRequest(value: unknown, segment: string): PlanExecutionR
   }
 }
 
+function w_SendUserMessageRequest(value: SendUserMessageRequest, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      text: writeString(value.text, ".text"),
+      plan_mode: writeBool(value.planMode, ".plan_mode"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_SendUserMessageRequest(value: unknown, segment: string): SendUserMessageRequest {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.SendUserMessageRequest",
+      text: readString(json["text"], ".text"),
+      planMode: readBool(json["plan_mode"], ".plan_mode"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
 function w_UpdateSessionSettingsRequest(value: UpdateSessionSettingsRequest, segment: string): WireObject {
   checkObject(value, segment);
   try {
     return {
       session_settings: writeOptStruct(value.sessionSettings, ".session_settings"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1229,6 +1257,7 @@ function r_UpdateSessionSettingsRequest(value: unknown, segment: string): Update
     return {
       $typeName: "dex.agents.v1.UpdateSessionSettingsRequest",
       sessionSettings: readOptStruct(json["session_settings"], ".session_settings"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1242,6 +1271,7 @@ function w_ResolveInterruptRequest(value: ResolveInterruptRequest, segment: stri
       interrupt_id: writeString(value.interruptId, ".interrupt_id"),
       approved: writeBool(value.approved, ".approved"),
       rejection_message: writeOptString(value.rejectionMessage, ".rejection_message"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1256,6 +1286,7 @@ function r_ResolveInterruptRequest(value: unknown, segment: string): ResolveInte
       interruptId: readString(json["interrupt_id"], ".interrupt_id"),
       approved: readBool(json["approved"], ".approved"),
       rejectionMessage: readOptString(json["rejection_message"], ".rejection_message"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1268,6 +1299,7 @@ function w_AnswerQuestionRequest(value: AnswerQuestionRequest, segment: string):
     return {
       interrupt_id: writeString(value.interruptId, ".interrupt_id"),
       answer: writeString(value.answer, ".answer"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1281,6 +1313,7 @@ function r_AnswerQuestionRequest(value: unknown, segment: string): AnswerQuestio
       $typeName: "dex.agents.v1.AnswerQuestionRequest",
       interruptId: readString(json["interrupt_id"], ".interrupt_id"),
       answer: readString(json["answer"], ".answer"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1293,6 +1326,7 @@ function w_SteerUserMessageRequest(value: SteerUserMessageRequest, segment: stri
     return {
       message_id: writeOptString(value.messageId, ".message_id"),
       text: writeOptString(value.text, ".text"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1306,6 +1340,7 @@ function r_SteerUserMessageRequest(value: unknown, segment: string): SteerUserMe
       $typeName: "dex.agents.v1.SteerUserMessageRequest",
       messageId: readOptString(json["message_id"], ".message_id"),
       text: readOptString(json["text"], ".text"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1317,6 +1352,7 @@ function w_DeleteQueuedMessageRequest(value: DeleteQueuedMessageRequest, segment
   try {
     return {
       message_id: writeString(value.messageId, ".message_id"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1329,6 +1365,7 @@ function r_DeleteQueuedMessageRequest(value: unknown, segment: string): DeleteQu
     return {
       $typeName: "dex.agents.v1.DeleteQueuedMessageRequest",
       messageId: readString(json["message_id"], ".message_id"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1340,6 +1377,7 @@ function w_CancelTurnRequest(value: CancelTurnRequest, segment: string): WireObj
   try {
     return {
       turn_id: writeOptString(value.turnId, ".turn_id"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1352,6 +1390,7 @@ function r_CancelTurnRequest(value: unknown, segment: string): CancelTurnRequest
     return {
       $typeName: "dex.agents.v1.CancelTurnRequest",
       turnId: readOptString(json["turn_id"], ".turn_id"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1363,6 +1402,7 @@ function w_ExecutePlanRequest(value: ExecutePlanRequest, segment: string): WireO
   try {
     return {
       revision: writeInt32(value.revision, ".revision"),
+      client_request_id: writeOptString(value.clientRequestId, ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -1375,6 +1415,7 @@ function r_ExecutePlanRequest(value: unknown, segment: string): ExecutePlanReque
     return {
       $typeName: "dex.agents.v1.ExecutePlanRequest",
       revision: readInt32(json["revision"], ".revision"),
+      clientRequestId: readOptString(json["client_request_id"], ".client_request_id"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -2812,6 +2853,35 @@ function r_CompactContextInput(value: unknown, segment: string): CompactContextI
   }
 }
 
+function w_ClientRequestRecord(value: ClientRequestRecord, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      rpc_name: writeString(value.rpcName, ".rpc_name"),
+      request_digest: writeString(value.requestDigest, ".request_digest"),
+      result: writeBool(value.result, ".result"),
+      recorded_at: writeTime(value.recordedAt, ".recorded_at"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_ClientRequestRecord(value: unknown, segment: string): ClientRequestRecord {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.ClientRequestRecord",
+      rpcName: readString(json["rpc_name"], ".rpc_name"),
+      requestDigest: readString(json["request_digest"], ".request_digest"),
+      result: readBool(json["result"], ".result"),
+      recordedAt: readTime(json["recorded_at"], ".recorded_at"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
 function w_AgentToolCall(value: AgentToolCall, segment: string): WireObject {
   checkObject(value, segment);
   try {
@@ -4157,6 +4227,34 @@ export function decodePlanExecutionRequest(text: string | Uint8Array): PlanExecu
     return r_PlanExecutionRequest(json, "");
   } catch (error) {
     throw decodeFailure("PlanExecutionRequest", error);
+  }
+}
+
+/**
+ * Writes a `SendUserMessageRequest` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeSendUserMessageRequest(value: SendUserMessageRequest): string {
+  try {
+    return wireText(w_SendUserMessageRequest(value, ""));
+  } catch (error) {
+    throw encodeFailure("SendUserMessageRequest", error);
+  }
+}
+
+/**
+ * Reads a `SendUserMessageRequest` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `SendUserMessageRequest`.
+ */
+export function decodeSendUserMessageRequest(text: string | Uint8Array): SendUserMessageRequest {
+  const json = parseJson("SendUserMessageRequest", text);
+  try {
+    return r_SendUserMessageRequest(json, "");
+  } catch (error) {
+    throw decodeFailure("SendUserMessageRequest", error);
   }
 }
 
@@ -5729,6 +5827,34 @@ export function decodeCompactContextInput(text: string | Uint8Array): CompactCon
 }
 
 /**
+ * Writes a `ClientRequestRecord` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeClientRequestRecord(value: ClientRequestRecord): string {
+  try {
+    return wireText(w_ClientRequestRecord(value, ""));
+  } catch (error) {
+    throw encodeFailure("ClientRequestRecord", error);
+  }
+}
+
+/**
+ * Reads a `ClientRequestRecord` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `ClientRequestRecord`.
+ */
+export function decodeClientRequestRecord(text: string | Uint8Array): ClientRequestRecord {
+  const json = parseJson("ClientRequestRecord", text);
+  try {
+    return r_ClientRequestRecord(json, "");
+  } catch (error) {
+    throw decodeFailure("ClientRequestRecord", error);
+  }
+}
+
+/**
  * Writes a `AgentToolCall` as wire JSON (every field, keys in field-number order).
  *
  * @throws {WireFormatError} when a field holds what the wire format cannot write.
@@ -5943,6 +6069,7 @@ export interface Codecs {
   readonly AgentPlan: Codec<AgentPlan>;
   readonly AgentPlanTask: Codec<AgentPlanTask>;
   readonly PlanExecutionRequest: Codec<PlanExecutionRequest>;
+  readonly SendUserMessageRequest: Codec<SendUserMessageRequest>;
   readonly UpdateSessionSettingsRequest: Codec<UpdateSessionSettingsRequest>;
   readonly ResolveInterruptRequest: Codec<ResolveInterruptRequest>;
   readonly AnswerQuestionRequest: Codec<AnswerQuestionRequest>;
@@ -5999,6 +6126,7 @@ export interface Codecs {
   readonly TurnReplySequence: Codec<TurnReplySequence>;
   readonly ContextSummary: Codec<ContextSummary>;
   readonly CompactContextInput: Codec<CompactContextInput>;
+  readonly ClientRequestRecord: Codec<ClientRequestRecord>;
   readonly AgentToolCall: Codec<AgentToolCall>;
   readonly QuestionAnswer: Codec<QuestionAnswer>;
   readonly AgentInterrupt: Codec<AgentInterrupt>;
@@ -6225,6 +6353,13 @@ export const codecs: Codecs = Object.freeze({
     schema: PlanExecutionRequestSchema,
     encode: encodePlanExecutionRequest,
     decode: decodePlanExecutionRequest,
+  }),
+  SendUserMessageRequest: Object.freeze({
+    name: "SendUserMessageRequest",
+    typeName: "dex.agents.v1.SendUserMessageRequest",
+    schema: SendUserMessageRequestSchema,
+    encode: encodeSendUserMessageRequest,
+    decode: decodeSendUserMessageRequest,
   }),
   UpdateSessionSettingsRequest: Object.freeze({
     name: "UpdateSessionSettingsRequest",
@@ -6617,6 +6752,13 @@ export const codecs: Codecs = Object.freeze({
     schema: CompactContextInputSchema,
     encode: encodeCompactContextInput,
     decode: decodeCompactContextInput,
+  }),
+  ClientRequestRecord: Object.freeze({
+    name: "ClientRequestRecord",
+    typeName: "dex.agents.v1.ClientRequestRecord",
+    schema: ClientRequestRecordSchema,
+    encode: encodeClientRequestRecord,
+    decode: decodeClientRequestRecord,
   }),
   AgentToolCall: Object.freeze({
     name: "AgentToolCall",

@@ -11,8 +11,8 @@ from .dex.agents.v1 import (
     AgentUserMessage, AnswerQuestionRequest, BuildUnfinishedTurnMessagesRequest,
     BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse,
     CancelToolTaskRequest, CancelToolTaskResponse, CancelTurnRequest, CancellationReason,
-    CompactContextInput, CompactionFinishedPayload, CompactionStartedPayload, ContextSummary,
-    DeleteQueuedMessageRequest, DescribeRunnerRequest, DescribeRunnerResponse,
+    ClientRequestRecord, CompactContextInput, CompactionFinishedPayload, CompactionStartedPayload,
+    ContextSummary, DeleteQueuedMessageRequest, DescribeRunnerRequest, DescribeRunnerResponse,
     EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest,
     ExecuteDeferredToolCallResponse, ExecutePlanRequest, InteractionMode, InterruptKind,
     InterruptRaisedPayload, InterruptResolvedPayload, ListAgentMessagesRequest, MessageRole,
@@ -24,13 +24,13 @@ from .dex.agents.v1 import (
     RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested,
     RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted,
     RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest,
-    SelectCompactionCutoffResponse, SteerUserMessageRequest, SummarizeContextRequest,
-    SummarizeContextResponse, TextDeltaPayload, TimerStartedPayload, ToolCallCancellation,
-    ToolCallCompleted, ToolCallDeferredPayload, ToolCallFinishedPayload, ToolCallStartedPayload,
-    ToolCallStatus, ToolEffect, ToolTaskStartedPayload, TurnCancellationRequest,
-    TurnCancelledPayload, TurnCompletedPayload, TurnControlKind, TurnControlRequest,
-    TurnFailedPayload, TurnReplySequence, TurnSessionSettings, TurnStartedPayload,
-    TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
+    SelectCompactionCutoffResponse, SendUserMessageRequest, SteerUserMessageRequest,
+    SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload, TimerStartedPayload,
+    ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload, ToolCallFinishedPayload,
+    ToolCallStartedPayload, ToolCallStatus, ToolEffect, ToolTaskStartedPayload,
+    TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload, TurnControlKind,
+    TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
+    TurnStartedPayload, TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
 )
 from .google.protobuf import Struct
 
@@ -60,7 +60,8 @@ __all__ = [
     'encode_agent_user_message', 'decode_agent_user_message', 'encode_pending_user_message',
     'decode_pending_user_message', 'encode_agent_plan', 'decode_agent_plan',
     'encode_agent_plan_task', 'decode_agent_plan_task', 'encode_plan_execution_request',
-    'decode_plan_execution_request', 'encode_update_session_settings_request',
+    'decode_plan_execution_request', 'encode_send_user_message_request',
+    'decode_send_user_message_request', 'encode_update_session_settings_request',
     'decode_update_session_settings_request', 'encode_resolve_interrupt_request',
     'decode_resolve_interrupt_request', 'encode_answer_question_request',
     'decode_answer_question_request', 'encode_steer_user_message_request',
@@ -111,11 +112,12 @@ __all__ = [
     'encode_agent_usage', 'decode_agent_usage', 'encode_turn_session_settings',
     'decode_turn_session_settings', 'encode_turn_reply_sequence', 'decode_turn_reply_sequence',
     'encode_context_summary', 'decode_context_summary', 'encode_compact_context_input',
-    'decode_compact_context_input', 'encode_agent_tool_call', 'decode_agent_tool_call',
-    'encode_question_answer', 'decode_question_answer', 'encode_agent_interrupt',
-    'decode_agent_interrupt', 'encode_agent_interrupt_resolution',
-    'decode_agent_interrupt_resolution', 'encode_tool_call_completed', 'decode_tool_call_completed',
-    'encode_tool_call_cancellation', 'decode_tool_call_cancellation',
+    'decode_compact_context_input', 'encode_client_request_record', 'decode_client_request_record',
+    'encode_agent_tool_call', 'decode_agent_tool_call', 'encode_question_answer',
+    'decode_question_answer', 'encode_agent_interrupt', 'decode_agent_interrupt',
+    'encode_agent_interrupt_resolution', 'decode_agent_interrupt_resolution',
+    'encode_tool_call_completed', 'decode_tool_call_completed', 'encode_tool_call_cancellation',
+    'decode_tool_call_cancellation',
 ]
 
 _MISSING: Final = object()
@@ -1344,12 +1346,55 @@ def _r_plan_execution_request(d: object, p: str) -> PlanExecutionRequest:
     )
 
 
+def _w_send_user_message_request(m: SendUserMessageRequest, p: str) -> dict[str, object]:
+    if not isinstance(m, SendUserMessageRequest):
+        raise _w.WireFormatError(p, 'expected SendUserMessageRequest, got ' + type(m).__name__)
+    v0 = m.text
+    if type(v0) is not str:
+        _w.wrong_type(p, 'text', 'str', v0)
+    v1 = m.plan_mode
+    if type(v1) is not bool:
+        _w.wrong_type(p, 'plan_mode', 'bool', v1)
+    v2 = m.client_request_id
+    if v2 is not None and type(v2) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v2)
+    return {
+        'text': v0,
+        'plan_mode': v1,
+        'client_request_id': v2,
+    }
+
+
+def _r_send_user_message_request(d: object, p: str) -> SendUserMessageRequest:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('text', '')
+    if type(v0) is not str:
+        _w.expected(p, 'text', 'string', v0)
+    v1 = g('plan_mode', False)
+    if type(v1) is not bool:
+        _w.expected(p, 'plan_mode', 'boolean', v1)
+    v2 = g('client_request_id')
+    if v2 is not None and type(v2) is not str:
+        _w.expected(p, 'client_request_id', 'string', v2)
+    return SendUserMessageRequest(
+        text=v0,
+        plan_mode=v1,
+        client_request_id=v2,
+    )
+
+
 def _w_update_session_settings_request(m: UpdateSessionSettingsRequest, p: str) -> dict[str, object]:
     if not isinstance(m, UpdateSessionSettingsRequest):
         raise _w.WireFormatError(p, 'expected UpdateSessionSettingsRequest, got ' + type(m).__name__)
     v0 = m.session_settings
+    v1 = m.client_request_id
+    if v1 is not None and type(v1) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v1)
     return {
         'session_settings': None if v0 is None else _w.write_struct(v0, p, 'session_settings'),
+        'client_request_id': v1,
     }
 
 
@@ -1358,8 +1403,12 @@ def _r_update_session_settings_request(d: object, p: str) -> UpdateSessionSettin
         _w.expected(p, '', 'object', d)
     g = d.get
     v0 = g('session_settings')
+    v1 = g('client_request_id')
+    if v1 is not None and type(v1) is not str:
+        _w.expected(p, 'client_request_id', 'string', v1)
     return UpdateSessionSettingsRequest(
         session_settings=None if v0 is None else _w.read_struct(v0, p, 'session_settings'),
+        client_request_id=v1,
     )
 
 
@@ -1375,10 +1424,14 @@ def _w_resolve_interrupt_request(m: ResolveInterruptRequest, p: str) -> dict[str
     v2 = m.rejection_message
     if v2 is not None and type(v2) is not str:
         _w.wrong_type(p, 'rejection_message', 'str', v2)
+    v3 = m.client_request_id
+    if v3 is not None and type(v3) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v3)
     return {
         'interrupt_id': v0,
         'approved': v1,
         'rejection_message': v2,
+        'client_request_id': v3,
     }
 
 
@@ -1395,10 +1448,14 @@ def _r_resolve_interrupt_request(d: object, p: str) -> ResolveInterruptRequest:
     v2 = g('rejection_message')
     if v2 is not None and type(v2) is not str:
         _w.expected(p, 'rejection_message', 'string', v2)
+    v3 = g('client_request_id')
+    if v3 is not None and type(v3) is not str:
+        _w.expected(p, 'client_request_id', 'string', v3)
     return ResolveInterruptRequest(
         interrupt_id=v0,
         approved=v1,
         rejection_message=v2,
+        client_request_id=v3,
     )
 
 
@@ -1411,9 +1468,13 @@ def _w_answer_question_request(m: AnswerQuestionRequest, p: str) -> dict[str, ob
     v1 = m.answer
     if type(v1) is not str:
         _w.wrong_type(p, 'answer', 'str', v1)
+    v2 = m.client_request_id
+    if v2 is not None and type(v2) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v2)
     return {
         'interrupt_id': v0,
         'answer': v1,
+        'client_request_id': v2,
     }
 
 
@@ -1427,9 +1488,13 @@ def _r_answer_question_request(d: object, p: str) -> AnswerQuestionRequest:
     v1 = g('answer', '')
     if type(v1) is not str:
         _w.expected(p, 'answer', 'string', v1)
+    v2 = g('client_request_id')
+    if v2 is not None and type(v2) is not str:
+        _w.expected(p, 'client_request_id', 'string', v2)
     return AnswerQuestionRequest(
         interrupt_id=v0,
         answer=v1,
+        client_request_id=v2,
     )
 
 
@@ -1442,9 +1507,13 @@ def _w_steer_user_message_request(m: SteerUserMessageRequest, p: str) -> dict[st
     v1 = m.text
     if v1 is not None and type(v1) is not str:
         _w.wrong_type(p, 'text', 'str', v1)
+    v2 = m.client_request_id
+    if v2 is not None and type(v2) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v2)
     return {
         'message_id': v0,
         'text': v1,
+        'client_request_id': v2,
     }
 
 
@@ -1458,9 +1527,13 @@ def _r_steer_user_message_request(d: object, p: str) -> SteerUserMessageRequest:
     v1 = g('text')
     if v1 is not None and type(v1) is not str:
         _w.expected(p, 'text', 'string', v1)
+    v2 = g('client_request_id')
+    if v2 is not None and type(v2) is not str:
+        _w.expected(p, 'client_request_id', 'string', v2)
     return SteerUserMessageRequest(
         message_id=v0,
         text=v1,
+        client_request_id=v2,
     )
 
 
@@ -1470,8 +1543,12 @@ def _w_delete_queued_message_request(m: DeleteQueuedMessageRequest, p: str) -> d
     v0 = m.message_id
     if type(v0) is not str:
         _w.wrong_type(p, 'message_id', 'str', v0)
+    v1 = m.client_request_id
+    if v1 is not None and type(v1) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v1)
     return {
         'message_id': v0,
+        'client_request_id': v1,
     }
 
 
@@ -1482,8 +1559,12 @@ def _r_delete_queued_message_request(d: object, p: str) -> DeleteQueuedMessageRe
     v0 = g('message_id', '')
     if type(v0) is not str:
         _w.expected(p, 'message_id', 'string', v0)
+    v1 = g('client_request_id')
+    if v1 is not None and type(v1) is not str:
+        _w.expected(p, 'client_request_id', 'string', v1)
     return DeleteQueuedMessageRequest(
         message_id=v0,
+        client_request_id=v1,
     )
 
 
@@ -1493,8 +1574,12 @@ def _w_cancel_turn_request(m: CancelTurnRequest, p: str) -> dict[str, object]:
     v0 = m.turn_id
     if v0 is not None and type(v0) is not str:
         _w.wrong_type(p, 'turn_id', 'str', v0)
+    v1 = m.client_request_id
+    if v1 is not None and type(v1) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v1)
     return {
         'turn_id': v0,
+        'client_request_id': v1,
     }
 
 
@@ -1505,8 +1590,12 @@ def _r_cancel_turn_request(d: object, p: str) -> CancelTurnRequest:
     v0 = g('turn_id')
     if v0 is not None and type(v0) is not str:
         _w.expected(p, 'turn_id', 'string', v0)
+    v1 = g('client_request_id')
+    if v1 is not None and type(v1) is not str:
+        _w.expected(p, 'client_request_id', 'string', v1)
     return CancelTurnRequest(
         turn_id=v0,
+        client_request_id=v1,
     )
 
 
@@ -1516,8 +1605,12 @@ def _w_execute_plan_request(m: ExecutePlanRequest, p: str) -> dict[str, object]:
     v0 = m.revision
     if type(v0) is not int or not _w.INT32_MIN <= v0 <= _w.INT32_MAX:
         _w.write_int(v0, p, 'revision', _w.INT32_MIN, _w.INT32_MAX)
+    v1 = m.client_request_id
+    if v1 is not None and type(v1) is not str:
+        _w.wrong_type(p, 'client_request_id', 'str', v1)
     return {
         'revision': v0,
+        'client_request_id': v1,
     }
 
 
@@ -1528,8 +1621,12 @@ def _r_execute_plan_request(d: object, p: str) -> ExecutePlanRequest:
     v0 = g('revision', 0)
     if type(v0) is not int or not _w.INT32_MIN <= v0 <= _w.INT32_MAX:
         v0 = _w.read_int(v0, p, 'revision', _w.INT32_MIN, _w.INT32_MAX)
+    v1 = g('client_request_id')
+    if v1 is not None and type(v1) is not str:
+        _w.expected(p, 'client_request_id', 'string', v1)
     return ExecutePlanRequest(
         revision=v0,
+        client_request_id=v1,
     )
 
 
@@ -3648,6 +3745,49 @@ def _r_compact_context_input(d: object, p: str) -> CompactContextInput:
     )
 
 
+def _w_client_request_record(m: ClientRequestRecord, p: str) -> dict[str, object]:
+    if not isinstance(m, ClientRequestRecord):
+        raise _w.WireFormatError(p, 'expected ClientRequestRecord, got ' + type(m).__name__)
+    v0 = m.rpc_name
+    if type(v0) is not str:
+        _w.wrong_type(p, 'rpc_name', 'str', v0)
+    v1 = m.request_digest
+    if type(v1) is not str:
+        _w.wrong_type(p, 'request_digest', 'str', v1)
+    v2 = m.result
+    if type(v2) is not bool:
+        _w.wrong_type(p, 'result', 'bool', v2)
+    v3 = m.recorded_at
+    return {
+        'rpc_name': v0,
+        'request_digest': v1,
+        'result': v2,
+        'recorded_at': _w.write_time(v3, p, 'recorded_at'),
+    }
+
+
+def _r_client_request_record(d: object, p: str) -> ClientRequestRecord:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('rpc_name', '')
+    if type(v0) is not str:
+        _w.expected(p, 'rpc_name', 'string', v0)
+    v1 = g('request_digest', '')
+    if type(v1) is not str:
+        _w.expected(p, 'request_digest', 'string', v1)
+    v2 = g('result', False)
+    if type(v2) is not bool:
+        _w.expected(p, 'result', 'boolean', v2)
+    v3 = g('recorded_at', _MISSING)
+    return ClientRequestRecord(
+        rpc_name=v0,
+        request_digest=v1,
+        result=v2,
+        recorded_at=None if v3 is _MISSING else _w.read_time(v3, p, 'recorded_at'),
+    )
+
+
 def _w_agent_tool_call(m: AgentToolCall, p: str) -> dict[str, object]:
     if not isinstance(m, AgentToolCall):
         raise _w.WireFormatError(p, 'expected AgentToolCall, got ' + type(m).__name__)
@@ -4477,6 +4617,19 @@ def decode_plan_execution_request(text: str | bytes | bytearray) -> PlanExecutio
     return _PLAN_EXECUTION_REQUEST_CODEC.decode(text)
 
 
+_SEND_USER_MESSAGE_REQUEST_CODEC: Final = _w.MessageCodec(SendUserMessageRequest, _w_send_user_message_request, _r_send_user_message_request)
+
+
+def encode_send_user_message_request(value: SendUserMessageRequest) -> str:
+    """Write `SendUserMessageRequest` as wire JSON; raises WireFormatError."""
+    return _SEND_USER_MESSAGE_REQUEST_CODEC.encode(value)
+
+
+def decode_send_user_message_request(text: str | bytes | bytearray) -> SendUserMessageRequest:
+    """Read `SendUserMessageRequest` from wire JSON; raises WireFormatError."""
+    return _SEND_USER_MESSAGE_REQUEST_CODEC.decode(text)
+
+
 _UPDATE_SESSION_SETTINGS_REQUEST_CODEC: Final = _w.MessageCodec(UpdateSessionSettingsRequest, _w_update_session_settings_request, _r_update_session_settings_request)
 
 
@@ -5205,6 +5358,19 @@ def decode_compact_context_input(text: str | bytes | bytearray) -> CompactContex
     return _COMPACT_CONTEXT_INPUT_CODEC.decode(text)
 
 
+_CLIENT_REQUEST_RECORD_CODEC: Final = _w.MessageCodec(ClientRequestRecord, _w_client_request_record, _r_client_request_record)
+
+
+def encode_client_request_record(value: ClientRequestRecord) -> str:
+    """Write `ClientRequestRecord` as wire JSON; raises WireFormatError."""
+    return _CLIENT_REQUEST_RECORD_CODEC.encode(value)
+
+
+def decode_client_request_record(text: str | bytes | bytearray) -> ClientRequestRecord:
+    """Read `ClientRequestRecord` from wire JSON; raises WireFormatError."""
+    return _CLIENT_REQUEST_RECORD_CODEC.decode(text)
+
+
 _AGENT_TOOL_CALL_CODEC: Final = _w.MessageCodec(AgentToolCall, _w_agent_tool_call, _r_agent_tool_call)
 
 
@@ -5316,6 +5482,7 @@ CODECS: Final[dict[type[Any], _w.MessageCodec[Any]]] = {
     AgentPlan: _AGENT_PLAN_CODEC,
     AgentPlanTask: _AGENT_PLAN_TASK_CODEC,
     PlanExecutionRequest: _PLAN_EXECUTION_REQUEST_CODEC,
+    SendUserMessageRequest: _SEND_USER_MESSAGE_REQUEST_CODEC,
     UpdateSessionSettingsRequest: _UPDATE_SESSION_SETTINGS_REQUEST_CODEC,
     ResolveInterruptRequest: _RESOLVE_INTERRUPT_REQUEST_CODEC,
     AnswerQuestionRequest: _ANSWER_QUESTION_REQUEST_CODEC,
@@ -5372,6 +5539,7 @@ CODECS: Final[dict[type[Any], _w.MessageCodec[Any]]] = {
     TurnReplySequence: _TURN_REPLY_SEQUENCE_CODEC,
     ContextSummary: _CONTEXT_SUMMARY_CODEC,
     CompactContextInput: _COMPACT_CONTEXT_INPUT_CODEC,
+    ClientRequestRecord: _CLIENT_REQUEST_RECORD_CODEC,
     AgentToolCall: _AGENT_TOOL_CALL_CODEC,
     QuestionAnswer: _QUESTION_ANSWER_CODEC,
     AgentInterrupt: _AGENT_INTERRUPT_CODEC,

@@ -20,7 +20,42 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file dex/agents/v1/rpc.proto.
  */
 export const file_dex_agents_v1_rpc: GenFile = /*@__PURE__*/
-  fileDesc("ChdkZXgvYWdlbnRzL3YxL3JwYy5wcm90bxINZGV4LmFnZW50cy52MSJrChxVcGRhdGVTZXNzaW9uU2V0dGluZ3NSZXF1ZXN0EjYKEHNlc3Npb25fc2V0dGluZ3MYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQFCEwoRX3Nlc3Npb25fc2V0dGluZ3MidwoXUmVzb2x2ZUludGVycnVwdFJlcXVlc3QSFAoMaW50ZXJydXB0X2lkGAEgASgJEhAKCGFwcHJvdmVkGAIgASgIEh4KEXJlamVjdGlvbl9tZXNzYWdlGAMgASgJSACIAQFCFAoSX3JlamVjdGlvbl9tZXNzYWdlIj0KFUFuc3dlclF1ZXN0aW9uUmVxdWVzdBIUCgxpbnRlcnJ1cHRfaWQYASABKAkSDgoGYW5zd2VyGAIgASgJIl0KF1N0ZWVyVXNlck1lc3NhZ2VSZXF1ZXN0EhcKCm1lc3NhZ2VfaWQYASABKAlIAIgBARIRCgR0ZXh0GAIgASgJSAGIAQFCDQoLX21lc3NhZ2VfaWRCBwoFX3RleHQiMAoaRGVsZXRlUXVldWVkTWVzc2FnZVJlcXVlc3QSEgoKbWVzc2FnZV9pZBgBIAEoCSI1ChFDYW5jZWxUdXJuUmVxdWVzdBIUCgd0dXJuX2lkGAEgASgJSACIAQFCCgoIX3R1cm5faWQiJgoSRXhlY3V0ZVBsYW5SZXF1ZXN0EhAKCHJldmlzaW9uGAEgASgFImcKGExpc3RBZ2VudE1lc3NhZ2VzUmVxdWVzdBIgCg9iZWZvcmVfc2VxdWVuY2UYASABKANCAjACSACIAQESFQoFbGltaXQYAiABKAVCBoq1GAI1MEISChBfYmVmb3JlX3NlcXVlbmNlIsgBChFBZ2VudE1lc3NhZ2VzUGFnZRItCghtZXNzYWdlcxgBIAMoCzIbLmRleC5hZ2VudHMudjEuQWdlbnRNZXNzYWdlEiUKFG5leHRfYmVmb3JlX3NlcXVlbmNlGAIgASgDQgIwAkgAiAEBEigKF2RlbGV0ZWRfYmVmb3JlX3NlcXVlbmNlGAMgASgDQgIwAkgBiAEBQhcKFV9uZXh0X2JlZm9yZV9zZXF1ZW5jZUIaChhfZGVsZXRlZF9iZWZvcmVfc2VxdWVuY2Ui+QQKDUFnZW50U25hcHNob3QSLQoFc3RhdGUYASABKAsyGS5kZXguYWdlbnRzLnYxLkFnZW50U3RhdGVIAIgBARItCghtZXNzYWdlcxgCIAMoCzIbLmRleC5hZ2VudHMudjEuQWdlbnRNZXNzYWdlEjkKEnBlbmRpbmdfaW50ZXJydXB0cxgDIAMoCzIdLmRleC5hZ2VudHMudjEuQWdlbnRJbnRlcnJ1cHQSMAoKdG9vbF9jYWxscxgEIAMoCzIcLmRleC5hZ2VudHMudjEuQWdlbnRUb29sQ2FsbBIoCgV1c2FnZRgFIAEoCzIZLmRleC5hZ2VudHMudjEuQWdlbnRVc2FnZRIcChRxdWV1ZWRfbWVzc2FnZV9jb3VudBgGIAEoBRIrCgRwbGFuGAcgASgLMhguZGV4LmFnZW50cy52MS5BZ2VudFBsYW5IAYgBARI6Cg9xdWV1ZWRfbWVzc2FnZXMYCCADKAsyIS5kZXguYWdlbnRzLnYxLlBlbmRpbmdVc2VyTWVzc2FnZRI7ChBzdGVlcmVkX21lc3NhZ2VzGAkgAygLMiEuZGV4LmFnZW50cy52MS5QZW5kaW5nVXNlck1lc3NhZ2USOwoPY29udGV4dF9zdW1tYXJ5GAogASgLMh0uZGV4LmFnZW50cy52MS5Db250ZXh0U3VtbWFyeUgCiAEBEjYKEHNlc3Npb25fc2V0dGluZ3MYCyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAOIAQFCCAoGX3N0YXRlQgcKBV9wbGFuQhIKEF9jb250ZXh0X3N1bW1hcnlCEwoRX3Nlc3Npb25fc2V0dGluZ3NiBnByb3RvMw", [file_dex_agents_v1_message, file_dex_agents_v1_options, file_dex_agents_v1_plan, file_dex_agents_v1_session, file_dex_agents_v1_tool, file_google_protobuf_struct]);
+  fileDesc("ChdkZXgvYWdlbnRzL3YxL3JwYy5wcm90bxINZGV4LmFnZW50cy52MSJvChZTZW5kVXNlck1lc3NhZ2VSZXF1ZXN0EgwKBHRleHQYASABKAkSEQoJcGxhbl9tb2RlGAIgASgIEh4KEWNsaWVudF9yZXF1ZXN0X2lkGAMgASgJSACIAQFCFAoSX2NsaWVudF9yZXF1ZXN0X2lkIqEBChxVcGRhdGVTZXNzaW9uU2V0dGluZ3NSZXF1ZXN0EjYKEHNlc3Npb25fc2V0dGluZ3MYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SACIAQESHgoRY2xpZW50X3JlcXVlc3RfaWQYAiABKAlIAYgBAUITChFfc2Vzc2lvbl9zZXR0aW5nc0IUChJfY2xpZW50X3JlcXVlc3RfaWQirQEKF1Jlc29sdmVJbnRlcnJ1cHRSZXF1ZXN0EhQKDGludGVycnVwdF9pZBgBIAEoCRIQCghhcHByb3ZlZBgCIAEoCBIeChFyZWplY3Rpb25fbWVzc2FnZRgDIAEoCUgAiAEBEh4KEWNsaWVudF9yZXF1ZXN0X2lkGAQgASgJSAGIAQFCFAoSX3JlamVjdGlvbl9tZXNzYWdlQhQKEl9jbGllbnRfcmVxdWVzdF9pZCJzChVBbnN3ZXJRdWVzdGlvblJlcXVlc3QSFAoMaW50ZXJydXB0X2lkGAEgASgJEg4KBmFuc3dlchgCIAEoCRIeChFjbGllbnRfcmVxdWVzdF9pZBgDIAEoCUgAiAEBQhQKEl9jbGllbnRfcmVxdWVzdF9pZCKTAQoXU3RlZXJVc2VyTWVzc2FnZVJlcXVlc3QSFwoKbWVzc2FnZV9pZBgBIAEoCUgAiAEBEhEKBHRleHQYAiABKAlIAYgBARIeChFjbGllbnRfcmVxdWVzdF9pZBgDIAEoCUgCiAEBQg0KC19tZXNzYWdlX2lkQgcKBV90ZXh0QhQKEl9jbGllbnRfcmVxdWVzdF9pZCJmChpEZWxldGVRdWV1ZWRNZXNzYWdlUmVxdWVzdBISCgptZXNzYWdlX2lkGAEgASgJEh4KEWNsaWVudF9yZXF1ZXN0X2lkGAIgASgJSACIAQFCFAoSX2NsaWVudF9yZXF1ZXN0X2lkImsKEUNhbmNlbFR1cm5SZXF1ZXN0EhQKB3R1cm5faWQYASABKAlIAIgBARIeChFjbGllbnRfcmVxdWVzdF9pZBgCIAEoCUgBiAEBQgoKCF90dXJuX2lkQhQKEl9jbGllbnRfcmVxdWVzdF9pZCJcChJFeGVjdXRlUGxhblJlcXVlc3QSEAoIcmV2aXNpb24YASABKAUSHgoRY2xpZW50X3JlcXVlc3RfaWQYAiABKAlIAIgBAUIUChJfY2xpZW50X3JlcXVlc3RfaWQiZwoYTGlzdEFnZW50TWVzc2FnZXNSZXF1ZXN0EiAKD2JlZm9yZV9zZXF1ZW5jZRgBIAEoA0ICMAJIAIgBARIVCgVsaW1pdBgCIAEoBUIGirUYAjUwQhIKEF9iZWZvcmVfc2VxdWVuY2UiyAEKEUFnZW50TWVzc2FnZXNQYWdlEi0KCG1lc3NhZ2VzGAEgAygLMhsuZGV4LmFnZW50cy52MS5BZ2VudE1lc3NhZ2USJQoUbmV4dF9iZWZvcmVfc2VxdWVuY2UYAiABKANCAjACSACIAQESKAoXZGVsZXRlZF9iZWZvcmVfc2VxdWVuY2UYAyABKANCAjACSAGIAQFCFwoVX25leHRfYmVmb3JlX3NlcXVlbmNlQhoKGF9kZWxldGVkX2JlZm9yZV9zZXF1ZW5jZSL5BAoNQWdlbnRTbmFwc2hvdBItCgVzdGF0ZRgBIAEoCzIZLmRleC5hZ2VudHMudjEuQWdlbnRTdGF0ZUgAiAEBEi0KCG1lc3NhZ2VzGAIgAygLMhsuZGV4LmFnZW50cy52MS5BZ2VudE1lc3NhZ2USOQoScGVuZGluZ19pbnRlcnJ1cHRzGAMgAygLMh0uZGV4LmFnZW50cy52MS5BZ2VudEludGVycnVwdBIwCgp0b29sX2NhbGxzGAQgAygLMhwuZGV4LmFnZW50cy52MS5BZ2VudFRvb2xDYWxsEigKBXVzYWdlGAUgASgLMhkuZGV4LmFnZW50cy52MS5BZ2VudFVzYWdlEhwKFHF1ZXVlZF9tZXNzYWdlX2NvdW50GAYgASgFEisKBHBsYW4YByABKAsyGC5kZXguYWdlbnRzLnYxLkFnZW50UGxhbkgBiAEBEjoKD3F1ZXVlZF9tZXNzYWdlcxgIIAMoCzIhLmRleC5hZ2VudHMudjEuUGVuZGluZ1VzZXJNZXNzYWdlEjsKEHN0ZWVyZWRfbWVzc2FnZXMYCSADKAsyIS5kZXguYWdlbnRzLnYxLlBlbmRpbmdVc2VyTWVzc2FnZRI7Cg9jb250ZXh0X3N1bW1hcnkYCiABKAsyHS5kZXguYWdlbnRzLnYxLkNvbnRleHRTdW1tYXJ5SAKIAQESNgoQc2Vzc2lvbl9zZXR0aW5ncxgLIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIA4gBAUIICgZfc3RhdGVCBwoFX3BsYW5CEgoQX2NvbnRleHRfc3VtbWFyeUITChFfc2Vzc2lvbl9zZXR0aW5nc2IGcHJvdG8z", [file_dex_agents_v1_message, file_dex_agents_v1_options, file_dex_agents_v1_plan, file_dex_agents_v1_session, file_dex_agents_v1_tool, file_google_protobuf_struct]);
+
+/**
+ * Input of `send_user_message`: `AgentUserMessage`'s fields plus
+ * `client_request_id`, numbered alike, so an `AgentUserMessage` payload of an
+ * older client reads as this request.
+ *
+ * @generated from message dex.agents.v1.SendUserMessageRequest
+ */
+export type SendUserMessageRequest = Message<"dex.agents.v1.SendUserMessageRequest"> & {
+  /**
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Ask for a planning turn (needs plan mode).
+   *
+   * @generated from field: bool plan_mode = 2;
+   */
+  planMode: boolean;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 3;
+   */
+  clientRequestId?: string | undefined;
+};
+
+/**
+ * Describes the message dex.agents.v1.SendUserMessageRequest.
+ * Use `create(SendUserMessageRequestSchema)` to create a new message.
+ */
+export const SendUserMessageRequestSchema: GenMessage<SendUserMessageRequest> = /*@__PURE__*/
+  messageDesc(file_dex_agents_v1_rpc, 0);
 
 /**
  * Input of `update_session_settings`: replaces the settings of later turns.
@@ -34,6 +69,13 @@ export type UpdateSessionSettingsRequest = Message<"dex.agents.v1.UpdateSessionS
    * @generated from field: optional google.protobuf.Struct session_settings = 1;
    */
   sessionSettings?: JsonObject | undefined;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 2;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -41,7 +83,7 @@ export type UpdateSessionSettingsRequest = Message<"dex.agents.v1.UpdateSessionS
  * Use `create(UpdateSessionSettingsRequestSchema)` to create a new message.
  */
 export const UpdateSessionSettingsRequestSchema: GenMessage<UpdateSessionSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 0);
+  messageDesc(file_dex_agents_v1_rpc, 1);
 
 /**
  * Input of `resolve_interrupt`.
@@ -65,6 +107,13 @@ export type ResolveInterruptRequest = Message<"dex.agents.v1.ResolveInterruptReq
    * @generated from field: optional string rejection_message = 3;
    */
   rejectionMessage?: string | undefined;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 4;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -72,7 +121,7 @@ export type ResolveInterruptRequest = Message<"dex.agents.v1.ResolveInterruptReq
  * Use `create(ResolveInterruptRequestSchema)` to create a new message.
  */
 export const ResolveInterruptRequestSchema: GenMessage<ResolveInterruptRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 1);
+  messageDesc(file_dex_agents_v1_rpc, 2);
 
 /**
  * Input of `answer_question`.
@@ -89,6 +138,13 @@ export type AnswerQuestionRequest = Message<"dex.agents.v1.AnswerQuestionRequest
    * @generated from field: string answer = 2;
    */
   answer: string;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 3;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -96,10 +152,10 @@ export type AnswerQuestionRequest = Message<"dex.agents.v1.AnswerQuestionRequest
  * Use `create(AnswerQuestionRequestSchema)` to create a new message.
  */
 export const AnswerQuestionRequestSchema: GenMessage<AnswerQuestionRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 2);
+  messageDesc(file_dex_agents_v1_rpc, 3);
 
 /**
- * Input of `steer_user_message`: exactly one field is set.
+ * Input of `steer_user_message`: exactly one of `message_id` and `text` is set.
  *
  * @generated from message dex.agents.v1.SteerUserMessageRequest
  */
@@ -117,6 +173,13 @@ export type SteerUserMessageRequest = Message<"dex.agents.v1.SteerUserMessageReq
    * @generated from field: optional string text = 2;
    */
   text?: string | undefined;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 3;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -124,7 +187,7 @@ export type SteerUserMessageRequest = Message<"dex.agents.v1.SteerUserMessageReq
  * Use `create(SteerUserMessageRequestSchema)` to create a new message.
  */
 export const SteerUserMessageRequestSchema: GenMessage<SteerUserMessageRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 3);
+  messageDesc(file_dex_agents_v1_rpc, 4);
 
 /**
  * Input of `delete_queued_message`.
@@ -136,6 +199,13 @@ export type DeleteQueuedMessageRequest = Message<"dex.agents.v1.DeleteQueuedMess
    * @generated from field: string message_id = 1;
    */
   messageId: string;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 2;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -143,7 +213,7 @@ export type DeleteQueuedMessageRequest = Message<"dex.agents.v1.DeleteQueuedMess
  * Use `create(DeleteQueuedMessageRequestSchema)` to create a new message.
  */
 export const DeleteQueuedMessageRequestSchema: GenMessage<DeleteQueuedMessageRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 4);
+  messageDesc(file_dex_agents_v1_rpc, 5);
 
 /**
  * Input of `cancel_turn`.
@@ -157,6 +227,13 @@ export type CancelTurnRequest = Message<"dex.agents.v1.CancelTurnRequest"> & {
    * @generated from field: optional string turn_id = 1;
    */
   turnId?: string | undefined;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 2;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -164,7 +241,7 @@ export type CancelTurnRequest = Message<"dex.agents.v1.CancelTurnRequest"> & {
  * Use `create(CancelTurnRequestSchema)` to create a new message.
  */
 export const CancelTurnRequestSchema: GenMessage<CancelTurnRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 5);
+  messageDesc(file_dex_agents_v1_rpc, 6);
 
 /**
  * Input of `execute_plan`: approves one plan revision.
@@ -176,6 +253,13 @@ export type ExecutePlanRequest = Message<"dex.agents.v1.ExecutePlanRequest"> & {
    * @generated from field: int32 revision = 1;
    */
   revision: number;
+
+  /**
+   * One logical request, the same on each retry; null: no deduplication.
+   *
+   * @generated from field: optional string client_request_id = 2;
+   */
+  clientRequestId?: string | undefined;
 };
 
 /**
@@ -183,7 +267,7 @@ export type ExecutePlanRequest = Message<"dex.agents.v1.ExecutePlanRequest"> & {
  * Use `create(ExecutePlanRequestSchema)` to create a new message.
  */
 export const ExecutePlanRequestSchema: GenMessage<ExecutePlanRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 6);
+  messageDesc(file_dex_agents_v1_rpc, 7);
 
 /**
  * Input of `list_agent_messages`.
@@ -211,7 +295,7 @@ export type ListAgentMessagesRequest = Message<"dex.agents.v1.ListAgentMessagesR
  * Use `create(ListAgentMessagesRequestSchema)` to create a new message.
  */
 export const ListAgentMessagesRequestSchema: GenMessage<ListAgentMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 7);
+  messageDesc(file_dex_agents_v1_rpc, 8);
 
 /**
  * Output of `list_agent_messages`.
@@ -246,7 +330,7 @@ export type AgentMessagesPage = Message<"dex.agents.v1.AgentMessagesPage"> & {
  * Use `create(AgentMessagesPageSchema)` to create a new message.
  */
 export const AgentMessagesPageSchema: GenMessage<AgentMessagesPage> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 8);
+  messageDesc(file_dex_agents_v1_rpc, 9);
 
 /**
  * Output of `get_agent_snapshot`: what a UI needs to draw a session.
@@ -327,5 +411,5 @@ export type AgentSnapshot = Message<"dex.agents.v1.AgentSnapshot"> & {
  * Use `create(AgentSnapshotSchema)` to create a new message.
  */
 export const AgentSnapshotSchema: GenMessage<AgentSnapshot> = /*@__PURE__*/
-  messageDesc(file_dex_agents_v1_rpc, 9);
+  messageDesc(file_dex_agents_v1_rpc, 10);
 

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file dex/agents/v1/session.proto.
  */
 export const file_dex_agents_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChtkZXgvYWdlbnRzL3YxL3Nlc3Npb24ucHJvdG8SDWRleC5hZ2VudHMudjEilwEKFkFnZW50U2Vzc2lvblN0YXJ0SW5wdXQSHAoPaW5pdGlhbF9tZXNzYWdlGAEgASgJSACIAQESNgoQc2Vzc2lvbl9zZXR0aW5ncxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAYgBAUISChBfaW5pdGlhbF9tZXNzYWdlQhMKEV9zZXNzaW9uX3NldHRpbmdzIrUCCgpBZ2VudFN0YXRlEioKBnN0YXR1cxgBIAEoDjIaLmRleC5hZ2VudHMudjEuQWdlbnRTdGF0dXMSEgoKdHVybl9jb3VudBgCIAEoBRIbCg5hY3RpdmVfdHVybl9pZBgDIAEoCUgAiAEBEiEKFW5leHRfbWVzc2FnZV9zZXF1ZW5jZRgEIAEoA0ICMAISHAoPbGFzdF90dXJuX2Vycm9yGAUgASgJSAGIAQESRAoQaW50ZXJhY3Rpb25fbW9kZRgGIAEoDjIeLmRleC5hZ2VudHMudjEuSW50ZXJhY3Rpb25Nb2RlQgqKtRgGImNoYXQiEhwKFGFjY2VwdHNfdHVybl9jb250cm9sGAcgASgIQhEKD19hY3RpdmVfdHVybl9pZEISChBfbGFzdF90dXJuX2Vycm9yIpkBCgpBZ2VudFVzYWdlEhcKC21vZGVsX2NhbGxzGAEgASgDQgIwAhIYCgxpbnB1dF90b2tlbnMYAiABKANCAjACEhkKDW91dHB1dF90b2tlbnMYAyABKANCAjACEh8KE2NhY2hlZF9pbnB1dF90b2tlbnMYBCABKANCAjACEhwKEHJlYXNvbmluZ190b2tlbnMYBSABKANCAjACIlkKE1R1cm5TZXNzaW9uU2V0dGluZ3MSDwoHdHVybl9pZBgBIAEoCRIxChBzZXNzaW9uX3NldHRpbmdzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCI6ChFUdXJuUmVwbHlTZXF1ZW5jZRIPCgd0dXJuX2lkGAEgASgJEhQKCHNlcXVlbmNlGAIgASgDQgIwAiKZAQoOQ29udGV4dFN1bW1hcnkSEgoKZ2VuZXJhdGlvbhgBIAEoBRIaCg5maXJzdF9zZXF1ZW5jZRgCIAEoA0ICMAISGQoNbGFzdF9zZXF1ZW5jZRgDIAEoA0ICMAISDAoEdGV4dBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIzChNDb21wYWN0Q29udGV4dElucHV0EhwKEHRocm91Z2hfc2VxdWVuY2UYASABKANCAjACYgZwcm90bzM", [file_dex_agents_v1_enums, file_dex_agents_v1_options, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChtkZXgvYWdlbnRzL3YxL3Nlc3Npb24ucHJvdG8SDWRleC5hZ2VudHMudjEilwEKFkFnZW50U2Vzc2lvblN0YXJ0SW5wdXQSHAoPaW5pdGlhbF9tZXNzYWdlGAEgASgJSACIAQESNgoQc2Vzc2lvbl9zZXR0aW5ncxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RIAYgBAUISChBfaW5pdGlhbF9tZXNzYWdlQhMKEV9zZXNzaW9uX3NldHRpbmdzIrUCCgpBZ2VudFN0YXRlEioKBnN0YXR1cxgBIAEoDjIaLmRleC5hZ2VudHMudjEuQWdlbnRTdGF0dXMSEgoKdHVybl9jb3VudBgCIAEoBRIbCg5hY3RpdmVfdHVybl9pZBgDIAEoCUgAiAEBEiEKFW5leHRfbWVzc2FnZV9zZXF1ZW5jZRgEIAEoA0ICMAISHAoPbGFzdF90dXJuX2Vycm9yGAUgASgJSAGIAQESRAoQaW50ZXJhY3Rpb25fbW9kZRgGIAEoDjIeLmRleC5hZ2VudHMudjEuSW50ZXJhY3Rpb25Nb2RlQgqKtRgGImNoYXQiEhwKFGFjY2VwdHNfdHVybl9jb250cm9sGAcgASgIQhEKD19hY3RpdmVfdHVybl9pZEISChBfbGFzdF90dXJuX2Vycm9yIpkBCgpBZ2VudFVzYWdlEhcKC21vZGVsX2NhbGxzGAEgASgDQgIwAhIYCgxpbnB1dF90b2tlbnMYAiABKANCAjACEhkKDW91dHB1dF90b2tlbnMYAyABKANCAjACEh8KE2NhY2hlZF9pbnB1dF90b2tlbnMYBCABKANCAjACEhwKEHJlYXNvbmluZ190b2tlbnMYBSABKANCAjACIlkKE1R1cm5TZXNzaW9uU2V0dGluZ3MSDwoHdHVybl9pZBgBIAEoCRIxChBzZXNzaW9uX3NldHRpbmdzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCI6ChFUdXJuUmVwbHlTZXF1ZW5jZRIPCgd0dXJuX2lkGAEgASgJEhQKCHNlcXVlbmNlGAIgASgDQgIwAiKZAQoOQ29udGV4dFN1bW1hcnkSEgoKZ2VuZXJhdGlvbhgBIAEoBRIaCg5maXJzdF9zZXF1ZW5jZRgCIAEoA0ICMAISGQoNbGFzdF9zZXF1ZW5jZRgDIAEoA0ICMAISDAoEdGV4dBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIzChNDb21wYWN0Q29udGV4dElucHV0EhwKEHRocm91Z2hfc2VxdWVuY2UYASABKANCAjACIoABChNDbGllbnRSZXF1ZXN0UmVjb3JkEhAKCHJwY19uYW1lGAEgASgJEhYKDnJlcXVlc3RfZGlnZXN0GAIgASgJEg4KBnJlc3VsdBgDIAEoCBIvCgtyZWNvcmRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_dex_agents_v1_enums, file_dex_agents_v1_options, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Input of the `StartAgentSession` Step: the Flow's start input.
@@ -260,4 +260,48 @@ export type CompactContextInput = Message<"dex.agents.v1.CompactContextInput"> &
  */
 export const CompactContextInputSchema: GenMessage<CompactContextInput> = /*@__PURE__*/
   messageDesc(file_dex_agents_v1_session, 6);
+
+/**
+ * A `ClientRequests` instance (key: the client request ID): the answer a
+ * mutating RPC gave to that ID, written in the commit of its effect, so a
+ * repeat of the request gets the same answer and changes nothing.
+ *
+ * @generated from message dex.agents.v1.ClientRequestRecord
+ */
+export type ClientRequestRecord = Message<"dex.agents.v1.ClientRequestRecord"> & {
+  /**
+   * The RPC that answered, such as `send_user_message`.
+   *
+   * @generated from field: string rpc_name = 1;
+   */
+  rpcName: string;
+
+  /**
+   * Lowercase hex SHA-256 of the request's wire JSON with
+   * `client_request_id` null: a repeat must carry the same request.
+   *
+   * @generated from field: string request_digest = 2;
+   */
+  requestDigest: string;
+
+  /**
+   * @generated from field: bool result = 3;
+   */
+  result: boolean;
+
+  /**
+   * Kept for the window after this time (python/core/README.md, "Client
+   * request IDs").
+   *
+   * @generated from field: google.protobuf.Timestamp recorded_at = 4;
+   */
+  recordedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message dex.agents.v1.ClientRequestRecord.
+ * Use `create(ClientRequestRecordSchema)` to create a new message.
+ */
+export const ClientRequestRecordSchema: GenMessage<ClientRequestRecord> = /*@__PURE__*/
+  messageDesc(file_dex_agents_v1_session, 7);
 

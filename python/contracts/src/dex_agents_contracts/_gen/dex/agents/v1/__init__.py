@@ -30,6 +30,7 @@ __all__ = (
     "CancelToolTaskResponse",
     "CancelTurnRequest",
     "CancellationReason",
+    "ClientRequestRecord",
     "CompactContextInput",
     "CompactionFinishedPayload",
     "CompactionStartedPayload",
@@ -83,6 +84,7 @@ __all__ = (
     "RunnerTurnContinued",
     "SelectCompactionCutoffRequest",
     "SelectCompactionCutoffResponse",
+    "SendUserMessageRequest",
     "SteerUserMessageRequest",
     "SummarizeContextRequest",
     "SummarizeContextResponse",
@@ -1169,6 +1171,13 @@ class AnswerQuestionRequest(betterproto2.Message):
 
     answer: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
 
+    client_request_id: "str | None" = betterproto2.field(
+        3, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
+    """
+
 
 default_message_pool.register_message(
     "dex.agents.v1", "AnswerQuestionRequest", AnswerQuestionRequest
@@ -1313,9 +1322,54 @@ class CancelTurnRequest(betterproto2.Message):
     The turn to cancel; null for the active turn.
     """
 
+    client_request_id: "str | None" = betterproto2.field(
+        2, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
+    """
+
 
 default_message_pool.register_message(
     "dex.agents.v1", "CancelTurnRequest", CancelTurnRequest
+)
+
+
+@dataclass(eq=False, repr=False)
+class ClientRequestRecord(betterproto2.Message):
+    """
+    A `ClientRequests` instance (key: the client request ID): the answer a
+    mutating RPC gave to that ID, written in the commit of its effect, so a
+    repeat of the request gets the same answer and changes nothing.
+    """
+
+    rpc_name: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The RPC that answered, such as `send_user_message`.
+    """
+
+    request_digest: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Lowercase hex SHA-256 of the request's wire JSON with
+    `client_request_id` null: a repeat must carry the same request.
+    """
+
+    result: "bool" = betterproto2.field(3, betterproto2.TYPE_BOOL)
+
+    recorded_at: "datetime.datetime | None" = betterproto2.field(
+        4,
+        betterproto2.TYPE_MESSAGE,
+        unwrap=lambda: ___google__protobuf__.Timestamp,
+        optional=True,
+    )
+    """
+    Kept for the window after this time (python/core/README.md, "Client
+    request IDs").
+    """
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "ClientRequestRecord", ClientRequestRecord
 )
 
 
@@ -1407,6 +1461,13 @@ class DeleteQueuedMessageRequest(betterproto2.Message):
     """
 
     message_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+
+    client_request_id: "str | None" = betterproto2.field(
+        2, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
+    """
 
 
 default_message_pool.register_message(
@@ -1592,6 +1653,13 @@ class ExecutePlanRequest(betterproto2.Message):
     """
 
     revision: "int" = betterproto2.field(1, betterproto2.TYPE_INT32)
+
+    client_request_id: "str | None" = betterproto2.field(
+        2, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
+    """
 
 
 default_message_pool.register_message(
@@ -1886,6 +1954,13 @@ class ResolveInterruptRequest(betterproto2.Message):
     )
     """
     Dropped when `approved` is true.
+    """
+
+    client_request_id: "str | None" = betterproto2.field(
+        4, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
     """
 
 
@@ -2553,9 +2628,42 @@ default_message_pool.register_message(
 
 
 @dataclass(eq=False, repr=False)
+class SendUserMessageRequest(betterproto2.Message):
+    """
+    Inputs and outputs of the session Flow's Dex RPCs. RPCs documented as
+    returning a bool return a JSON `true` or `false`. Every mutating RPC's input
+    has an optional `client_request_id` (docs/wire-format.md, "Client request
+    IDs").
+
+    Input of `send_user_message`: `AgentUserMessage`'s fields plus
+    `client_request_id`, numbered alike, so an `AgentUserMessage` payload of an
+    older client reads as this request.
+    """
+
+    text: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+
+    plan_mode: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
+    """
+    Ask for a planning turn (needs plan mode).
+    """
+
+    client_request_id: "str | None" = betterproto2.field(
+        3, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
+    """
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "SendUserMessageRequest", SendUserMessageRequest
+)
+
+
+@dataclass(eq=False, repr=False)
 class SteerUserMessageRequest(betterproto2.Message):
     """
-    Input of `steer_user_message`: exactly one field is set.
+    Input of `steer_user_message`: exactly one of `message_id` and `text` is set.
     """
 
     message_id: "str | None" = betterproto2.field(
@@ -2568,6 +2676,13 @@ class SteerUserMessageRequest(betterproto2.Message):
     text: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
     """
     A new steered message.
+    """
+
+    client_request_id: "str | None" = betterproto2.field(
+        3, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
     """
 
 
@@ -2946,10 +3061,6 @@ default_message_pool.register_message(
 @dataclass(eq=False, repr=False)
 class UpdateSessionSettingsRequest(betterproto2.Message):
     """
-    Inputs and outputs of the session Flow's Dex RPCs. `send_user_message`
-    takes `AgentUserMessage`; RPCs documented as returning a bool return a JSON
-    `true` or `false`.
-
     Input of `update_session_settings`: replaces the settings of later turns.
     """
 
@@ -2958,6 +3069,13 @@ class UpdateSessionSettingsRequest(betterproto2.Message):
     )
     """
     `{}` clears them; null is refused.
+    """
+
+    client_request_id: "str | None" = betterproto2.field(
+        2, betterproto2.TYPE_STRING, optional=True
+    )
+    """
+    One logical request, the same on each retry; null: no deduplication.
     """
 
 
