@@ -15,9 +15,10 @@ import pytest
 # Sorted, case-insensitively; each module's own list is grouped by topic.
 APPLICATION_NAMES = """
     agent_registry AgentSessionClient AgentSessionError AgentSessionFlow AgentSessionOptions
-    AgentSessionRunError AgentWorker CompactionPolicy RemoteRunner RemoteRunnerError
-    RemoteRunnerUnavailableError run_worker SessionAlreadyStartedError
-    SessionNotFoundError ToolEffect ToolPolicy TracingOptions UserError ValueTooLarge
+    AgentSessionRunError AgentWorker ClientRequestIdReusedError CompactionPolicy RemoteRunner
+    RemoteRunnerError RemoteRunnerUnavailableError run_worker SessionAlreadyStartedError
+    SessionNotFoundError SessionUnavailableError ToolEffect ToolPolicy TracingOptions UserError
+    ValueTooLarge
 """.split()  # noqa: SIM905 - several names a line keep the pin readable
 
 ADAPTER_NAMES = """

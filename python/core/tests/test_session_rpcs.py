@@ -16,6 +16,7 @@ from dex_agents_contracts import (
     AgentUserMessage,
     ListAgentMessagesRequest,
     ResolveInterruptRequest,
+    SendUserMessageRequest,
 )
 from dex_agents_testing import ModelReply
 from helpers import Harness, HarnessFactory
@@ -38,7 +39,7 @@ def test_send_user_message_false_cases(idle: tuple[Harness, str, AgentSnapshot])
     h, session, before = idle
     assert h.client.send_user_message(session, "") is False
     assert h.client.send_user_message(session, "  \n\t ") is False
-    plan = AgentUserMessage(text="plan it", plan_mode=True)
+    plan = SendUserMessageRequest(text="plan it", plan_mode=True)
     assert h.client.client.invoke_rpc(h.flow.send_user_message, session, plan) is False
     _unchanged(h, session, before)
 

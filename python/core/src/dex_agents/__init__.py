@@ -16,8 +16,10 @@ from dex_agents.client import AgentSessionClient
 from dex_agents.errors import (
     AgentSessionError,
     AgentSessionRunError,
+    ClientRequestIdReusedError,
     SessionAlreadyStartedError,
     SessionNotFoundError,
+    SessionUnavailableError,
     UserError,
     ValueTooLarge,
 )
@@ -48,6 +50,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "AgentSessionRunError",
     "SessionNotFoundError",
     "SessionAlreadyStartedError",
+    "SessionUnavailableError",
+    "ClientRequestIdReusedError",
     "ValueTooLarge",
     "RemoteRunnerError",
     "RemoteRunnerUnavailableError",

@@ -7,7 +7,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import dex_agents_contracts as contracts
 from dex import (
@@ -16,12 +16,10 @@ from dex import (
     ClientOptions,
     Context,
     FlowAlreadyStartedError,
-    FlowNotActiveOrNotFoundError,
-    FlowNotFoundError,
     FlowResult,
     LongPollTimeoutError,
     Registry,
-    RpcLockConflictError,
+    RPCInvokeOptions,
     RPCResult,
     StartFlowOptions,
     StepExecutionId,
@@ -40,14 +38,11 @@ from dex_agents_contracts import (
     struct_from_json,
 )
 
+from dex_agents._client_calls import call_with_retries
+from dex_agents._client_request_id import client_request_id_problem, new_client_request_id
 from dex_agents._closing import Closing
 from dex_agents._session_settings import INVALID_START_SETTINGS, client_settings_problem
-from dex_agents.errors import (
-    AgentSessionRunError,
-    SessionAlreadyStartedError,
-    SessionNotFoundError,
-    UserError,
-)
+from dex_agents.errors import SessionAlreadyStartedError, UserError
 from dex_agents.results import is_final
 from dex_agents.session import DEFAULT_MESSAGE_PAGE_LIMIT, MAX_MESSAGE_PAGE_LIMIT, AgentSessionFlow
 from dex_agents.worker import agent_registry
@@ -57,7 +52,15 @@ __all__ = ["AgentSessionClient"]
 T = TypeVar("T")
 RequestT = TypeVar("RequestT")
 
-_LOCK_RETRY_SECONDS = 10.0
+
+class _NamedRequest(Protocol):
+    """A mutating RPC's input: a contract message with a client request ID."""
+
+    client_request_id: str | None
+
+
+NamedT = TypeVar("NamedT", bound=_NamedRequest)
+
 _TURN_END_EVENTS = frozenset({"turn_completed", "turn_failed", "turn_steered", "turn_cancelled"})
 
 
@@ -66,6 +69,11 @@ class AgentSessionClient(Closing):
 
     RPCs that lock PendingInterrupts are retried while a Step holds the lock,
     for up to 10 seconds, because a lock conflict says nothing about the answer.
+    A call that gets no answer (UNAVAILABLE, such as a reset connection) is made
+    again, up to 5 attempts in all; then SessionUnavailableError. Every mutating
+    RPC carries a client request ID, a fresh one unless the caller passes
+    `client_request_id`, and each retry repeats it, so the session applies the
+    request once (python/core/README.md, "Client request IDs").
     """
 
     def __init__(
@@ -141,18 +149,31 @@ class AgentSessionClient(Closing):
 
     # --- RPCs -----------------------------------------------------------------------
 
-    def send_user_message(self, session_id: str, text: str, *, plan_mode: bool = False) -> bool:
+    # Every mutating RPC takes `client_request_id`: the name of this one logical
+    # request, for a caller that repeats the call itself (after a crash, say). None
+    # gives a fresh ID; the client's own retries repeat whichever is used.
+
+    def send_user_message(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        plan_mode: bool = False,
+        client_request_id: str | None = None,
+    ) -> bool:
         """Queues a user message; false for blank text, or `plan_mode` without plan mode.
 
         With `plan_mode`, the turn it starts only plans (write_todos).
         """
-        message = contracts.AgentUserMessage(text=text, plan_mode=plan_mode)
-        return self._invoke(session_id, self.flow.send_user_message, message)
+        request = contracts.SendUserMessageRequest(text=text, plan_mode=plan_mode)
+        return self._mutate(session_id, self.flow.send_user_message, request, client_request_id)
 
-    def execute_plan(self, session_id: str, revision: int) -> bool:
+    def execute_plan(
+        self, session_id: str, revision: int, *, client_request_id: str | None = None
+    ) -> bool:
         """Approves plan `revision`; false unless the idle session can execute it now."""
         request = contracts.ExecutePlanRequest(revision=revision)
-        return self._invoke(session_id, self.flow.execute_plan, request)
+        return self._mutate(session_id, self.flow.execute_plan, request, client_request_id)
 
     def resolve_interrupt(
         self,
@@ -161,17 +182,25 @@ class AgentSessionClient(Closing):
         *,
         approved: bool,
         rejection_message: str | None = None,
+        client_request_id: str | None = None,
     ) -> bool:
         """Approves or rejects a pending interrupt; false when it is not pending."""
         request = contracts.ResolveInterruptRequest(
             interrupt_id=interrupt_id, approved=approved, rejection_message=rejection_message
         )
-        return self._invoke(session_id, self.flow.resolve_interrupt, request)
+        return self._mutate(session_id, self.flow.resolve_interrupt, request, client_request_id)
 
-    def answer_question(self, session_id: str, interrupt_id: str, answer: str) -> bool:
+    def answer_question(
+        self,
+        session_id: str,
+        interrupt_id: str,
+        answer: str,
+        *,
+        client_request_id: str | None = None,
+    ) -> bool:
         """Answers a pending question; false when it is not pending or the answer is refused."""
         request = contracts.AnswerQuestionRequest(interrupt_id=interrupt_id, answer=answer)
-        return self._invoke(session_id, self.flow.answer_question, request)
+        return self._mutate(session_id, self.flow.answer_question, request, client_request_id)
 
     def get_snapshot(self, session_id: str) -> AgentSnapshot:
         return self._call(
@@ -179,7 +208,11 @@ class AgentSessionClient(Closing):
         )
 
     def update_session_settings(
-        self, session_id: str, settings: Mapping[str, object] | None
+        self,
+        session_id: str,
+        settings: Mapping[str, object] | None,
+        *,
+        client_request_id: str | None = None,
     ) -> bool:
         """Replaces the settings the next turn starts with; `{}` clears them.
 
@@ -200,7 +233,9 @@ class AgentSessionClient(Closing):
             if problem is not None:
                 return False
             request = contracts.UpdateSessionSettingsRequest(session_settings=struct)
-        return self._invoke(session_id, self.flow.update_session_settings, request)
+        return self._mutate(
+            session_id, self.flow.update_session_settings, request, client_request_id
+        )
 
     def list_messages(
         self,
@@ -227,24 +262,33 @@ class AgentSessionClient(Closing):
         return [message for page in reversed(pages) for message in page]
 
     def steer_user_message(
-        self, session_id: str, *, text: str | None = None, message_id: str | None = None
+        self,
+        session_id: str,
+        *,
+        text: str | None = None,
+        message_id: str | None = None,
+        client_request_id: str | None = None,
     ) -> bool:
         """Redirects the active turn with new text or a queued message (pass exactly one).
 
         While no turn runs the text is queued, and a queued message stays queued.
         """
         request = contracts.SteerUserMessageRequest(text=text, message_id=message_id)
-        return self._invoke(session_id, self.flow.steer_user_message, request)
+        return self._mutate(session_id, self.flow.steer_user_message, request, client_request_id)
 
-    def delete_queued_message(self, session_id: str, message_id: str) -> bool:
+    def delete_queued_message(
+        self, session_id: str, message_id: str, *, client_request_id: str | None = None
+    ) -> bool:
         """Deletes a queued message no turn has taken; false when it is not pending."""
         request = contracts.DeleteQueuedMessageRequest(message_id=message_id)
-        return self._invoke(session_id, self.flow.delete_queued_message, request)
+        return self._mutate(session_id, self.flow.delete_queued_message, request, client_request_id)
 
-    def cancel_turn(self, session_id: str, turn_id: str | None = None) -> bool:
+    def cancel_turn(
+        self, session_id: str, turn_id: str | None = None, *, client_request_id: str | None = None
+    ) -> bool:
         """Stops the active turn (or only `turn_id`); true once the request is recorded."""
         request = contracts.CancelTurnRequest(turn_id=turn_id)
-        return self._invoke(session_id, self.flow.cancel_turn, request)
+        return self._mutate(session_id, self.flow.cancel_turn, request, client_request_id)
 
     # --- events ---------------------------------------------------------------------
 
@@ -427,27 +471,37 @@ class AgentSessionClient(Closing):
         method: Callable[[Context, RequestT], RPCResult[T]],
         request: RequestT,
     ) -> T:
-        """One RPC of the session, through `_call`'s lock retry and error mapping."""
+        """One read RPC of the session, through `_call`'s retries and error mapping."""
         return self._call(session_id, lambda: self.client.invoke_rpc(method, session_id, request))
 
+    def _mutate(
+        self,
+        session_id: str,
+        method: Callable[[Context, NamedT], RPCResult[bool]],
+        request: NamedT,
+        client_request_id: str | None,
+    ) -> bool:
+        """One mutating RPC under a client request ID, the same on every retry.
+
+        The call locks the ID's ClientRequests instance, so a retry that overtakes
+        an attempt still running meets a lock conflict and waits for its answer.
+        """
+        request_id = new_client_request_id() if client_request_id is None else client_request_id
+        problem = client_request_id_problem(request_id)
+        if problem is not None:
+            raise UserError(problem)
+        request.client_request_id = request_id
+        options = RPCInvokeOptions(
+            lock_attribute_map_instances=(self.flow.schema.client_requests.lock(request_id),)
+        )
+        return call_with_retries(
+            session_id,
+            lambda: self.client.invoke_rpc(method, session_id, request, options=options),
+            client_request_id=request_id,
+        )
+
     def _call(self, session_id: str, call: Callable[[], T]) -> T:
-        deadline = time.monotonic() + _LOCK_RETRY_SECONDS
-        delay = 0.02
-        while True:
-            try:
-                return call()
-            except RpcLockConflictError:
-                if time.monotonic() > deadline:
-                    raise AgentSessionRunError(
-                        f"session {session_id!r} stayed locked for {_LOCK_RETRY_SECONDS} s",
-                        session_id=session_id,
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            except (FlowNotFoundError, FlowNotActiveOrNotFoundError) as error:
-                raise SessionNotFoundError(
-                    f"session {session_id!r} was not found or has closed", session_id=session_id
-                ) from error
+        return call_with_retries(session_id, call)
 
 
 def _turn_has_ended(snapshot: AgentSnapshot, turn_id: str) -> bool:

@@ -3,7 +3,8 @@
 Every model call is a RunModel Step and every tool call its own Step; the
 RPCs here are how applications talk to a running session. This module only
 declares them (locks, loads, the Step list and the Step table); the Steps live
-in `_steps/` and the RPCs' rules in `_rpcs/`.
+in `_steps/` and the RPCs' rules in `_rpcs/`. Every mutating RPC answers a
+repeated client request ID once (`_rpcs/client_requests.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dex_agents_contracts import (
     ExecutePlanRequest,
     ListAgentMessagesRequest,
     ResolveInterruptRequest,
+    SendUserMessageRequest,
     SteerUserMessageRequest,
     UpdateSessionSettingsRequest,
 )
@@ -42,6 +44,7 @@ from dex_agents.errors import UserError
 from dex_agents.options import AgentSessionOptions
 from dex_agents.runner import AgentFrameworkRunner, ContextCompactionRunner, PlanModeRunner
 from dex_agents.session._rpcs import control, interrupts, plan, reads, settings
+from dex_agents.session._rpcs.client_requests import answer_once
 from dex_agents.session._rpcs.reads import (
     DEFAULT_MESSAGE_PAGE_LIMIT,
     MAX_MESSAGE_PAGE_LIMIT,
@@ -52,6 +55,7 @@ from dex_agents.session._schema import (
     AGENT_MESSAGE_CHUNKS,
     AGENT_MESSAGES,
     AGENT_TOOL_CALLS,
+    CLIENT_REQUESTS,
     PENDING_INTERRUPTS,
     PENDING_PLAN_EXECUTION,
     QUEUED_USER_MESSAGES,
@@ -206,58 +210,119 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         return self.schema.persistence_schema()
 
     # --- RPCs ------------------------------------------------------------------------
-    # Grouped by feature; each group's rules live in its own module.
+    # Grouped by feature; each group's rules live in its own module. Every mutating
+    # RPC loads ClientRequests and answers through `answer_once`, so a repeated
+    # client request ID gets its first true answer and changes nothing.
 
-    @rpc(is_transactional=True)
-    def send_user_message(self, context: Context, message: AgentUserMessage) -> RPCResult[bool]:
+    @rpc(is_transactional=True, load_attribute_maps=(CLIENT_REQUESTS,))
+    def send_user_message(
+        self, context: Context, request: SendUserMessageRequest
+    ) -> RPCResult[bool]:
         """Queues a user message; false for blank text, or plan_mode without plan mode."""
-        return RPCResult(
-            control.send_user_message(
-                self.schema, context, message, plan_mode_enabled=self.options.plan_mode_enabled
-            )
+        message = AgentUserMessage(text=request.text, plan_mode=request.plan_mode)
+        return answer_once(
+            self.schema,
+            context,
+            "send_user_message",
+            request,
+            lambda: RPCResult(
+                control.send_user_message(
+                    self.schema, context, message, plan_mode_enabled=self.options.plan_mode_enabled
+                )
+            ),
         )
 
     # --- RPCs: interrupts and questions ---
 
-    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),))
+    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),), load_attribute_maps=(CLIENT_REQUESTS,))
     def resolve_interrupt(
         self, context: Context, request: ResolveInterruptRequest
     ) -> RPCResult[bool]:
         """Approves or rejects a pending interrupt; false when it is not pending or expired."""
-        return RPCResult(interrupts.resolve_interrupt(self.schema, context, request))
+        return answer_once(
+            self.schema,
+            context,
+            "resolve_interrupt",
+            request,
+            lambda: RPCResult(interrupts.resolve_interrupt(self.schema, context, request)),
+        )
 
-    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),))
+    @rpc(lock_attributes=(PENDING_INTERRUPTS.lock(),), load_attribute_maps=(CLIENT_REQUESTS,))
     def answer_question(self, context: Context, request: AnswerQuestionRequest) -> RPCResult[bool]:
         """Answers a pending question; false when it is not pending, expired, or the
         answer is blank or outside its choices while free text is not allowed."""
-        return RPCResult(interrupts.answer_question(self.schema, context, request))
+        return answer_once(
+            self.schema,
+            context,
+            "answer_question",
+            request,
+            lambda: RPCResult(interrupts.answer_question(self.schema, context, request)),
+        )
 
     # --- RPCs: plan mode ---
 
-    @rpc(lock_attributes=(PENDING_PLAN_EXECUTION.lock(),))
+    @rpc(lock_attributes=(PENDING_PLAN_EXECUTION.lock(),), load_attribute_maps=(CLIENT_REQUESTS,))
     def execute_plan(self, context: Context, request: ExecutePlanRequest) -> RPCResult[bool]:
         """Approves a draft or active plan revision; an idle session then executes it."""
-        return RPCResult(plan.accept_plan_execution(self.schema, context, request))
+        return answer_once(
+            self.schema,
+            context,
+            "execute_plan",
+            request,
+            lambda: RPCResult(plan.accept_plan_execution(self.schema, context, request)),
+        )
 
     # --- RPCs: steering and cancellation ---
 
-    @rpc(is_transactional=True, load_channels=(QUEUED_USER_MESSAGES,))
+    @rpc(
+        is_transactional=True,
+        load_channels=(QUEUED_USER_MESSAGES,),
+        load_attribute_maps=(CLIENT_REQUESTS,),
+    )
     def steer_user_message(
         self, context: Context, request: SteerUserMessageRequest
     ) -> RPCResult[bool]:
         """Redirects the active turn with a new or a queued message; queues it when idle."""
-        return RPCResult(control.steer_user_message(self.schema, context, request))
+        return answer_once(
+            self.schema,
+            context,
+            "steer_user_message",
+            request,
+            lambda: RPCResult(control.steer_user_message(self.schema, context, request)),
+        )
 
-    @rpc(is_transactional=True, load_channels=(QUEUED_USER_MESSAGES,))
+    @rpc(
+        is_transactional=True,
+        load_channels=(QUEUED_USER_MESSAGES,),
+        load_attribute_maps=(CLIENT_REQUESTS,),
+    )
     def delete_queued_message(
         self, context: Context, request: DeleteQueuedMessageRequest
     ) -> RPCResult[bool]:
         """Drops a queued message before a turn takes it; false when it is not pending."""
-        return RPCResult(control.delete_queued_message(self.schema, context, request))
+        return answer_once(
+            self.schema,
+            context,
+            "delete_queued_message",
+            request,
+            lambda: RPCResult(control.delete_queued_message(self.schema, context, request)),
+        )
 
-    @rpc(lock_attributes=(TURN_CANCELLATION_REQUEST.lock(), PENDING_INTERRUPTS.lock()))
+    @rpc(
+        lock_attributes=(TURN_CANCELLATION_REQUEST.lock(), PENDING_INTERRUPTS.lock()),
+        load_attribute_maps=(CLIENT_REQUESTS,),
+    )
     def cancel_turn(self, context: Context, request: CancelTurnRequest) -> RPCResult[bool]:
         """Stops the active turn: cancels its model call and waits, then settles its calls."""
+        return answer_once(
+            self.schema,
+            context,
+            "cancel_turn",
+            request,
+            lambda: self._cancel_turn(context, request),
+        )
+
+    def _cancel_turn(self, context: Context, request: CancelTurnRequest) -> RPCResult[bool]:
         decision = control.accept_turn_cancellation(self.schema, context, request)
         if decision.turn_id is None:
             return RPCResult(decision.accepted)  # refused, or already cancelled
@@ -268,7 +333,7 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
 
     # --- RPCs: session settings ---
 
-    @rpc(is_transactional=True)
+    @rpc(is_transactional=True, load_attribute_maps=(CLIENT_REQUESTS,))
     def update_session_settings(
         self, context: Context, request: UpdateSessionSettingsRequest
     ) -> RPCResult[bool]:
@@ -277,7 +342,13 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         False before StartAgentSession committed, and for settings that are missing,
         not a JSON object, or too large. The active turn keeps its own copy.
         """
-        return RPCResult(settings.update_session_settings(self.schema, context, request))
+        return answer_once(
+            self.schema,
+            context,
+            "update_session_settings",
+            request,
+            lambda: RPCResult(settings.update_session_settings(self.schema, context, request)),
+        )
 
     # --- RPCs: reads ---
 

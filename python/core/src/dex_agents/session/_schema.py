@@ -20,6 +20,7 @@ from dex_agents_contracts import (
     AgentToolCall,
     AgentUsage,
     AgentUserMessage,
+    ClientRequestRecord,
     ContextSummary,
     PlanExecutionRequest,
     Struct,
@@ -91,6 +92,11 @@ PENDING_PLAN_EXECUTION: Attribute[PlanExecutionRequest] = Attribute(
 CONTEXT_SUMMARY: Attribute[ContextSummary] = Attribute("ContextSummary", ContextSummary)
 AGENT_TRACE_CONTEXT: Attribute[str] = Attribute("AgentTraceContext", str)
 """The traceparent of the current activation's root; only written with tracing enabled."""
+CLIENT_REQUESTS: AttributeMap[ClientRequestRecord] = AttributeMap(
+    "ClientRequests", ClientRequestRecord
+)
+"""Key: a client request ID. The true answers of mutating RPCs, kept for a window
+(session/_rpcs/client_requests.py); only those RPCs load and write it."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,7 @@ class SessionSchema:
     pending_plan_execution: Attribute[PlanExecutionRequest]
     context_summary: Attribute[ContextSummary]
     trace_context: Attribute[str]
+    client_requests: AttributeMap[ClientRequestRecord]
     events: Stream[AgentEvent]
 
     @staticmethod
@@ -148,6 +155,7 @@ class SessionSchema:
             pending_plan_execution=PENDING_PLAN_EXECUTION,
             context_summary=CONTEXT_SUMMARY,
             trace_context=AGENT_TRACE_CONTEXT,
+            client_requests=CLIENT_REQUESTS,
             events=Stream("AgentEvents", AgentEvent, event_stream_capacity_bytes),
         )
 
@@ -176,5 +184,6 @@ class SessionSchema:
             self.pending_plan_execution,
             self.context_summary,
             self.trace_context,
+            self.client_requests,
             self.events,
         )
