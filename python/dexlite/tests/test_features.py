@@ -195,7 +195,10 @@ def test_raw_channel_api_history_and_long_polls(
                 )
             )
         assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert "request_id 'r1' already deleted message" in (info.value.details() or "")
+        assert (info.value.details() or "") == (
+            f"request_id 'r1' of flow {flow_id!r} already answered another "
+            "DeleteChannelMessage request"
+        )
         events = stub.GetHistoryEvents(
             pb.GetHistoryEventsRequest(flow_id=flow_id, run_id=run_id)
         ).events

@@ -47,6 +47,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     serve.add_argument("--worker-slots", type=int, default=defaults.worker_slots)
     serve.add_argument("--max-value-bytes", type=int, default=defaults.max_value_bytes)
+    serve.add_argument(
+        "--request-id-window",
+        type=float,
+        default=defaults.request_id_window_seconds,
+        help="seconds a mutating call's response answers replays of its request ID",
+    )
     serve.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -69,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cancel_only_heartbeating=args.cancel_only_heartbeating,
         worker_slots=args.worker_slots,
         max_value_bytes=args.max_value_bytes,
+        request_id_window_seconds=args.request_id_window,
     )
     try:
         server = DexliteServer(options)

@@ -42,3 +42,6 @@ class ServerOptions:
     """Largest single Value accepted from clients or workers."""
     pull_dispatch_wait_seconds: float = 10.0
     """How long a pull task may wait for a Worker to accept it."""
+    request_id_window_seconds: float = 24 * 3600.0
+    """How long the response of a mutating call is kept for a replay with its request
+    ID (InvokeRPC, SetAttributes, DeleteChannelMessage; README "Replays")."""

@@ -156,14 +156,20 @@ CREATE TABLE IF NOT EXISTS history (
   PRIMARY KEY (run_id, event_id)
 );
 
--- Raw DeleteChannelMessage calls by request ID, so a replay succeeds without a second delete.
-CREATE TABLE IF NOT EXISTS external_deletes (
-  run_id TEXT NOT NULL,
+-- Mutating calls by request ID (InvokeRPC, SetAttributes, DeleteChannelMessage), written
+-- with their effect, so a replay within the window gets the stored response and applies
+-- nothing. `digest` is the SHA-256 of the request without its request ID. (Databases of
+-- an older dexlite also hold an unused `external_deletes` table.)
+CREATE TABLE IF NOT EXISTS request_ids (
+  flow_id TEXT NOT NULL,
   request_id TEXT NOT NULL,
-  channel TEXT NOT NULL,
-  message_id TEXT NOT NULL,
-  PRIMARY KEY (run_id, request_id)
+  method TEXT NOT NULL,
+  digest BLOB NOT NULL,
+  response BLOB NOT NULL,
+  created_at REAL NOT NULL,
+  PRIMARY KEY (flow_id, request_id)
 );
+CREATE INDEX IF NOT EXISTS request_ids_age ON request_ids(created_at);
 
 CREATE TABLE IF NOT EXISTS indexes (
   key TEXT PRIMARY KEY,

@@ -589,6 +589,64 @@ class Features(dex.Flow[str]):
         ).with_canceling_steps(Combo)
 
 
+# -- request-ID replays -------------------------------------------------------------
+
+tally = dex.Attribute("tally", int)
+TALLY_ENTERED = threading.Event()
+TALLY_RELEASE = threading.Event()
+
+
+class Noop(dex.Step[None]):
+    def execute(self, context: dex.Context, input: None) -> dex.StepDecision:
+        return dex.dead_end()
+
+
+class Tally(dex.Flow[None]):
+    """No start Step, so it stays RUNNING; its RPCs count what they applied."""
+
+    def get_flow_type(self) -> str:
+        return "Tally"
+
+    def get_steps(self) -> dex.StepList[None]:
+        return dex.StepList.without_start_step(Noop())
+
+    def get_persistence_schema(self) -> dex.PersistenceSchema:
+        return dex.PersistenceSchema.of(tally, inbox)
+
+    @dex.rpc(lock_attributes=(tally.lock(),))
+    def add(self, context: dex.Context, amount: int) -> dex.RPCResult[int]:
+        tally.set(context, tally.get(context) + amount)
+        return dex.RPCResult(tally.get(context))
+
+    @dex.rpc
+    def add_plain(self, context: dex.Context, amount: int) -> dex.RPCResult[int]:
+        tally.set(context, tally.get(context) + amount)
+        return dex.RPCResult(tally.get(context))
+
+    @dex.rpc
+    def read(self, context: dex.Context) -> dex.RPCResult[int]:
+        return dex.RPCResult(tally.get(context))
+
+    @dex.rpc(is_transactional=True)
+    def peek(self, context: dex.Context) -> dex.RPCResult[int]:
+        return dex.RPCResult(tally.get(context))
+
+    @dex.rpc(lock_attributes=(tally.lock(),))
+    def add_after_a_failure(self, context: dex.Context, key: str) -> dex.RPCResult[int]:
+        if _bump(key) == 1:
+            raise RuntimeError("the first call fails")
+        tally.set(context, tally.get(context) + 1)
+        return dex.RPCResult(tally.get(context))
+
+    @dex.rpc(lock_attributes=(tally.lock(),))
+    def add_when_released(self, context: dex.Context, key: str) -> dex.RPCResult[int]:
+        _bump(key)
+        TALLY_ENTERED.set()
+        TALLY_RELEASE.wait(30)
+        tally.set(context, tally.get(context) + 1)
+        return dex.RPCResult(tally.get(context))
+
+
 CHAT = Chat()
 FAN_OUT = FanOut()
 SLOW_FAN_OUT = SlowFanOut()
@@ -596,4 +654,5 @@ TIMERS = Timers()
 LOCKS = Locks()
 OPS = Ops()
 FEATURES = Features()
-REGISTRY = dex.Registry((CHAT, FAN_OUT, SLOW_FAN_OUT, TIMERS, LOCKS, OPS, FEATURES))
+TALLY = Tally()
+REGISTRY = dex.Registry((CHAT, FAN_OUT, SLOW_FAN_OUT, TIMERS, LOCKS, OPS, FEATURES, TALLY))

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, TypeVar
 from dexlite import _caller, _errors
 from dexlite._engine import rows
 
+from .replays import Replays
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -24,6 +26,7 @@ class OpsBase:
     def __init__(self, state: EngineState) -> None:
         self.state = state
         self._options = state.options
+        self.replays = Replays(state)
 
     def _wait(self, wait_seconds: float, check: Callable[[], _T | None], what: str) -> _T:
         """Long-polls ``check`` under the engine lock until it yields a value."""

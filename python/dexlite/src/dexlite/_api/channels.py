@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from dex.dexpb import dex_pb2 as pb
+from google.protobuf import empty_pb2  # type: ignore[import-untyped,unused-ignore]
 
 from dexlite import _errors, _snapshot
 from dexlite._engine import rows, waits, writes
@@ -12,9 +11,15 @@ from dexlite._model import check_identifier, require_value
 
 from .base import OpsBase
 
+_EMPTY = empty_pb2.Empty().SerializeToString()
+
 
 class ChannelCalls(OpsBase):
-    """Publishing, reading and deleting messages; reading and setting attributes."""
+    """Publishing, reading and deleting messages; reading and setting attributes.
+
+    DeleteChannelMessage and SetAttributes answer a replay of their request ID
+    (``replays``); PublishToChannel carries none, so every call publishes.
+    """
 
     def publish(self, request: pb.PublishToChannelRequest) -> None:
         check_identifier(request.flow_id, "flow_id")
@@ -57,18 +62,17 @@ class ChannelCalls(OpsBase):
         if not request.channel_name or not request.message_id:
             raise _errors.invalid("channel_name and message_id are required")
         with self.state.tx() as conn:
-            run = rows.running_run(self.state, request.flow_id, request.run_id)
-            if request.request_id and _is_replay(conn, run["run_id"], request):
+            replay = self.replays.lookup(
+                conn, "DeleteChannelMessage", request, request.flow_id, request.request_id
+            )
+            if replay.response is not None:
                 return
+            run = rows.running_run(self.state, request.flow_id, request.run_id)
             deletion = pb.ChannelMessageDeletion(
                 channel_name=request.channel_name, message_id=request.message_id
             )
             writes.apply_writes(conn, run["run_id"], [], [], [deletion], strict_deletions=True)
-            if request.request_id:
-                conn.execute(
-                    "INSERT INTO external_deletes VALUES (?, ?, ?, ?)",
-                    (run["run_id"], request.request_id, request.channel_name, request.message_id),
-                )
+            self.replays.record(conn, replay, _EMPTY)
             rows.event(
                 conn,
                 run["run_id"],
@@ -89,8 +93,14 @@ class ChannelCalls(OpsBase):
         if problem:
             raise _errors.invalid(problem)
         with self.state.tx() as conn:
+            replay = self.replays.lookup(
+                conn, "SetAttributes", request, request.flow_id, request.request_id
+            )
+            if replay.response is not None:
+                return
             run = rows.running_run(self.state, request.flow_id, request.run_id)
             writes.apply_writes(conn, run["run_id"], request.attributes)
+            self.replays.record(conn, replay, _EMPTY)
             rows.event(
                 conn,
                 run["run_id"],
@@ -98,21 +108,3 @@ class ChannelCalls(OpsBase):
                     upsert_attributes=request.attributes, is_set_attribute_api=True
                 ),
             )
-
-
-def _is_replay(
-    conn: sqlite3.Connection, run_id: str, request: pb.DeleteChannelMessageRequest
-) -> bool:
-    """True for a request ID that already deleted this message; an error if it named another."""
-    row = conn.execute(
-        "SELECT channel, message_id FROM external_deletes WHERE run_id=? AND request_id=?",
-        (run_id, request.request_id),
-    ).fetchone()
-    if row is None:
-        return False
-    if (row[0], row[1]) != (request.channel_name, request.message_id):
-        raise _errors.invalid(
-            f"request_id {request.request_id!r} already deleted message {row[1]!r}"
-            f" of channel {row[0]!r}"
-        )
-    return True

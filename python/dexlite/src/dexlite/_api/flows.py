@@ -86,10 +86,13 @@ class FlowCalls(OpsBase):
     ) -> str | None:
         start = request.flow_start_options
         policy = start.id_reuse_policy
-        same_request = (
+        if (
             start.flow_already_started_options.ignore_already_started_error
             and existing["request_id"] == request.request_id
-        )
+        ):
+            # A replay of the start that made the latest run gets that run, whatever the
+            # policy would allow: it must neither terminate it nor start a second (§3.2).
+            return str(existing["run_id"])
         if existing["status"] == RUNNING:
             if policy == pb.ID_REUSE_POLICY_ALLOW_TERMINATE_IF_RUNNING:
                 cancellation.close_run(
@@ -99,8 +102,6 @@ class FlowCalls(OpsBase):
                     pb.FLOW_STATUS_TERMINATED,
                 )
                 return None
-            if same_request:
-                return str(existing["run_id"])
             raise _errors.already_started(request.flow_id)
         if policy == pb.ID_REUSE_POLICY_UNSPECIFIED:
             allowed = self._options.default_id_reuse == "allow-if-no-running"
@@ -112,8 +113,6 @@ class FlowCalls(OpsBase):
             allowed = True
         if allowed:
             return None
-        if same_request:
-            return str(existing["run_id"])
         raise _errors.already_started(request.flow_id)
 
     def _create_run(

@@ -18,9 +18,19 @@ from .base import OpsBase, not_negative, require_fields
 if TYPE_CHECKING:
     import sqlite3
 
+    from .replays import Replay
+
+_REPLAY_WAIT_SLACK_SECONDS = 5.0
+"""How much longer than a call may run a replay of it waits for its answer."""
+
 
 class RpcCalls(OpsBase):
-    """InvokeRPC: locks, the Worker call, then one transaction with its effects."""
+    """InvokeRPC: locks, the Worker call, then one transaction with its effects.
+
+    An RPC with effects stores its output under its request ID in their
+    transaction; a replay gets that output (``replays``). One without effects
+    changed nothing, so its replay runs as a new call.
+    """
 
     def invoke_rpc(self, request: pb.InvokeRPCRequest) -> pb.Value:
         check_identifier(request.flow_id, "flow_id")
@@ -30,6 +40,19 @@ class RpcCalls(OpsBase):
             raise _errors.invalid("lock_attribute_keys must not contain empty keys")
         rpc_input = request.input if request.HasField("input") else null_value()
         require_value(rpc_input, "input", self._options.max_value_bytes)
+        budget = self._options.rpc_max_seconds + _REPLAY_WAIT_SLACK_SECONDS
+        with self.replays.first_call(
+            "InvokeRPC", request, request.flow_id, request.request_id, budget
+        ) as replay:
+            if replay.response is not None:
+                stored = pb.Value()
+                stored.ParseFromString(replay.response)
+                return stored
+            return self._invoke(request, rpc_input, replay)
+
+    def _invoke(
+        self, request: pb.InvokeRPCRequest, rpc_input: pb.Value, replay: Replay
+    ) -> pb.Value:
         keys = sorted(set(request.lock_attribute_keys))
         transactional = request.is_transactional or bool(keys)
         state = self.state
@@ -62,7 +85,7 @@ class RpcCalls(OpsBase):
         try:
             response = self._call_worker(run_id, run["flow_type"], target, worker_request, request)
             with state.tx() as conn:
-                self._apply_rpc(conn, run_id, request, response, strict=transactional)
+                self._apply_rpc(conn, run_id, request, response, replay, strict=transactional)
                 locks.release_locks(state, conn, run_id, holder)
                 locks.grant_locks(state, conn, run_id)
         finally:
@@ -111,6 +134,7 @@ class RpcCalls(OpsBase):
         run_id: str,
         request: pb.InvokeRPCRequest,
         response: pb.InvokeWorkerRPCResponse,
+        replay: Replay,
         *,
         strict: bool,
     ) -> None:
@@ -131,11 +155,13 @@ class RpcCalls(OpsBase):
             or decision.cancel_step_types
         )
         if not has_effects:
-            return
+            return  # nothing to apply twice: a replay is answered afresh
         run = rows.run_row(state, run_id)
         if run["status"] != RUNNING:
             raise _errors.flow_not_found(run["flow_id"])
         writes.apply_effects(conn, run_id, response, strict_deletions=strict)
+        output = response.output if response.HasField("output") else null_value()
+        self.replays.record(conn, replay, output.SerializeToString())
         cancellation.cancel_types(state, conn, run_id, list(decision.cancel_step_types), [])
         queue.enqueue_next(state, conn, run_id, f"__rpc/{request.rpc_name}", decision.next_steps)
         rows.event(
