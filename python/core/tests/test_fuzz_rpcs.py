@@ -406,18 +406,9 @@ def test_duplicate_request_ids_give_the_same_answer_and_change_nothing(idle: Idl
     check()
 
 
-class AppliedTwiceError(Exception):
-    """The finding: one request ID, two effects."""
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=AppliedTwiceError,
-    reason="dexlite does not deduplicate InvokeRPC request IDs (python/dexlite/README.md, "
-    "Not implemented): a replayed send_user_message is applied twice; the SDK sends a "
-    "fresh ID per call, and the protocol notes give no rule either way",
-)
 def test_a_duplicate_request_id_stores_one_message(idle: Idle) -> None:
+    """dexlite answers a replayed InvokeRPC request ID with its first output
+    (python/dexlite/README.md, "Replays"), even without a client request ID."""
     h = idle.harness
     request_id = str(uuid.uuid4())
     payload = encode_agent_user_message(UserMessage(text="once")).encode("utf-8")
@@ -439,8 +430,7 @@ def test_a_duplicate_request_id_stores_one_message(idle: Idle) -> None:
 
     done = h.wait_snapshot(idle.session, settled, what="the marker's turn")
     stored = [m.text for m in done.messages]
-    if stored.count("once") != 1:
-        raise AppliedTwiceError(f"stored messages: {stored}")
+    assert stored.count("once") == 1, f"stored messages: {stored}"
 
 
 # --- known bugs ------------------------------------------------------------------------

@@ -169,6 +169,8 @@ class FakeContext:
     boundaries and retention, or an RPC before the session's state exists.
     """
 
+    flow_id = "fake-session"
+
     def __init__(self) -> None:
         self.values: dict[tuple[str, str | None], object] = {}
 
