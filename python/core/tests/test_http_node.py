@@ -17,7 +17,7 @@ from http_support import serving
 
 FLOW = "http_flows:flow"
 LIMITS = HttpLimits(poll_seconds=1, idle_timeout_seconds=30)
-SESSIONS = 6
+SESSIONS = 7
 
 
 def _roots() -> tuple[Path, Path]:

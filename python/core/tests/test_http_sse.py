@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 from dex_agents.http import HttpLimits
+from dex_agents_contracts import MessageRole
 from dex_agents_testing import child_env, free_port, wait_until
 from helpers import Harness
 from http_flows import CLI_FLOW_TYPE
@@ -179,6 +180,33 @@ def test_rpc_endpoints_answer_true_false_and_name_bad_fields(
             assert text in response.json()["error"], (name, response.json())
         missing = _post(base, "nobody", "send", {"text": "hi"})
         assert missing.status_code == 404
+
+
+def test_rpc_endpoints_apply_a_client_request_id_once(
+    factory_harness: Callable[..., Harness],
+) -> None:
+    h = factory_harness(FLOW)
+    session = h.start("say hi")
+    h.wait_idle(session, 1)
+    with serving(h.client) as served:
+        base = served.base_url
+        once = {"text": "say once", "client_request_id": "http-send-1"}
+        for _ in range(2):
+            response = _post(base, session, "send", once)
+            assert (response.status_code, response.json()) == (200, {"result": True})
+        reused = _post(
+            base, session, "send", {"text": "say other", "client_request_id": "http-send-1"}
+        )
+        assert reused.status_code == 409
+        assert (
+            "client request ID 'http-send-1' already answered a different request"
+            in (reused.json()["error"])
+        )
+        malformed = _post(base, session, "cancel", {"client_request_id": "a/b"})
+        assert malformed.status_code == 400
+        assert "cancel: `client_request_id` 'a/b' may hold only" in malformed.json()["error"]
+    done = h.wait_idle(session, 2)
+    assert [m.text for m in done.messages if m.role is MessageRole.USER] == ["say hi", "say once"]
 
 
 def test_max_streams_gets_503_and_frees_the_slot(factory_harness: Callable[..., Harness]) -> None:

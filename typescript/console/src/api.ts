@@ -5,7 +5,7 @@
  * @module
  */
 
-import { DexHttpError } from "@dex-agents/ui";
+import { DexHttpError, DexRequestUnansweredError, DexSessionClient } from "@dex-agents/ui";
 
 /** One session of the app's Flow type (`GET /console/api/sessions`). */
 export interface SessionSummary {
@@ -45,7 +45,9 @@ export class ServerUnreachable extends Error {
 
 /** What to show for a failure: the server's own words for a refusal, else what was lost. */
 export function describeFailure(error: unknown, base: string): string {
-  if (error instanceof ServerUnreachable) return error.message;
+  if (error instanceof ServerUnreachable || error instanceof DexRequestUnansweredError) {
+    return unreachableText(base);
+  }
   if (error instanceof DexHttpError) return serverText(error.message);
   if (error instanceof TypeError || (error instanceof Error && /fetch|network|terminated/i.test(error.message))) {
     return unreachableText(base);
@@ -81,10 +83,12 @@ async function refused(response: Response, what: string): Promise<DexHttpError> 
 
 export class ConsoleApi {
   readonly base: string;
+  private readonly sessions: DexSessionClient;
 
   /** `base`: the app's origin (the console is served from `${base}/console/`). */
   constructor(base: string) {
     this.base = base.replace(/\/+$/, "");
+    this.sessions = new DexSessionClient({ api: this.base });
   }
 
   private async request(path: string, what: string, init?: RequestInit): Promise<unknown> {
@@ -115,13 +119,11 @@ export class ConsoleApi {
     return this.request(path, `GET timeline of ${sessionId}`) as Promise<SessionTimeline>;
   }
 
-  /** POST /sessions/{id}/answer: a question's answer (a choice or free text). */
-  async answer(sessionId: string, interruptId: string, answer: string): Promise<boolean> {
-    const body = (await this.request(`/sessions/${encodeURIComponent(sessionId)}/answer`, "POST answer", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ interrupt_id: interruptId, answer }),
-    })) as { result: boolean };
-    return body.result;
+  /**
+   * POST /sessions/{id}/answer: a question's answer (a choice or free text), retried
+   * under one client request ID when the answer to it is lost, so it applies once.
+   */
+  answer(sessionId: string, interruptId: string, answer: string): Promise<boolean> {
+    return this.sessions.answerQuestion(sessionId, interruptId, answer);
   }
 }

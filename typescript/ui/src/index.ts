@@ -7,6 +7,8 @@
  *   UIMessages the UI message stream builds (one turn, one assistant message).
  * - `streamAgentEvents` / `fetchUiSnapshot`: the typed SSE client of AgentEvents
  *   (Last-Event-ID resume) and the snapshot, on `@dex-agents/contracts`.
+ * - `DexSessionClient`: the session RPCs (send, steer, cancel, resolve, answer,
+ *   settings), each under a client request ID it repeats on every retry.
  *
  * @module
  */
@@ -21,6 +23,13 @@ export {
   messageIdOfTurn,
   userMessageId,
 } from "./messages.js";
+export {
+  type CallOptions,
+  clientRequestIdProblem,
+  DexRequestUnansweredError,
+  DexSessionClient,
+  type DexSessionClientOptions,
+} from "./session.js";
 export { readSse, type SseMessage } from "./sse.js";
 export { decodeUiStreamToken, encodeUiStreamToken, type UiStreamToken } from "./token.js";
 export { DexChatTransport, type DexChatTransportOptions } from "./transport.js";

@@ -136,3 +136,54 @@ export class CuttingProxy {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 }
+
+/**
+ * A loopback HTTP proxy to `target` that, for the first request `shouldDrop`
+ * picks, lets the upstream answer in full and then destroys the client's socket
+ * without a byte of it: the server did the work, and the caller's fetch fails
+ * as on a dropped connection. Every other request passes through.
+ */
+export class ReplyDroppingProxy {
+  readonly seen: SeenRequest[] = [];
+  drops = 0;
+  private server: Server | undefined;
+
+  constructor(
+    private readonly target: string,
+    private readonly shouldDrop: (request: SeenRequest) => boolean,
+  ) {}
+
+  async start(): Promise<string> {
+    const target = new URL(this.target);
+    this.server = createServer((req, res) => {
+      const seen = { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers };
+      this.seen.push(seen);
+      const drop = this.drops === 0 && this.shouldDrop(seen);
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: seen.method, path: seen.url, headers: req.headers },
+        (answer) => {
+          if (drop) {
+            answer.resume();
+            answer.on("end", () => {
+              this.drops += 1;
+              res.socket?.destroy();
+            });
+            return;
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    const { port } = this.server.address() as AddressInfo;
+    return `http://127.0.0.1:${port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}

@@ -15,8 +15,9 @@ import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } f
 import { streamAgentEvents, fetchUiSnapshot } from "../events.js";
 import { convertAgentSnapshotToUIMessages } from "../messages.js";
 import { foldChunks, parsedChunks, plain } from "../testing.js";
+import { DexSessionClient } from "../session.js";
 import { DexChatTransport } from "../transport.js";
-import { CuttingProxy, HeadlessChat, liveEnv, waitFor } from "./support.js";
+import { CuttingProxy, HeadlessChat, liveEnv, ReplyDroppingProxy, waitFor } from "./support.js";
 
 const { baseUrl, sessions, gateDir } = liveEnv();
 
@@ -209,4 +210,33 @@ test("a steered turn: useChat's message goes on through the steered turn as the 
     ["user", "assistant"],
   );
   assert.deepEqual(plain(assistant(fromSnapshot, streamed.id)), plain(streamed));
+});
+
+test("DexSessionClient: a send whose answer is lost after the server applied it is retried and applies once", async () => {
+  const session = sessions[6]!;
+  const proxy = new ReplyDroppingProxy(baseUrl, (r) => r.method === "POST" && r.url.endsWith("/send"));
+  const api = await proxy.start();
+  try {
+    const client = new DexSessionClient({ api, retryDelayMs: 10 });
+    assert.equal(await client.sendUserMessage(session, "say once", { clientRequestId: "live-send-1" }), true);
+    assert.equal(proxy.drops, 1);
+    const posts = proxy.seen.filter((r) => r.method === "POST");
+    assert.equal(posts.length, 2, "the answer was lost, so the client posted again");
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { state } = (await fetchUiSnapshot(baseUrl, session)).snapshot;
+      if (state && state.turnCount >= 1 && state.activeTurnId === undefined) break;
+      if (Date.now() > deadline) throw new Error("timed out waiting for the turn to end");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const { snapshot } = await fetchUiSnapshot(baseUrl, session);
+    assert.equal(snapshot.state?.turnCount, 1);
+    assert.equal(snapshot.queuedMessageCount, 0);
+    assert.deepEqual(
+      snapshot.messages.map((m) => m.text),
+      ["say once", "ok once"],
+    );
+  } finally {
+    await proxy.stop();
+  }
 });

@@ -9,7 +9,11 @@ from dex import DexServiceError, WorkerInvocationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from dex_agents.errors import SessionNotFoundError
+from dex_agents.errors import (
+    ClientRequestIdReusedError,
+    SessionNotFoundError,
+    SessionUnavailableError,
+)
 
 __all__ = ["BadRequest", "dex_error", "error_response", "json_response", "read_json_object"]
 
@@ -37,6 +41,10 @@ def dex_error(error: Exception) -> BadRequest | None:
     """The request error a client or Dex failure means, or None for a server fault."""
     if isinstance(error, SessionNotFoundError):
         return BadRequest(str(error), status=404)
+    if isinstance(error, ClientRequestIdReusedError):
+        return BadRequest(str(error), status=409)
+    if isinstance(error, SessionUnavailableError):
+        return BadRequest(str(error), status=503)
     if isinstance(error, WorkerInvocationError):
         return BadRequest(f"no Worker of the session's Flow answered: {error.detail}", status=503)
     if isinstance(error, DexServiceError) and error.code.name == "INVALID_ARGUMENT":
