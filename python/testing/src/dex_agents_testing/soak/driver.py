@@ -3,13 +3,15 @@
 The driver sends each plan's message, answers the approval or question the plan
 asks for, steers or cancels, and waits for the turn to end, each wait on the
 session's committed state with a deadline. An RPC that fails (dexlite may be
-down) is sent again only when the state shows it did not take effect, so a lost
+down) is sent again, under the client request ID of its first attempt, unless
+the state shows it took effect: the session applies each ID once, so a lost
 reply never doubles a message.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +29,6 @@ T = TypeVar("T")
 
 _POLL_FIRST = 0.05
 _POLL_MAX = 1.0
-_SETTLE_SECONDS = 20.0
 
 
 class DriverFailure(Exception):
@@ -120,11 +121,13 @@ class SessionDriver:
         self.result.turns.append(record)
         began = time.monotonic()
         text = plan.message()
+        request_id = _request_id()
         self._rpc(
             f"send {plan.tag}",
-            lambda: self.client.send_user_message(self.session_id, text),
+            lambda: self.client.send_user_message(
+                self.session_id, text, client_request_id=request_id
+            ),
             lambda: self._has_message(text),
-            message=True,
         )
         self.result.sent.append(text)
         self.result.expected_turns += 1
@@ -189,9 +192,12 @@ class SessionDriver:
         if self._pending(record, interrupt_id) is None:
             return
         what = f"resolve {interrupt_id} of {record.plan.tag}"
+        request_id = _request_id()
         reply = self._rpc(
             what,
-            lambda: self.client.resolve_interrupt(self.session_id, interrupt_id, approved=approve),
+            lambda: self.client.resolve_interrupt(
+                self.session_id, interrupt_id, approved=approve, client_request_id=request_id
+            ),
             lambda: self._resolved(interrupt_id),
         )
         self._refused(record, what, reply)
@@ -203,9 +209,12 @@ class SessionDriver:
             return
         answer = record.plan.answer()
         what = f"answer {interrupt_id} of {record.plan.tag}"
+        request_id = _request_id()
         reply = self._rpc(
             what,
-            lambda: self.client.answer_question(self.session_id, interrupt_id, answer),
+            lambda: self.client.answer_question(
+                self.session_id, interrupt_id, answer, client_request_id=request_id
+            ),
             lambda: self._resolved(interrupt_id),
         )
         self._refused(record, what, reply)
@@ -217,11 +226,13 @@ class SessionDriver:
         steer = self.steer_plans[record.plan.tag]
         text = steer.message()
         what = f"steer {record.plan.tag}"
+        request_id = _request_id()
         reply = self._rpc(
             what,
-            lambda: self.client.steer_user_message(self.session_id, text=text),
+            lambda: self.client.steer_user_message(
+                self.session_id, text=text, client_request_id=request_id
+            ),
             lambda: self._has_message(text),
-            message=True,
         )
         if reply is False:
             # While no turn is active a steer is queued (true), so false is always lost.
@@ -243,12 +254,11 @@ class SessionDriver:
         if waiting is None:
             return
         turn_id = record.turn_id
-        # cancel_turn is idempotent (true again while the turn is cancelled), so a
-        # lost reply is simply sent again until the turn is no longer active.
         what = f"cancel {record.plan.tag}"
+        request_id = _request_id()
         reply = self._rpc(
             what,
-            lambda: self.client.cancel_turn(self.session_id, turn_id),
+            lambda: self.client.cancel_turn(self.session_id, turn_id, client_request_id=request_id),
             lambda: self._turn_inactive(turn_id),
         )
         self._refused(record, what, reply)
@@ -329,20 +339,16 @@ class SessionDriver:
         what: str,
         call: Callable[[], object],
         took_effect: Callable[[], bool | None],
-        *,
-        message: bool = False,
     ) -> object:
         """Calls until a reply comes, or until the state shows an unanswered call took effect.
 
         `took_effect` says None while the state cannot be read (dexlite restarts).
-        A `message` RPC carries no request ID, and a committed message is in
-        neither the queue nor the conversation while the AwaitUserMessage that
-        took it has not committed, so its absence only counts once it lasts
-        `_SETTLE_SECONDS`, and every message sent again is noted in
-        `result.resent`. (The other RPCs are safe to repeat once the state says
-        they did not take effect: the interrupt is still pending, the turn still
-        active.) Returns the reply, or
-        None when the state showed the effect instead.
+        `call` repeats one client request ID, so sending it again after a reply was
+        lost is safe even when the state cannot show the effect yet (a committed
+        message is in neither the queue nor the conversation while the
+        AwaitUserMessage that took it has not committed). Every call sent again is
+        noted in `result.resent`. Returns the reply, or None when the state showed
+        the effect instead.
         """
         deadline = time.monotonic() + self.deadline_seconds
         last: Exception | None = None
@@ -356,15 +362,13 @@ class SessionDriver:
                 return reply
             if self._wait_known(took_effect, deadline):
                 return None
-            if not message:
-                continue
-            settled = time.monotonic() + _SETTLE_SECONDS
-            while time.monotonic() < min(settled, deadline):
-                time.sleep(_POLL_MAX)  # polling interval of a condition wait
-                if self._wait_known(took_effect, deadline):
-                    return None
             self.result.resent.append(what)
         raise DriverFailure(f"session {self.session_id}: could not {what}: {last!r}")
+
+
+def _request_id() -> str:
+    """The client request ID of one logical call, repeated by every retry of it."""
+    return str(uuid.uuid4())
 
 
 def _idle_after(snapshot: AgentSnapshot, turns: int) -> bool:

@@ -7,10 +7,9 @@ ended and the turn stayed active for good (found by the long soak of
 `routeless_failures` names any such Step that still fails for good, which the
 soak reports as a violation.
 
-Told apart, not counted: a session whose driver had to send a message again
-after an unanswered call. The message RPCs take no request ID, so a client
-cannot make that safe, and a doubled message there is the client's doing, not
-the session's.
+A call the driver sent again after an unanswered one used to be told apart,
+because the message RPCs took no request ID; they carry a client request ID
+now, which the session answers once, so a doubled message counts as a violation.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 
 from dex_agents_testing.history import ExecutedStep
 
-__all__ = ["RESENT_AMBIGUOUS", "ROUTED_STEP_TYPES", "routeless_failures"]
+__all__ = ["ROUTED_STEP_TYPES", "routeless_failures"]
 
 ROUTED_STEP_TYPES = frozenset(
     {
@@ -32,11 +31,6 @@ ROUTED_STEP_TYPES = frozenset(
     }
 )
 """Step types whose final failure moves to a failure route, so their turn goes on."""
-
-RESENT_AMBIGUOUS = (
-    "the driver sent a call again after an unanswered one that may have committed "
-    "(send_user_message and steer_user_message take no request ID)"
-)
 
 
 def routeless_failures(executed: Sequence[ExecutedStep]) -> list[str]:

@@ -23,7 +23,7 @@ from dex_agents_testing.soak.cluster import Cluster
 from dex_agents_testing.soak.driver import SessionDriver, SessionResult
 from dex_agents_testing.soak.figures import Figures
 from dex_agents_testing.soak.invariants import Violation, check_session, stray_effects
-from dex_agents_testing.soak.known_bugs import RESENT_AMBIGUOUS, routeless_failures
+from dex_agents_testing.soak.known_bugs import routeless_failures
 from dex_agents_testing.soak.plans import TurnPlan, choose_plan
 from dex_agents_testing.soak.traces import TraceReader
 
@@ -257,14 +257,7 @@ def _check(
             Violation(sid, "a Step without a failure route never gives up", execution)
             for execution in routeless_failures(executed)
         )
-        found = check_session(result, snapshot, messages, effects)
-        if found and result.resent:
-            known.append(
-                f"session {sid}: {RESENT_AMBIGUOUS}: {result.resent} "
-                f"({len(found)} violations follow: {found[0]})"
-            )
-        else:
-            violations.extend(found)
+        violations.extend(check_session(result, snapshot, messages, effects))
     violations.extend(stray_effects(list(results.values()), effects))
     traces.read_all()
     cluster.sample_rss()
@@ -274,7 +267,9 @@ def _check(
         errors.update(result.errors)
     notes.append(f"armed kills no Worker claimed in time: {chaos.log.unclaimed_arms}")
     resent = sum(len(r.resent) for r in results.values())
-    notes.append(f"messages the driver sent again after an unanswered call: {resent}")
+    notes.append(
+        f"calls the driver sent again after an unanswered one (same client request ID): {resent}"
+    )
     failed_turns = Counter(
         t.failure for r in results.values() for t in r.turns if t.failure is not None
     )
