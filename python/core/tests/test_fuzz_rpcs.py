@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +78,12 @@ NOT_INT = WRONG_TYPES.filter(lambda v: type(v) is not int)
 HUGE_INT32S = st.one_of(st.integers(max_value=INT32[0] - 1), st.integers(min_value=INT32[1] + 1))
 HUGE_INTS = st.one_of(st.integers(max_value=INT64[0] - 1), st.integers(min_value=INT64[1] + 1))
 OVERSIZED_TEXT = st.sampled_from(["x" * (SERVER_VALUE_LIMIT + 1024), "\U0001f600" * 800_000])
+# What python/core/README.md ("Client request IDs") allows; anything else is refused.
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+BAD_CLIENT_REQUEST_IDS = st.one_of(
+    IDS.filter(lambda v: _CLIENT_REQUEST_ID.fullmatch(v) is None),
+    WRONG_TYPES.filter(lambda v: not isinstance(v, str)),
+)
 
 
 def _json_values() -> st.SearchStrategy[object]:
@@ -145,6 +152,8 @@ def _raised(outcome: object, *types: type[BaseException]) -> None:
 
 _FALSE_CASES = st.one_of(
     st.tuples(st.just("send_user_message"), BLANK, st.booleans()),
+    # A false answer is not kept, so even a named request stores nothing.
+    st.tuples(st.just("send_user_message_named"), BLANK, st.uuids().map(str)),
     st.tuples(st.just("send_user_message_plan"), _TEXT.filter(lambda t: t.strip() != "")),
     st.tuples(st.just("resolve_interrupt"), IDS, st.booleans(), st.none() | _TEXT),
     st.tuples(st.just("answer_question"), IDS, _TEXT),
@@ -171,6 +180,9 @@ def _false_call(idle: Idle, case: tuple[Any, ...]) -> Callable[[], object]:
     calls: dict[str, Callable[[], object]] = {
         "send_user_message": lambda: c.send_user_message(s, args[0], plan_mode=args[-1]),
         "send_user_message_plan": lambda: c.send_user_message(s, args[0], plan_mode=True),
+        "send_user_message_named": lambda: c.send_user_message(
+            s, args[0], client_request_id=args[-1]
+        ),
         "resolve_interrupt": lambda: c.resolve_interrupt(
             s, args[0], approved=args[1], rejection_message=args[-1]
         ),
@@ -204,6 +216,7 @@ def test_rpcs_that_must_return_false_change_nothing(idle: Idle) -> None:
 _CODEC_ERRORS = (WireFormatError, ValueMappingError)
 
 _ERROR_CASES = st.one_of(
+    st.tuples(st.just("bad_client_request_id"), BAD_CLIENT_REQUEST_IDS),
     st.tuples(st.just("send_wrong_type"), WRONG_TYPES),
     st.tuples(st.just("send_surrogate"), LONE_SURROGATE),
     st.tuples(st.just("send_oversized"), OVERSIZED_TEXT),
@@ -232,7 +245,15 @@ def _expect_error(idle: Idle, case: tuple[Any, ...]) -> None:
     s = idle.session
     kind, *args = case
     bad: Any = args[0]
-    if kind in {"send_wrong_type", "send_surrogate"}:
+    if kind == "bad_client_request_id":
+        for mutation in (
+            lambda: c.send_user_message(s, "hello", client_request_id=bad),
+            lambda: c.resolve_interrupt(s, "i", approved=True, client_request_id=bad),
+            lambda: c.cancel_turn(s, client_request_id=bad),
+            lambda: c.update_session_settings(s, {"a": 1}, client_request_id=bad),
+        ):
+            _raised(_unchanged(idle, mutation), UserError)
+    elif kind in {"send_wrong_type", "send_surrogate"}:
         _raised(_unchanged(idle, lambda: c.send_user_message(s, bad)), *_CODEC_ERRORS)
     elif kind == "send_oversized":
         outcome = _unchanged(idle, lambda: c.send_user_message(s, bad))
