@@ -22,10 +22,19 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pytest
-from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole, ToolEffect
+from dex import ChannelMessageNotFoundError
+from dex_agents import AgentSessionClient
+from dex_agents_contracts import (
+    AgentSnapshot,
+    AgentStatus,
+    MessageRole,
+    PendingUserMessage,
+    ToolEffect,
+)
 from dex_agents_testing import (
     ModelReply,
     ScriptedTool,
@@ -65,8 +74,8 @@ def _script() -> list[list[ModelReply]]:
     ]
 
 
-def _texts(pending: object) -> list[str]:
-    return [p.message.text for p in pending if p.message is not None]  # type: ignore[attr-defined]
+def _texts(pending: Sequence[PendingUserMessage]) -> list[str]:
+    return [p.message.text for p in pending if p.message is not None and p.message.text]
 
 
 @dataclass
@@ -109,7 +118,7 @@ class SessionInterleavings(RuleBasedStateMachine):
         self.count = 0
 
     @property
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self) -> AgentSessionClient:
         return self.env.harness.client
 
     def _text(self, kind: str) -> str:
@@ -143,7 +152,10 @@ class SessionInterleavings(RuleBasedStateMachine):
         named = before.queued_messages[pick % len(before.queued_messages)]
         text = named.message.text if named.message is not None else None
         assert text is not None
-        moved = self.client.steer_user_message(self.session, message_id=named.message_id)
+        try:
+            moved = self.client.steer_user_message(self.session, message_id=named.message_id)
+        except ChannelMessageNotFoundError:
+            moved = False  # a turn took it between the RPC's read and its commit (design)
         after = self._snapshot()
         steered_now = set(_texts(after.steered_messages))
         if moved and text not in _texts(after.queued_messages):
@@ -164,7 +176,11 @@ class SessionInterleavings(RuleBasedStateMachine):
         named = before.queued_messages[pick % len(before.queued_messages)]
         text = named.message.text if named.message is not None else None
         assert text is not None
-        if self.client.delete_queued_message(self.session, named.message_id):
+        try:
+            deleted = self.client.delete_queued_message(self.session, named.message_id)
+        except ChannelMessageNotFoundError:
+            deleted = False  # a turn took it between the RPC's read and its commit (design)
+        if deleted:
             self.expected.deleted.add(text)
             after = self._snapshot()
             assert text not in _texts(after.queued_messages), f"{text!r} still queued"
@@ -281,10 +297,10 @@ class SessionInterleavings(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def sessions(private_harness: HarnessFactory) -> Sessions:
+def sessions(private_harness: HarnessFactory) -> Iterator[Sessions]:
     harness = private_harness(script=_script(), tools=[SEND])
     spare = WorkerProcess(harness.server.address, harness.scenario_path).start()
-    yield Sessions(harness=harness, spare=spare)  # type: ignore[misc]
+    yield Sessions(harness=harness, spare=spare)
     spare.stop()
 
 
