@@ -253,12 +253,18 @@ def _finish_call(
 
 
 def check_liveness(state: EngineState) -> None:
-    """Cancels calls past their start-to-close deadline or silent past their heartbeat."""
+    """Cancels calls past their start-to-close deadline or silent past their heartbeat.
+
+    A call no Worker holds yet waits in the queue: that is not an attempt, so
+    neither timeout runs for it.
+    """
     now = time.monotonic()
     with state.db.lock:
         inflight = [*state.inflight.values(), *state.dropped.values()]
     for call in inflight:
         handle = call.handle
+        if not handle.held:
+            continue
         if now >= handle.deadline:
             handle.cancel("StartToClose")
         elif handle.heartbeat_timeout > 0 and now - handle.last_frame > handle.heartbeat_timeout:
