@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dex.dexpb import dex_pb2 as pb
@@ -47,25 +48,32 @@ def _is_write(index: int) -> bool:
     return index % 10 == 9
 
 
-def _fan_out(private_harness: HarnessFactory, calls: int, **scenario: Any) -> Harness:
+def _fan_out(
+    private_harness: HarnessFactory, calls: int, *, held: int | None = None, gate: str = ""
+) -> Harness:
+    """CALLS calls; call `held` (a write) waits in its tool for the `gate` file."""
     tool_calls = [
         ScriptedToolCall(
             tool_call_id=f"w{i}" if _is_write(i) else f"r{i}",
-            tool_name="write" if _is_write(i) else "read",
+            tool_name=("held_write" if i == held else "write") if _is_write(i) else "read",
             arguments={"i": i},
         )
         for i in range(calls)
     ]
+    write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
     return private_harness(
         script=[[ModelReply(tool_calls=tool_calls), ModelReply(text="all done")]],
         tools=[
             ScriptedTool(name="read", output="read-ok"),
             ScriptedTool(name="write", effect=ToolEffect.NON_IDEMPOTENT_WRITE, output="write-ok"),
+            ScriptedTool(
+                name="held_write",
+                effect=ToolEffect.NON_IDEMPOTENT_WRITE,
+                output="write-ok",
+                gate=gate or None,
+            ),
         ],
-        tool_policies={
-            "write": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-        },
-        **scenario,
+        tool_policies={"write": write, "held_write": write},
     )
 
 
@@ -212,31 +220,40 @@ def test_busy_cores_make_calls_wait_never_fail(
 
 
 def test_a_worker_sigkilled_halfway_costs_no_write_a_second_run(
-    private_harness: HarnessFactory,
+    private_harness: HarnessFactory, tmp_path: Path
 ) -> None:
     """Item 7: a Worker dies halfway through the calls; the turn completes regardless.
 
-    A read runs again only when its earlier run was on the killed Worker, a write
-    never runs twice, and a write recorded outcome_unknown is one whose
-    tool_call_started Dex had.
+    The write in the middle of the response is held in its tool, and its Worker is
+    SIGKILLed there (with whatever else it runs). A read runs again only when its
+    earlier run was on the killed Worker, a write never runs twice, and a write
+    recorded outcome_unknown is one whose tool_call_started Dex had.
     """
-    h = _fan_out(private_harness, CALLS)
-    with _second_worker(h):
+    held = CALLS // 2 - 1
+    assert _is_write(held)
+    gate = tmp_path / "held-write-gate"
+    h = _fan_out(private_harness, CALLS, held=held, gate=str(gate))
+    with _second_worker(h) as second:
         started = time.monotonic()
         session = h.start("go")
-        killed = h.worker.pid
         wait_until(
-            lambda: h.log.count("tool") >= CALLS // 2,
+            lambda: h.log.count("tool", tool_call_id=f"w{held}") == 1,
             timeout=_TURN_DEADLINE,
-            what="half the tool calls to run",
+            what="the held write to start",
         )
-        h.restart_worker()  # SIGKILL the process group mid-fan-out, then a fresh Worker
+        killed = h.log.entries("tool", tool_call_id=f"w{held}")[0]["pid"]
+        victim = h.worker if h.worker.pid == killed else second
+        assert victim.pid == killed
+        victim.restart()  # SIGKILL its process group mid-fan-out, then a fresh Worker
+        gate.touch()  # a second run of the held write would now finish
         done = h.wait_idle(session, 1, timeout=_TURN_DEADLINE)
         seconds = time.monotonic() - started
     assert done.messages[-1].text == "all done"
     runs = _runs(h)
     results = _results(h)
     assert len(results) == CALLS
+    assert results[f"w{held}"] == OUTCOME_UNKNOWN_RESULT
+    assert [e["pid"] for e in runs[f"w{held}"]] == [killed]
     events = h.events(session, "turn_completed")
     started_calls = _started(events)
     for i in range(CALLS):

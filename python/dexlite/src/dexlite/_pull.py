@@ -275,6 +275,14 @@ class PullHub:
             if isinstance(result, Outcome):
                 return result
             handle.requeue()  # not run: back in the queue, no attempt spent
+            if result == "unstarted":
+                # Routine: a retiring idle stream half-closes across a task in flight.
+                _LOGGER.debug(
+                    "%s %s of %s back in the queue: its stream ended before any frame",
+                    spec.kind,
+                    spec.name,
+                    stream.app_worker_id,
+                )
             if result == "unknown":
                 excluded.add(stream.app_worker_id)
 
