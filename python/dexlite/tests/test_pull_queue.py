@@ -4,7 +4,8 @@ A hand-driven stream (helpers.raw_pull) plays the Worker that is busy, that take
 a task and vanishes before any frame, or that dies after one; a real SDK Worker
 then runs what is left. The Step allows one attempt with a 1 s method timeout,
 so any attempt spent on queueing, or any timeout counted while queued, would
-send the Flow to its failure route instead of `ran on attempt 1`.
+send the Flow to its failure route instead of `ran on attempt 1`. A restart of
+dexlite spends the attempt only of a call that reached a Worker.
 """
 
 from __future__ import annotations
@@ -173,3 +174,29 @@ def test_an_rpc_still_gives_up_after_the_dispatch_wait(
         client.invoke_rpc(FLOW.ping, flow_id, "hello")
     assert "no pull worker accepted the task within the dispatch wait" in str(info.value)
     assert _finish_on_real_worker(server, client, flow_id) == "ran on attempt 1"
+
+
+def test_a_single_attempt_step_still_queued_at_a_restart_spends_no_attempt(
+    server: DexliteProcess, client: dex.Client
+) -> None:
+    flow_id = f"queued-{uuid.uuid4().hex[:8]}"
+    client.start_flow(FLOW, flow_id, "x")  # committed: the Step waits for a Worker
+    server.kill()
+    server.restart()
+    assert _finish_on_real_worker(server, client, flow_id) == "ran on attempt 1"
+    assert _failed_attempts(server, flow_id) == 0
+
+
+def test_a_single_attempt_step_a_worker_held_at_a_restart_spends_its_attempt(
+    server: DexliteProcess, client: dex.Client
+) -> None:
+    holder = RawPullStream(server.address, FLOW.get_flow_type())
+    flow_id = f"held-{uuid.uuid4().hex[:8]}"
+    client.start_flow(FLOW, flow_id, "x")
+    holder.next_task()  # it reached a Worker, which may have run it
+    server.kill()
+    holder.close()
+    server.restart()
+    output = _finish_on_real_worker(server, client, flow_id)
+    assert output == "failed: ServerRestart: server restarted during the call"
+    assert _failed_attempts(server, flow_id) == 1

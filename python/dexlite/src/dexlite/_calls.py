@@ -46,6 +46,9 @@ class CallSpec:
     """Receives heartbeat and stream-write frames as they arrive."""
     sticky_worker: str = ""
     on_served_by: Callable[[str], None] | None = None
+    on_hand_out: Callable[[], bool] | None = None
+    """Runs right before a Worker can receive the call and returns once that is
+    durable; False means it could not be stored, so the call is not sent yet."""
 
 
 @dataclass(kw_only=True)

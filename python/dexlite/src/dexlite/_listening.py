@@ -97,7 +97,10 @@ class ListeningTransport:
                 )
             budget = spec.timeout if deadline is None else deadline - time.monotonic()
             try:
-                outcome, busy = self._call_once(stub, spec, handle, budget)
+                if spec.on_hand_out is not None and not spec.on_hand_out():
+                    outcome, busy = Outcome(), True  # not stored yet: offer it again later
+                else:
+                    outcome, busy = self._call_once(stub, spec, handle, budget)
             finally:
                 limiter.release()
             if not busy:

@@ -44,6 +44,8 @@ _BUSY_BACKOFF_MAX = 0.05
 _FINAL_FRAMES = ("rpc", "worker_error")
 _SETTLE_GRACE = 5.0
 """How long a closed stream's task waits for the reader to apply the frames that arrived."""
+_HAND_OUT_RETRY = 0.5
+"""Wait before offering a call again whose hand-out the disk refused to store."""
 _QUEUE_RECHECK = 0.5
 """Longest sleep of a queued task between looks at the streams (a notify wakes it sooner)."""
 
@@ -289,6 +291,43 @@ class PullHub:
     def _assign(
         self, spec: CallSpec, handle: CallHandle, excluded: set[str], deadline: float | None
     ) -> Outcome | tuple[_Stream, _Task]:
+        """Reserves a stream, records the hand-out where the engine asks to, then sends."""
+        while True:
+            reserved = self._reserve(spec, handle, excluded, deadline)
+            if isinstance(reserved, Outcome):
+                return reserved
+            stream, task, message = reserved
+            if spec.on_hand_out is not None and not self._hand_out(spec, stream, task):
+                if handle.wait(_HAND_OUT_RETRY):  # the disk refused it: a backoff, then again
+                    return Outcome(failure=cancelled_failure(handle))
+                continue
+            with self._cond:
+                # A stream that ended meanwhile settled the task as unstarted.
+                if stream.task is task and not stream.closed:
+                    stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
+            if spec.kind != "rpc":
+                handle.begin(spec.timeout)
+            if spec.on_served_by is not None:
+                spec.on_served_by(stream.app_worker_id)
+            return stream, task
+
+    def _hand_out(self, spec: CallSpec, stream: _Stream, task: _Task) -> bool:
+        """The engine's hand-out record, outside the hub's lock; a refusal frees the stream."""
+        assert spec.on_hand_out is not None
+        stored = False
+        try:
+            stored = spec.on_hand_out()
+        finally:
+            if not stored:
+                with self._cond:
+                    if stream.task is task:
+                        stream.task = None
+                        self._cond.notify_all()
+        return stored
+
+    def _reserve(
+        self, spec: CallSpec, handle: CallHandle, excluded: set[str], deadline: float | None
+    ) -> Outcome | tuple[_Stream, _Task, pb.PollWorkerTask]:
         with self._cond:
             while True:
                 if handle.reason is not None:
@@ -329,18 +368,13 @@ class PullHub:
                 self._cond.wait(min(remaining, _QUEUE_RECHECK, *backoffs))
             task = _Task(task_id=uuid.uuid4().hex)
             stream.task = task
-            deadline_ts = timestamp_pb2.Timestamp()
-            # The Worker enforces this deadline itself; a small grace lets the
-            # server's own timeout (which fails the attempt) win the race.
-            deadline_ts.FromNanoseconds(int((time.time() + spec.timeout + 2.0) * 1e9))
-            message = pb.PollWorkerTask(task_id=task.task_id, deadline=deadline_ts)
-            getattr(message, spec.kind).CopyFrom(spec.request)
-            stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
-        if spec.kind != "rpc":
-            handle.begin(spec.timeout)
-        if spec.on_served_by is not None:
-            spec.on_served_by(stream.app_worker_id)
-        return stream, task
+        deadline_ts = timestamp_pb2.Timestamp()
+        # The Worker enforces this deadline itself; a small grace lets the
+        # server's own timeout (which fails the attempt) win the race.
+        deadline_ts.FromNanoseconds(int((time.time() + spec.timeout + 2.0) * 1e9))
+        message = pb.PollWorkerTask(task_id=task.task_id, deadline=deadline_ts)
+        getattr(message, spec.kind).CopyFrom(spec.request)
+        return stream, task, message
 
     def _await(
         self, spec: CallSpec, handle: CallHandle, stream: _Stream, task: _Task

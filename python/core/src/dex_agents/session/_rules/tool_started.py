@@ -20,8 +20,13 @@ A tool Step writes tool_call_started, then a heartbeat, and calls the tool only
 once both reached its Worker's transport. A Worker that died before it sent
 that first frame leaves dexlite nothing that ran: the task goes back to the
 queue under the same attempt (dexlite's §12.4), so it never reaches a failure
-route at all. A Worker that died after it leaves a lost stream, which proves
-nothing, and the call keeps its effect's status.
+route at all; nor does a single-attempt Step that was still queued when dexlite
+restarted (§12.2). A Worker that died after it leaves a lost stream, which
+proves nothing, and the call keeps its effect's status. Neither the heartbeat
+checkpoint nor a Step-level marker would prove more: the failure route does
+not see the failed Step's heartbeat, a marker written in the same attempt can
+be lost with it, and a marker committed by a Step of its own would still leave
+the tool Step's own hand-out unknown.
 """
 
 from __future__ import annotations
