@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from dex import RecoveryErrorInfo, StepDecision, dead_end, go_to
 from dex.step import DecisionKind
-from dex_agents import AgentSessionOptions
+from dex_agents import AgentSessionOptions, UserError
 from dex_agents.session._rules.tool_started import (
     TOOL_NOT_STARTED_ERROR_TYPE,
     ToolNotStartedError,
@@ -25,6 +25,7 @@ from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._schema import next_tool_call_key
 from dex_agents.session._steps.tools import _before_the_tool
 from dex_agents.session._tool_lanes import hand_over, plan_lanes
+from dex_agents.worker import DEFAULT_MAX_CONCURRENT_TASKS
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from helpers import FakeContext
 from stepwise_flows import flow
@@ -137,3 +138,11 @@ def test_a_failure_before_the_tool_is_proof_only_on_the_first_attempt() -> None:
     )
     with pytest.raises(KeyError), _before_the_tool(_Recovered(None, attempt=2)):  # type: ignore[arg-type]
         raise KeyError("record")
+
+
+def test_a_sessions_default_bound_is_half_a_default_workers_slots() -> None:
+    """The documented relation (python/core/README.md): one response never takes a whole
+    default Worker, whose slots (less the one the SDK keeps for RPCs) serve every session."""
+    assert AgentSessionOptions().max_tool_calls_in_flight == DEFAULT_MAX_CONCURRENT_TASKS // 2
+    with pytest.raises(UserError):
+        AgentSessionOptions(max_tool_calls_in_flight=0)

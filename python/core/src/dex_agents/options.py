@@ -32,9 +32,9 @@ MAX_FRAMEWORK_RUN_STATE_BYTES = 2 * 1024 * 1024
 MAX_VALUE_BYTES = 2 * 1024 * 1024
 """Largest stored value a session assumes Dex accepts: dexlite's `--max-value-bytes` default."""
 DEFAULT_MAX_TOOL_CALLS_IN_FLIGHT = 16
-"""Half the Step slots of one Worker at `dex_agents.worker.DEFAULT_MAX_CONCURRENT_TASKS`
-(32, one kept for RPCs): a response with hundreds of calls keeps a Worker busy without
-taking every slot from the other sessions it serves."""
+"""Half of `dex_agents.worker.DEFAULT_MAX_CONCURRENT_TASKS` (32; a test pins the relation,
+which this module cannot import): a response with hundreds of calls keeps a Worker busy
+without taking every slot from the other sessions it serves."""
 
 
 @dataclass(frozen=True, kw_only=True)
