@@ -301,10 +301,15 @@ class PullHub:
                 if handle.wait(_HAND_OUT_RETRY):  # the disk refused it: a backoff, then again
                     return Outcome(failure=cancelled_failure(handle))
                 continue
+            withdrawn = False
             with self._cond:
-                # A stream that ended meanwhile settled the task as unstarted.
                 if stream.task is task and not stream.closed:
                     stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
+                elif stream.task is task:
+                    stream.task = None  # closed before the task went out
+                    withdrawn = True
+            if withdrawn:
+                task.events.put(("unstarted", None))  # otherwise the stream's settle did
             if spec.kind != "rpc":
                 handle.begin(spec.timeout)
             if spec.on_served_by is not None:
