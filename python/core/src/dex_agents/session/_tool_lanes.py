@@ -11,8 +11,9 @@ parallel tool Steps never write the same value and need no lock, and a call
 that goes back to its tool Step later (after an answer) finds no entry and
 starts nothing.
 
-Every lane call's record is approved and only its own tool Step makes it
-final, so a turn cannot end while a lane still has calls to start.
+Every lane call's record is approved, and only its own tool Step or that
+Step's failure route makes it final, so a turn cannot end while a lane still
+has calls to start.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from dex import Context, StepDecision, StepMovement
-from dex.runtime_errors import AttributeMapNotLoadedError
+from dex import AttributeMapNotLoadedError, Context, StepDecision, StepMovement
 from dex.step import DecisionKind
 from dex_agents_contracts import AgentToolCall, ToolCallDeferredPayload
 
