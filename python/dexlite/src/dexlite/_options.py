@@ -41,4 +41,6 @@ class ServerOptions:
     max_value_bytes: int = 2 * 1024 * 1024
     """Largest single Value accepted from clients or workers."""
     pull_dispatch_wait_seconds: float = 10.0
-    """How long a pull task may wait for a Worker to accept it."""
+    """How long an RPC waits for a pull Worker to accept it before it fails with
+    ``NO_WORKER_AVAILABLE``. Steps never give up: they wait in the queue, without
+    spending an attempt, until a Worker takes them."""
