@@ -45,7 +45,9 @@ def _install() -> None:
         _record("dispatched", step["run_id"], step["exec_id"], method)
         dispatch(self, step)
 
-    def traced_assign(self: Any, spec: Any, handle: Any, excluded: Any, deadline: float) -> Any:
+    def traced_assign(
+        self: Any, spec: Any, handle: Any, excluded: Any, deadline: float | None
+    ) -> Any:
         assigned = assign(self, spec, handle, excluded, deadline)
         if isinstance(assigned, tuple) and spec.kind != "rpc":
             context = spec.request.context

@@ -7,9 +7,11 @@ restarted Worker answers the same way, and streams its answer word by word:
 - `say <words>`: answer `ok <words>`.
 - `tool:<id>`: call the read tool `lookup`, then answer `looked up`.
 - `approve:<id>`: call `deploy`, which needs approval, then answer `deployed`.
-- `kill:<name>`: stream `partial answer `, create `<gate_dir>/<name>.streamed` and
-  wait for `<gate_dir>/<name>` (the test SIGKILLs the Worker meanwhile); an attempt
-  that finds the `.streamed` marker answers `final answer` at once.
+- `kill:<name>`: stream `partial answer `, write the Worker's pid to
+  `<gate_dir>/<name>.streamed` and wait for `<gate_dir>/<name>` (the test SIGKILLs
+  the Worker meanwhile); an attempt that finds the `.streamed` marker writes its
+  pid to `<name>.retrying` and answers `final answer`, at once or, while
+  `<name>.hold_retry` exists, once `<name>.retry` does.
 - `hold:<name>`: call the read tool `hold`, which creates `<gate_dir>/<name>.started`
   and waits for `<gate_dir>/<name>` (the test steers meanwhile), then answer `held`.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -93,15 +96,30 @@ class CommandModel:
     ) -> ScriptedResponse:
         marker = self._gates / f"{gate}.streamed"
         if marker.exists():
+            _mark(self._gates / f"{gate}.retrying")
+            if (self._gates / f"{gate}.hold_retry").exists():
+                await _opened(self._gates / f"{gate}.retry")
             return scripted_answer("final answer", usage=usage)
         if request.on_delta is not None:
             request.on_delta(ModelDelta(kind="text", text="partial "))
             request.on_delta(ModelDelta(kind="text", text="answer "))
-        marker.touch()
-        # The gate is a file another process creates, so there is no event to await.
-        while not (self._gates / gate).exists():  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+        _mark(marker)
+        await _opened(self._gates / gate)
         return scripted_answer("final answer", usage=usage)
+
+
+def _mark(path: Path) -> None:
+    """Creates `path` holding this process's pid, whole or not at all."""
+    partial = path.with_name(f"{path.name}.partial")
+    partial.write_text(str(os.getpid()), encoding="utf-8")
+    partial.replace(path)
+
+
+async def _opened(gate: Path) -> None:
+    """Returns once `gate` exists: a file another process creates, so there is no
+    event to await, and a stat each 20 ms blocks nothing that matters."""
+    while not gate.exists():  # noqa: ASYNC110, ASYNC240 - the docstring says why
+        await asyncio.sleep(0.02)
 
 
 def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
@@ -133,9 +151,7 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
             gate: The gate file's name.
         """
         (gates / f"{gate}.started").touch()
-        # The gate is a file another process creates, so there is no event to await.
-        while not (gates / gate).exists():  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+        await _opened(gates / gate)
         return "held"
 
     model = CommandModel(gates)

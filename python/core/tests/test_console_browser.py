@@ -21,7 +21,7 @@ import pytest
 from console_support import artifact_dir, built_console, static_dir
 from dex_agents.history import executed_steps, fetch_history
 from dex_agents.http import HttpLimits, mount_console
-from dex_agents_testing import DexliteProcess
+from dex_agents_testing import DexliteProcess, wait_until
 from helpers import Harness
 from http_support import serving
 
@@ -119,15 +119,20 @@ def test_console_in_chromium(factory_harness: Callable[..., Harness], tmp_path: 
 
 
 def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path: Path) -> None:
-    """The Worker is SIGKILLed while the page streams a model call: the page ends on
-    the retried call's answer and the timeline marks the Step retried, saying why.
-    Then with no Worker at all, the page says the messages cannot be read."""
+    """The Worker is SIGKILLed while the page streams a model call, before the call
+    can commit: the page shows the Step running with attempt 1 lost, then ends on
+    the retried call's answer alone, with the timeline's one RunModel-1 bar marked
+    as two attempts, saying why. Then with no Worker at all, the page says the
+    messages cannot be read."""
     package = built_console(tmp_path)
     driver = package / "dist" / "browser" / "console.browser.js"
     static = static_dir(package)
     out = artifact_dir(tmp_path / "shots")
     gates = tmp_path / "gates"
     gates.mkdir()
+    # Attempt 1 waits for `g1`, which nobody creates, so only the kill ends it; the
+    # retry waits for `g1.retry`, which opens once the test has seen the Step in flight.
+    (gates / "g1.hold_retry").touch()
     h = Harness.create_from_factory(
         private_dexlite, tmp_path, "http_flows:flow", {"gate_dir": str(gates)}
     )
@@ -137,6 +142,7 @@ def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path:
             mount_console(served.app, static_dir=static, dex_address=h.server.address)
             page = subprocess.Popen(
                 ["node", str(driver), "retried", served.base_url, str(out), session],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -145,12 +151,24 @@ def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path:
             try:
                 # The SDK sends stream writes in the background: a Worker killed as soon
                 # as the model has streamed may die before they leave. So kill only once
-                # the page shows them; the model call waits at its gate until then.
+                # the page shows them.
+                assert page.stdin is not None
                 assert page.stdout is not None
                 first = page.stdout.readline().strip()
                 assert first == "streamed", f"the driver said {first!r}: {page.communicate()}"
-                assert (gates / "g1.streamed").exists()
+                killed = h.worker.pid
+                assert int((gates / "g1.streamed").read_text()) == killed  # attempt 1 runs there
                 h.restart_worker()  # SIGKILL mid-call; the new Worker retries RunModel-1
+                retrying = gates / "g1.retrying"
+                wait_until(lambda: retrying.exists() or None, timeout=60, what="the retry")
+                assert int(retrying.read_text()) == h.worker.pid  # the new Worker's
+                assert "RunModel-1" not in _committed(h, session)  # the kill was not late
+                page.stdin.write("killed\n")
+                page.stdin.flush()
+                second = page.stdout.readline().strip()
+                assert second == "in-flight", f"the driver said {second!r}: {page.communicate()}"
+                assert "RunModel-1" not in _committed(h, session)
+                (gates / "g1.retry").touch()
                 stdout, stderr = page.communicate(timeout=300)
             finally:
                 if page.poll() is None:
@@ -166,13 +184,31 @@ def test_console_shows_a_retried_step(private_dexlite: DexliteProcess, tmp_path:
         assert page.returncode == 0, f"retried: the driver failed\n{stdout}\n{stderr[-6000:]}"
         seen = json.loads(stdout.strip().splitlines()[-1])
         assert seen["pageErrors"] == []
-        assert seen["texts"][-1].strip() == "final answer"
-        assert seen["bars"][0]["attempts"] == 2
-        note = next(n for n in seen["notes"] if n.startswith("RunModel-1"))
-        assert "retried: attempt 1 Worker killed or lost" in note
-        assert "attempt 2 committed" in note
+        # After the kill, before the retry answered: the Step runs, attempt 1 is lost.
+        lost = "RunModel-1 attempt 1 Worker killed or lost ("
+        assert any(n.startswith(lost) for n in seen["inFlight"]["notes"]), seen["inFlight"]
+        # The end: the retry's text alone (attempt 1's partial text dropped), and one
+        # bar for RunModel-1's execution, of two attempts.
+        assert [t.strip() for t in seen["texts"]] == ["kill:g1", "final answer"]
+        (bar,) = [b for b in seen["bars"] if b["step"] == "RunModel-1"]
+        assert (bar["kind"], bar["attempts"]) == ("execute", 2)
+        (note,) = [n for n in seen["notes"] if n.startswith("RunModel-1")]
+        assert note.startswith("RunModel-1 retried: attempt 1 Worker killed or lost ("), note
+        assert note.endswith("attempt 2 committed")
+        assert _committed(h, session)["RunModel-1"] == 2
     finally:
         h.close()
+
+
+def _committed(h: Harness, session: str) -> dict[str, int]:
+    """The session's committed Step executions and the attempt each committed on."""
+    history = fetch_history(h.server.address, session, h.runs[session])
+    found: dict[str, int] = {}
+    for event in history:
+        if event.WhichOneof("payload") == "step_execute_completed":
+            context = event.step_execute_completed.context
+            found[context.step_execution_id] = context.final_attempt
+    return found
 
 
 def _chat_turn(h: Harness, seen: dict[str, Any]) -> None:

@@ -110,6 +110,10 @@ def test_a_started_task_is_checkpointed_and_a_retry_returns_it_without_calling(
     assert len(calls(jobs.log, "long_job")) == 2
 
 
+def _statuses(events: RecordingEventWriter) -> list[object]:
+    return [p["status"] for t, p in events.events if t == "mcp.task_status"]  # type: ignore[index] # raw events are parsed JSON objects
+
+
 def test_polls_write_a_status_event_only_on_change_then_complete(jobs: HttpServerProcess) -> None:
     source = McpToolSource([jobs.config("jobs")])
     started = asyncio.run(source.execute_deferred_tool_call(Attempt().execution(_record())))
@@ -121,12 +125,12 @@ def test_polls_write_a_status_event_only_on_change_then_complete(jobs: HttpServe
     assert isinstance(first, ToolTaskPending)
     # The server asks for 200 ms; a Step interval is whole seconds and doubles.
     assert first.poll_interval_seconds == 2
+    assert _statuses(events) == ["working"]  # the first poll saw a change: none to working
     record.input_continuation, record.task_poll_interval_seconds = first.continuation, 2
     second = asyncio.run(source.poll_tool_task(_poll(record, events)))
     assert isinstance(second, ToolTaskPending)
     assert second.poll_interval_seconds == 4
-    statuses = [p["status"] for t, p in events.events if t == "mcp.task_status"]  # type: ignore[index] # raw events are parsed JSON objects
-    assert statuses == ["working"]
+    assert _statuses(events) == ["working"]  # the second saw none
     jobs.log.with_suffix(".done").touch()
     done = asyncio.run(source.poll_tool_task(_poll(record, events)))
     assert done == ToolExecutionResult(output="job done")

@@ -234,13 +234,12 @@ def test_steer_by_id_moves_a_queued_message_and_keeps_order(
     assert _pending_texts(queued) == ["queued a", "queued b"]
     assert h.client.steer_user_message(session, message_id=queued[1].message_id)
     held = h.snapshot(session)
-    # Once seen in CI: "queued a" gone and "queued b" still queued. The state and the
-    # Steps so far say which Step took the message, should it happen again.
-    assert _pending_texts(held.queued_messages) == ["queued a"], (
-        held.state,
-        _pending_texts(held.steered_messages),
-        step_types(h.history(session)),
-        h.log.entries("model"),
+    # Seen twice in CI, never locally: "queued b" still queued and "queued a" steered.
+    # The message should it happen again says, by ID, what the snapshots showed and
+    # what the steer RPC itself deleted and published (its history event), so a wrong
+    # move tells apart from a snapshot that misreports a right one.
+    assert _pending_texts(held.queued_messages) == ["queued a"], _steer_diagnosis(
+        h, session, queued, held
     )
     assert _pending_texts(held.steered_messages) == ["queued b"]
     # The moved message is no longer queued: steering or deleting it again is refused.
@@ -252,6 +251,34 @@ def test_steer_by_id_moves_a_queued_message_and_keeps_order(
     # Turn 1 answered before the steer applied; the steered message started turn 2.
     assert _user_texts(done) == ["first", "queued b"]
     assert done.queued_message_count == 0
+
+
+def _steer_diagnosis(
+    h: Harness, session: str, before: Sequence[PendingUserMessage], after: AgentSnapshot
+) -> str:
+    def listed(pending: Sequence[PendingUserMessage]) -> list[tuple[str, str | None]]:
+        return [(p.message_id, p.message.text if p.message else None) for p in pending]
+
+    history = h.history(session)
+    steers = [
+        (
+            event.rpc_execution_completed.input.obj_value.payload.decode(),
+            [d.message_id for d in event.rpc_execution_completed.delete_from_channel],
+            [
+                (m.channel_name, m.value.obj_value.payload.decode())
+                for m in event.rpc_execution_completed.publish_to_channel
+            ],
+        )
+        for event in history
+        if event.HasField("rpc_execution_completed")
+        and event.rpc_execution_completed.rpc_name == "steer_user_message"
+    ]
+    return (
+        f"queued before {listed(before)}; queued after {listed(after.queued_messages)}; "
+        f"steered after {listed(after.steered_messages)}; steer RPCs (input, deleted IDs, "
+        f"published) {steers}; state {after.state}; Steps {step_types(history)}; "
+        f"model calls {h.log.entries('model')}"
+    )
 
 
 def test_steer_and_delete_refuse_bad_requests(harness: HarnessFactory) -> None:

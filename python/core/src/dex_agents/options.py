@@ -13,6 +13,7 @@ from dex_agents.errors import UserError
 
 __all__ = [
     "DEFAULT_EVENT_STREAM_CAPACITY_BYTES",
+    "DEFAULT_MAX_TOOL_CALLS_IN_FLIGHT",
     "MAX_FRAMEWORK_RUN_STATE_BYTES",
     "MAX_VALUE_BYTES",
     "MESSAGE_CHUNK_MAX_BYTES_LIMIT",
@@ -30,6 +31,10 @@ MAX_FRAMEWORK_RUN_STATE_BYTES = 2 * 1024 * 1024
 """Largest run state RunModel stores; larger fails with `ValueTooLarge` (`run state of`)."""
 MAX_VALUE_BYTES = 2 * 1024 * 1024
 """Largest stored value a session assumes Dex accepts: dexlite's `--max-value-bytes` default."""
+DEFAULT_MAX_TOOL_CALLS_IN_FLIGHT = 16
+"""Half of `dex_agents.worker.DEFAULT_MAX_CONCURRENT_TASKS` (32; a test pins the relation,
+which this module cannot import): a response with hundreds of calls keeps a Worker busy
+without taking every slot from the other sessions it serves."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +104,10 @@ class AgentSessionOptions:
     retained_message_limit: int | None = 1000
     """With compaction, newest messages always kept; older summarized chunks are deleted.
     None keeps every message."""
+    max_tool_calls_in_flight: int = DEFAULT_MAX_TOOL_CALLS_IN_FLIGHT
+    """Tool Steps (CallTool, CallSingleAttemptTool) one model response runs at once; each
+    further call starts when an earlier one's tool Step ends. Approvals, questions and
+    durable waits do not count: they wait without running anything."""
 
     def __post_init__(self) -> None:
         if self.message_window_size < 1:
@@ -129,3 +138,5 @@ class AgentSessionOptions:
             raise UserError("`plan_mode_enabled` needs 'write_todos' in `built_in_tools`")
         if self.retained_message_limit is not None and self.retained_message_limit < 1:
             raise UserError("`retained_message_limit` must be at least 1, or None")
+        if isinstance(self.max_tool_calls_in_flight, bool) or self.max_tool_calls_in_flight < 1:
+            raise UserError("`max_tool_calls_in_flight` must be at least 1")

@@ -4,7 +4,9 @@ It implements the server side of `io.modelcontextprotocol/tasks` as an
 `MCPServer` extension. Task state lives in files beside the call log, so a
 stateless HTTP server (and a stdio one, whose process ends with each request)
 keeps it; the test completes a task by creating `<log>.done`, and makes the
-server forget it by deleting the task directory. `ask_job`'s task asks one enum
+server forget it by deleting the task directory. `<log>.hold` holds the answer
+to a new `tools/call` until `<log>.release` exists, and `<log>.hold_poll` each
+`tasks/get` until `<log>.release_poll` does. `ask_job`'s task asks one enum
 field (`colour`) and completes with the answer `tasks/update` brings.
 """
 
@@ -103,12 +105,17 @@ class _Tasks(Extension):
             state["inputRequests"] = {"confirm-1": _form(params.name)}
         (self.dir / state["taskId"]).write_text(json.dumps(state), encoding="utf-8")
         self._write_log({"tool": "long_job", "key": key, "task": state["taskId"]})
-        if self.log.with_suffix(".hold").exists():
-            # Holds the first call's answer until the test released it (or killed the caller).
-            deadline = time.monotonic() + 60
-            while not self.log.with_suffix(".release").exists() and time.monotonic() < deadline:  # noqa: ASYNC110 - a file gate the test opens
-                await asyncio.sleep(0.05)
+        await self._hold(".hold", ".release")
         return {"resultType": "task", **self._wire(state)}
+
+    async def _hold(self, hold: str, release: str) -> None:
+        """While `<log><hold>` exists, holds the answer until `<log><release>` does
+        (or a minute passed), so the test can kill the caller mid-request."""
+        if not self.log.with_suffix(hold).exists():
+            return
+        deadline = time.monotonic() + 60
+        while not self.log.with_suffix(release).exists() and time.monotonic() < deadline:  # noqa: ASYNC110 - a file gate the test opens
+            await asyncio.sleep(0.05)
 
     def _load(self, task_id: str) -> dict[str, Any]:
         path = self.dir / task_id
@@ -118,8 +125,9 @@ class _Tasks(Extension):
         return state
 
     async def _get(self, ctx: Any, params: _TaskId) -> dict[str, Any]:
+        """The task as it is when the request arrives: a `tasks/get` in the log
+        answers "completed" only if `<log>.done` existed before it was logged."""
         state = self._load(params.task_id)
-        self._write_log({"tool": "tasks/get", "task": params.task_id})
         wire = self._wire(state)
         if state["status"] == "input_required":
             wire["inputRequests"] = state["inputRequests"]
@@ -128,6 +136,8 @@ class _Tasks(Extension):
         if state["status"] == "working" and self.log.with_suffix(".done").exists():
             wire["status"] = "completed"
             wire["result"] = {"content": [{"type": "text", "text": "job done"}], "isError": False}
+        self._write_log({"tool": "tasks/get", "task": params.task_id})
+        await self._hold(".hold_poll", ".release_poll")
         return wire
 
     async def _update(self, ctx: Any, params: _Responses) -> dict[str, Any]:

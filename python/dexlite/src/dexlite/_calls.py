@@ -4,7 +4,9 @@ A call is described by :class:`CallSpec` and controlled through
 :class:`CallHandle` (cancel, timeouts). Transports block the calling thread
 until the call ends and return an :class:`Outcome`; they never touch the
 database. Busy answers (listening ``RESOURCE_EXHAUSTED``, pull ``NO_CAPACITY``)
-are retried inside the transport so they never spend a Step attempt.
+are retried inside the transport so they never spend a Step attempt. A Step call
+is an attempt only while a Worker holds it: its timeouts count from
+:meth:`CallHandle.begin`, and a call that goes back to the queue stops counting.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ class CallSpec:
     name: str
     """Step type or RPC name; pull routing rejects unknown names with it."""
     timeout: float
-    """Seconds from now until the whole call (including queueing) must end."""
+    """Seconds the call may run once a Worker holds it; an RPC's queueing counts too."""
     on_frame: Callable[[Message], None] | None = None
     """Receives heartbeat and stream-write frames as they arrive."""
     sticky_worker: str = ""
     on_served_by: Callable[[str], None] | None = None
+    on_hand_out: Callable[[], bool] | None = None
+    """Runs right before a Worker can receive the call and returns once that is
+    durable; False means it could not be stored, so the call is not sent yet."""
 
 
 @dataclass(kw_only=True)
@@ -62,6 +67,8 @@ class CallHandle:
     heartbeat_timeout: float = 0.0
     last_frame: float = field(default_factory=time.monotonic)
     reason: CancelReason | None = None
+    held: bool = False
+    """A Worker holds the call; a queued Step call has no timeout running."""
     _cancel: Callable[[], object] | None = None
     _event: threading.Event = field(default_factory=threading.Event)
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -94,6 +101,11 @@ class CallHandle:
         now = time.monotonic()
         self.last_frame = now
         self.deadline = now + timeout
+        self.held = True
+
+    def requeue(self) -> None:
+        """The Worker gave the call back without running it: no timeout runs while it waits."""
+        self.held = False
 
 
 def cancelled_failure(handle: CallHandle) -> WorkerFailure:

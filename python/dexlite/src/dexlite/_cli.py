@@ -46,6 +46,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         help="cancel a running Step's call only when it has a heartbeat timeout (Dex Server)",
     )
     serve.add_argument("--worker-slots", type=int, default=defaults.worker_slots)
+    serve.add_argument(
+        "--pull-dispatch-wait",
+        type=float,
+        default=defaults.pull_dispatch_wait_seconds,
+        help="seconds an RPC waits for a pull Worker (Steps wait in the queue for good)",
+    )
     serve.add_argument("--max-value-bytes", type=int, default=defaults.max_value_bytes)
     serve.add_argument(
         "--request-id-window",
@@ -74,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default_heartbeat_timeout_seconds=args.default_heartbeat_timeout,
         cancel_only_heartbeating=args.cancel_only_heartbeating,
         worker_slots=args.worker_slots,
+        pull_dispatch_wait_seconds=args.pull_dispatch_wait,
         max_value_bytes=args.max_value_bytes,
         request_id_window_seconds=args.request_id_window,
     )

@@ -26,14 +26,15 @@ class _Limiter:
         self._cond = threading.Condition()
         self._queue: list[object] = []
 
-    def acquire(self, timeout: float, handle: CallHandle) -> bool:
+    def acquire(self, timeout: float | None, handle: CallHandle) -> bool:
+        """Waits for a slot up to `timeout` seconds (None: until cancelled)."""
         ticket = object()
-        deadline = time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             self._queue.append(ticket)
             try:
                 while self._slots <= 0 or self._queue[0] is not ticket:
-                    remaining = deadline - time.monotonic()
+                    remaining = 0.25 if deadline is None else deadline - time.monotonic()
                     if remaining <= 0 or handle.reason is not None:
                         return False
                     self._cond.wait(min(remaining, 0.25))
@@ -77,12 +78,14 @@ class ListeningTransport:
     def invoke(self, spec: CallSpec, handle: CallHandle) -> Outcome:
         address = spec.target.address
         stub, limiter = self._stub(address)
-        deadline = time.monotonic() + spec.timeout
+        # An RPC's queueing counts toward its timeout; a Step waits for a slot for
+        # as long as it takes, and its timeouts start when the Worker gets it.
+        deadline = time.monotonic() + spec.timeout if spec.kind == "rpc" else None
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = None if deadline is None else deadline - time.monotonic()
             if handle.reason is not None:
                 return Outcome(failure=cancelled_failure(handle))
-            if remaining <= 0 or not limiter.acquire(remaining, handle):
+            if (remaining is not None and remaining <= 0) or not limiter.acquire(remaining, handle):
                 if _is_cancelled(handle):
                     return Outcome(failure=cancelled_failure(handle))
                 return Outcome(
@@ -92,12 +95,17 @@ class ListeningTransport:
                         grpc.StatusCode.DEADLINE_EXCEEDED.value[0],
                     )
                 )
+            budget = spec.timeout if deadline is None else deadline - time.monotonic()
             try:
-                outcome, busy = self._call_once(stub, spec, handle, deadline - time.monotonic())
+                if spec.on_hand_out is not None and not spec.on_hand_out():
+                    outcome, busy = Outcome(), True  # not stored yet: offer it again later
+                else:
+                    outcome, busy = self._call_once(stub, spec, handle, budget)
             finally:
                 limiter.release()
             if not busy:
                 return outcome
+            handle.requeue()  # the Worker was busy: not an attempt
             if handle.wait(self._busy_retry):
                 return Outcome(failure=cancelled_failure(handle))
 

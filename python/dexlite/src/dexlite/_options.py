@@ -41,7 +41,9 @@ class ServerOptions:
     max_value_bytes: int = 2 * 1024 * 1024
     """Largest single Value accepted from clients or workers."""
     pull_dispatch_wait_seconds: float = 10.0
-    """How long a pull task may wait for a Worker to accept it."""
+    """How long an RPC waits for a pull Worker to accept it before it fails with
+    ``NO_WORKER_AVAILABLE``. Steps never give up: they wait in the queue, without
+    spending an attempt, until a Worker takes them."""
     request_id_window_seconds: float = 24 * 3600.0
     """How long the response of a mutating call is kept for a replay with its request
     ID (InvokeRPC, SetAttributes, DeleteChannelMessage; README "Replays")."""

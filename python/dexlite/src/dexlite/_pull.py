@@ -3,8 +3,14 @@
 Workers open one bidirectional stream per idle slot and queue. The hub hands a
 task to an idle stream whose Worker registered the Flow type, preferring the
 Flow's sticky Worker, and relays the task frames back to the waiting caller.
-A ``NO_CAPACITY`` rejection never spends an attempt: the task is offered again,
-and that Worker gets no Step tasks until one of its tasks finishes.
+
+A Step task is an attempt only once its Worker sent a frame for it. Until then
+it waits in the queue as long as it takes: no Worker, busy Workers
+(``NO_CAPACITY``, after which that Worker gets no Step tasks until one of its
+tasks finishes or a short backoff passes), and a stream that closes before any
+frame all offer the task again under the same attempt number. Only RPCs, whose
+caller waits, give up after the dispatch wait (``NO_WORKER_AVAILABLE``), and a
+name every connected Worker of the Flow type refuses fails at once.
 """
 
 from __future__ import annotations
@@ -36,6 +42,12 @@ _LOGGER = logging.getLogger(__name__)
 _BUSY_BACKOFF_FIRST = 0.001
 _BUSY_BACKOFF_MAX = 0.05
 _FINAL_FRAMES = ("rpc", "worker_error")
+_SETTLE_GRACE = 5.0
+"""How long a closed stream's task waits for the reader to apply the frames that arrived."""
+_HAND_OUT_RETRY = 0.5
+"""Wait before offering a call again whose hand-out the disk refused to store."""
+_QUEUE_RECHECK = 0.5
+"""Longest sleep of a queued task between looks at the streams (a notify wakes it sooner)."""
 
 
 @dataclass(eq=False)
@@ -54,6 +66,7 @@ class _Stream:
     outbox: queue.Queue[pb.PollWorkerTaskResponse | None] = field(default_factory=queue.Queue)
     task: _Task | None = None
     closed: bool = False
+    reader: threading.Thread | None = None
 
 
 def _await_timeout(handle: CallHandle) -> float | None:
@@ -65,7 +78,7 @@ def _await_timeout(handle: CallHandle) -> float | None:
 class PullHub:
     """Registry of open pull streams and the pull-mode transport."""
 
-    def __init__(self, *, dispatch_wait_seconds: float = 10.0) -> None:
+    def __init__(self, *, dispatch_wait_seconds: float) -> None:
         self._dispatch_wait = dispatch_wait_seconds
         self._cond = threading.Condition()
         self._streams: list[_Stream] = []
@@ -101,13 +114,14 @@ class PullHub:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
                 return
             self._streams.append(stream)
-        context.add_callback(lambda: self._drop(stream))
         reader = threading.Thread(
             target=self._read,
-            args=(stream, requests, context),
+            args=(stream, requests),
             name="dexlite-pull-reader",
             daemon=True,
         )
+        stream.reader = reader
+        context.add_callback(lambda: self._close(stream))
         reader.start()
         yield pb.PollWorkerTaskResponse(
             registered=pb.PollWorkerTaskRegistered(supports_unknown_name_rejection=True)
@@ -121,14 +135,10 @@ class PullHub:
                     return
                 yield item
         finally:
-            self._drop(stream)
+            self._close(stream)
 
-    def _read(
-        self,
-        stream: _Stream,
-        requests: Iterator[pb.PollWorkerTaskRequest],
-        context: grpc.ServicerContext,
-    ) -> None:
+    def _read(self, stream: _Stream, requests: Iterator[pb.PollWorkerTaskRequest]) -> None:
+        """Applies the Worker's frames; when they end, settles the stream's task."""
         try:
             for request in requests:
                 kind = request.WhichOneof("frame")
@@ -137,32 +147,58 @@ class PullHub:
                 elif kind == "reject":
                     self._on_reject(stream, request.reject)
         except grpc.RpcError:
-            self._drop(stream)
-            return
+            pass  # the Worker left or the connection broke
         except Exception:  # a broken stream must never take the hub down
             _LOGGER.exception("pull stream reader failed")
-            self._drop(stream)
-            return
-        # The request side ended without an error. A draining Worker half-closes
-        # only while idle, so a task with no frame yet crossed the half-close and
-        # is offered elsewhere; a task that already sent frames was running and
-        # is lost (the attempt fails).
-        self._drop(stream, accepted=False)
+        finally:
+            self._close(stream)
+            self._settle(stream, frames_complete=True)
 
-    def _drop(self, stream: _Stream, *, accepted: bool = True) -> None:
+    def _close(self, stream: _Stream) -> None:
+        """Routes no more tasks to the stream and ends its response side.
+
+        Its task is settled by the reader once every frame that reached dexlite
+        was applied; a reader that does not end within `_SETTLE_GRACE` settles
+        it as lost, which is never wrong.
+        """
         with self._cond:
             if stream.closed:
                 return
             stream.closed = True
             if stream in self._streams:
                 self._streams.remove(stream)
+            self._cond.notify_all()
+        stream.outbox.put(None)
+        reader = stream.reader
+        if reader is not None and reader is not threading.current_thread():
+            threading.Thread(
+                target=self._settle_after_reader,
+                args=(stream, reader),
+                name="dexlite-pull-settle",
+                daemon=True,
+            ).start()
+
+    def _settle_after_reader(self, stream: _Stream, reader: threading.Thread) -> None:
+        reader.join(_SETTLE_GRACE)
+        self._settle(stream, frames_complete=not reader.is_alive())
+
+    def _settle(self, stream: _Stream, *, frames_complete: bool) -> None:
+        """The stream's task goes back to the queue unless it sent a frame.
+
+        A task that sent no frame never started its Step's work as far as Dex
+        can know (a tool Step's first frame, tool_call_started, precedes the
+        tool), whether the Worker half-closed, died or lost its connection. A
+        task that sent frames was running and is lost: the attempt fails.
+        Without every frame applied (`frames_complete` false) the task counts
+        as lost.
+        """
+        with self._cond:
             task = stream.task
             stream.task = None
             self._cond.notify_all()
-        stream.outbox.put(None)
         if task is not None:
-            lost = accepted or task.seen_frames
-            task.events.put(("lost", None) if lost else ("reject", 0))
+            unstarted = frames_complete and not task.seen_frames
+            task.events.put(("unstarted", None) if unstarted else ("lost", None))
 
     def _on_frame(self, stream: _Stream, frame: pb.PollWorkerTaskFrame) -> None:
         with self._cond:
@@ -203,7 +239,7 @@ class PullHub:
             self._closed = True
             streams = list(self._streams)
         for stream in streams:
-            self._drop(stream)
+            self._close(stream)
 
     # -- transport ---------------------------------------------------------------
 
@@ -224,7 +260,13 @@ class PullHub:
         return best
 
     def invoke(self, spec: CallSpec, handle: CallHandle) -> Outcome:
-        dispatch_deadline = time.monotonic() + min(self._dispatch_wait, spec.timeout)
+        # An RPC's caller waits for it, so it gives up after the dispatch wait; a
+        # Step waits in the queue until a Worker takes it (or it is cancelled).
+        dispatch_deadline = (
+            time.monotonic() + min(self._dispatch_wait, spec.timeout)
+            if spec.kind == "rpc"
+            else None
+        )
         excluded: set[str] = set()
         while True:
             assigned = self._assign(spec, handle, excluded, dispatch_deadline)
@@ -234,16 +276,76 @@ class PullHub:
             result = self._await(spec, handle, stream, task)
             if isinstance(result, Outcome):
                 return result
+            handle.requeue()  # not run: back in the queue, no attempt spent
+            if result == "unstarted":
+                # Routine: a retiring idle stream half-closes across a task in flight.
+                _LOGGER.debug(
+                    "%s %s of %s back in the queue: its stream ended before any frame",
+                    spec.kind,
+                    spec.name,
+                    stream.app_worker_id,
+                )
             if result == "unknown":
                 excluded.add(stream.app_worker_id)
 
     def _assign(
-        self, spec: CallSpec, handle: CallHandle, excluded: set[str], deadline: float
+        self, spec: CallSpec, handle: CallHandle, excluded: set[str], deadline: float | None
     ) -> Outcome | tuple[_Stream, _Task]:
+        """Reserves a stream, records the hand-out where the engine asks to, then sends."""
+        while True:
+            reserved = self._reserve(spec, handle, excluded, deadline)
+            if isinstance(reserved, Outcome):
+                return reserved
+            stream, task, message = reserved
+            if spec.on_hand_out is not None and not self._hand_out(spec, stream, task):
+                if handle.wait(_HAND_OUT_RETRY):  # the disk refused it: a backoff, then again
+                    return Outcome(failure=cancelled_failure(handle))
+                continue
+            withdrawn = False
+            with self._cond:
+                if stream.task is task and not stream.closed:
+                    stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
+                elif stream.task is task:
+                    stream.task = None  # closed before the task went out
+                    withdrawn = True
+            if withdrawn:
+                task.events.put(("unstarted", None))  # otherwise the stream's settle did
+            if spec.kind != "rpc":
+                handle.begin(spec.timeout)
+            if spec.on_served_by is not None:
+                spec.on_served_by(stream.app_worker_id)
+            return stream, task
+
+    def _hand_out(self, spec: CallSpec, stream: _Stream, task: _Task) -> bool:
+        """The engine's hand-out record, outside the hub's lock; a refusal frees the stream."""
+        assert spec.on_hand_out is not None
+        stored = False
+        try:
+            stored = spec.on_hand_out()
+        finally:
+            if not stored:
+                with self._cond:
+                    if stream.task is task:
+                        stream.task = None
+                        self._cond.notify_all()
+        return stored
+
+    def _reserve(
+        self, spec: CallSpec, handle: CallHandle, excluded: set[str], deadline: float | None
+    ) -> Outcome | tuple[_Stream, _Task, pb.PollWorkerTask]:
         with self._cond:
             while True:
                 if handle.reason is not None:
                     return Outcome(failure=cancelled_failure(handle))
+                if self._closed:
+                    # Not committed: a stopping engine counts in-flight calls at restart.
+                    return Outcome(
+                        failure=WorkerFailure(
+                            "server is shutting down",
+                            "UNAVAILABLE",
+                            grpc.StatusCode.UNAVAILABLE.value[0],
+                        )
+                    )
                 stream = self._pick(spec, excluded)
                 if stream is not None:
                     break
@@ -257,7 +359,8 @@ class PullHub:
                             grpc.StatusCode.UNIMPLEMENTED.value[0],
                         )
                     )
-                remaining = deadline - time.monotonic()
+                now = time.monotonic()
+                remaining = _QUEUE_RECHECK if deadline is None else deadline - now
                 if remaining <= 0:
                     return Outcome(
                         failure=WorkerFailure(
@@ -266,23 +369,17 @@ class PullHub:
                             grpc.StatusCode.UNAVAILABLE.value[0],
                         )
                     )
-                now = time.monotonic()
                 backoffs = [until - now for until in self._busy_until.values() if until > now]
-                self._cond.wait(min(remaining, min(backoffs, default=0.5)))
+                self._cond.wait(min(remaining, _QUEUE_RECHECK, *backoffs))
             task = _Task(task_id=uuid.uuid4().hex)
             stream.task = task
-            deadline_ts = timestamp_pb2.Timestamp()
-            # The Worker enforces this deadline itself; a small grace lets the
-            # server's own timeout (which fails the attempt) win the race.
-            deadline_ts.FromNanoseconds(int((time.time() + spec.timeout + 2.0) * 1e9))
-            message = pb.PollWorkerTask(task_id=task.task_id, deadline=deadline_ts)
-            getattr(message, spec.kind).CopyFrom(spec.request)
-            stream.outbox.put(pb.PollWorkerTaskResponse(task=message))
-        if spec.kind != "rpc":
-            handle.begin(spec.timeout)
-        if spec.on_served_by is not None:
-            spec.on_served_by(stream.app_worker_id)
-        return stream, task
+        deadline_ts = timestamp_pb2.Timestamp()
+        # The Worker enforces this deadline itself; a small grace lets the
+        # server's own timeout (which fails the attempt) win the race.
+        deadline_ts.FromNanoseconds(int((time.time() + spec.timeout + 2.0) * 1e9))
+        message = pb.PollWorkerTask(task_id=task.task_id, deadline=deadline_ts)
+        getattr(message, spec.kind).CopyFrom(spec.request)
+        return stream, task, message
 
     def _await(
         self, spec: CallSpec, handle: CallHandle, stream: _Stream, task: _Task
@@ -317,8 +414,13 @@ class PullHub:
                             grpc.StatusCode.UNAVAILABLE.value[0],
                         )
                     )
+                if kind == "unstarted":
+                    return "unstarted"
                 if kind == "reject":
-                    if payload in (0, pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY):
+                    if payload in (
+                        pb.POLL_WORKER_TASK_REJECT_REASON_UNSPECIFIED,
+                        pb.POLL_WORKER_TASK_REJECT_REASON_NO_CAPACITY,
+                    ):
                         return "busy"
                     return "unknown"
                 assert isinstance(payload, pb.PollWorkerTaskFrame)

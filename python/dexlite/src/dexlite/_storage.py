@@ -129,6 +129,15 @@ CREATE TABLE IF NOT EXISTS steps (
 CREATE INDEX IF NOT EXISTS steps_state ON steps(state);
 CREATE INDEX IF NOT EXISTS steps_run ON steps(run_id, state);
 
+-- A single-attempt method call that may have reached a Worker (_engine/handouts.py).
+CREATE TABLE IF NOT EXISTS handouts (
+  run_id TEXT NOT NULL,
+  exec_id TEXT NOT NULL,
+  method TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  PRIMARY KEY (run_id, exec_id)
+);
+
 CREATE TABLE IF NOT EXISTS timers (
   run_id TEXT NOT NULL,
   exec_id TEXT NOT NULL,

@@ -46,6 +46,7 @@ class Scenario:
     """Use TaskScriptedRunner, which polls and cancels tool tasks."""
     built_in_tools: Sequence[BuiltInToolName] = ()
     max_durable_wait_seconds: float | None = None
+    max_tool_calls_in_flight: int = _DEFAULT_OPTIONS.max_tool_calls_in_flight
 
     @property
     def log(self) -> RunLog:
@@ -73,6 +74,7 @@ class Scenario:
                 if self.max_durable_wait_seconds is not None
                 else _DEFAULT_OPTIONS.max_durable_wait
             ),
+            max_tool_calls_in_flight=self.max_tool_calls_in_flight,
         )
 
     def build_flow(self) -> AgentSessionFlow:
@@ -97,6 +99,7 @@ class Scenario:
             "task_runner": self.task_runner,
             "built_in_tools": list(self.built_in_tools),
             "max_durable_wait_seconds": self.max_durable_wait_seconds,
+            "max_tool_calls_in_flight": self.max_tool_calls_in_flight,
         }
         Path(path).write_text(json.dumps(data), encoding="utf-8")
         return Path(path)
@@ -127,6 +130,9 @@ class Scenario:
             task_runner=data.get("task_runner", False),
             built_in_tools=tuple(data.get("built_in_tools", ())),
             max_durable_wait_seconds=data.get("max_durable_wait_seconds"),
+            max_tool_calls_in_flight=data.get(
+                "max_tool_calls_in_flight", _DEFAULT_OPTIONS.max_tool_calls_in_flight
+            ),
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -295,6 +296,7 @@ class ScriptedRunner:
             continuation=record.input_continuation,
             checkpoint=call.heartbeat_checkpoint,
             supports_tool_tasks=call.supports_tool_tasks,
+            pid=os.getpid(),  # which Worker process ran it, for kill tests
         )
         if tool is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name!r}")

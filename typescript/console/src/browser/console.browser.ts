@@ -14,8 +14,10 @@
  *   test stops the server meanwhile), then the page says the server is lost;
  * - `retried`: sends `kill:g1` on SESSION (python/core/tests/http_flows.py: the
  *   model streams, then waits while the test SIGKILLs the Worker), prints
- *   `streamed` once the page shows the streamed text, then waits for the answer
- *   of the retried model call and its Step marked retried.
+ *   `streamed` once the page shows the streamed text, waits for a line on stdin
+ *   (the test has killed the Worker; the retry waits at its gate), prints
+ *   `in-flight` once the timeline shows the Step running after the kill, then
+ *   waits for the answer of the retried model call and its Step marked retried.
  * Each mode writes `<MODE>.png` to OUT_DIR and prints one JSON line of what it saw.
  *
  * @module
@@ -50,6 +52,8 @@ interface Seen {
   bars?: { step: string; stepType: string; kind: string; lane: number; left: number; attempts: number }[];
   problem?: string;
   notes?: string[];
+  /** `retried`: what the page showed after the kill, while the retry was held. */
+  inFlight?: { texts: string[]; notes: string[] };
   pageErrors: string[];
 }
 
@@ -102,7 +106,13 @@ async function chat(page: Page, base: string, seen: Seen): Promise<void> {
   // The timeline refreshes on its own; wait until the second model call has committed.
   await page.locator('.bar[data-step="RunModel-2"][data-kind="execute"]').waitFor();
   seen.texts = await page.locator(".message").allInnerTexts();
-  seen.bars = await page.locator(".turn[data-turn='1'] .bar").evaluateAll((nodes) =>
+  seen.bars = await turnBars(page);
+  await assertNoTrace(page);
+}
+
+/** The first turn's bars as the page lays them out. */
+async function turnBars(page: Page): Promise<NonNullable<Seen["bars"]>> {
+  return page.locator(".turn[data-turn='1'] .bar").evaluateAll((nodes) =>
     nodes.map((node) => {
       const el = node as HTMLElement;
       return {
@@ -115,7 +125,40 @@ async function chat(page: Page, base: string, seen: Seen): Promise<void> {
       };
     }),
   );
+}
+
+async function retried(page: Page, base: string, session: string, seen: Seen): Promise<void> {
+  seen.session = session;
+  await page.goto(`${base}/console/#session=${encodeURIComponent(session)}`);
+  await page.getByLabel("message").fill("kill:g1");
+  await page.getByRole("button", { name: "Send" }).click();
+  const assistant = page.locator(".message.assistant .text");
+  await assistant.filter({ hasText: "partial answer" }).waitFor();
+  console.log("streamed");
+  await nextLine();
+  // Attempt 1 died with the Worker; attempt 2 waits at its gate, so the Step is
+  // still running, and the timeline says what became of attempt 1.
+  const running = page.locator('.bar[data-step="RunModel-1"][data-kind="running"]');
+  const killed = page.locator(".notes li", { hasText: "RunModel-1 attempt 1 Worker killed or lost" });
+  await running.waitFor();
+  await killed.waitFor();
+  seen.inFlight = {
+    texts: await page.locator(".message").allInnerTexts(),
+    notes: await page.locator(".notes li").allInnerTexts(),
+  };
+  console.log("in-flight");
+  await assistant.filter({ hasText: "final answer" }).waitFor();
+  await page.locator('.bar.bar-retried[data-step="RunModel-1"][data-kind="execute"]').waitFor();
+  seen.texts = await page.locator(".message").allInnerTexts();
+  seen.bars = await turnBars(page);
+  seen.notes = await page.locator(".notes li.retry-note").allInnerTexts();
   await assertNoTrace(page);
+}
+
+async function nextLine(): Promise<void> {
+  const lines = createInterface({ input: process.stdin });
+  await new Promise<void>((resolve) => lines.once("line", () => resolve()));
+  lines.close();
 }
 
 async function newSession(page: Page, base: string, seen: Seen): Promise<void> {
@@ -170,9 +213,7 @@ async function main(): Promise<void> {
       await page.goto(`${base}/console/#session=${encodeURIComponent(session)}`);
       await page.getByLabel("message").waitFor();
       console.log("opened");
-      const lines = createInterface({ input: process.stdin });
-      await new Promise<void>((resolve) => lines.once("line", () => resolve()));
-      lines.close();
+      await nextLine();
       seen.problem = await problemText(page, "connection-problem");
       await page.getByLabel("message").fill("are you there?");
       await page.getByRole("button", { name: "Send" }).click();
@@ -180,28 +221,7 @@ async function main(): Promise<void> {
       await assertNoTrace(page);
     } else if (mode === "retried") {
       assert.ok(session, "retried needs a SESSION");
-      seen.session = session;
-      await page.goto(`${base}/console/#session=${encodeURIComponent(session)}`);
-      await page.getByLabel("message").fill("kill:g1");
-      await page.getByRole("button", { name: "Send" }).click();
-      await page.locator(".message.assistant .text", { hasText: "partial answer" }).waitFor();
-      console.log("streamed");
-      await page.locator(".message.assistant .text", { hasText: "final answer" }).waitFor();
-      const retried = page.locator('.bar.bar-retried[data-step="RunModel-1"][data-kind="execute"]');
-      await retried.waitFor();
-      seen.texts = await page.locator(".message").allInnerTexts();
-      seen.bars = [
-        {
-          step: "RunModel-1",
-          stepType: (await retried.getAttribute("data-step-type")) ?? "",
-          kind: "execute",
-          lane: Number(await retried.getAttribute("data-lane")),
-          left: (await retried.boundingBox())?.x ?? -1,
-          attempts: Number(await retried.getAttribute("data-attempts")),
-        },
-      ];
-      seen.notes = await page.locator(".notes li.retry-note").allInnerTexts();
-      await assertNoTrace(page);
+      await retried(page, base, session, seen);
     } else {
       throw new Error(`unknown mode ${mode}`);
     }

@@ -11,6 +11,7 @@ export {
   aiSdkUserPrompts,
   type AiSdkPromptMessage,
 } from "./ai_sdk_model.js";
+export { plainBenchArgs, timedRuns, type PlainBenchArgs } from "./bench.js";
 export { matrixSidecarArgs, serveMatrixRunner, type MatrixSidecarArgs } from "./matrix_sidecar.js";
 export { matrixReply, matrixToolCalls, type MatrixModelCall, type MatrixReply, type MatrixToolCall } from "./matrix_model.js";
 export { deferredExecution } from "./executions.js";

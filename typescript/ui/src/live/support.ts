@@ -59,22 +59,37 @@ export interface SeenRequest {
   readonly headers: IncomingHttpHeaders;
 }
 
+/** The value of a field (`id`, `data`) in one SSE block, or undefined without one. */
+export function sseField(block: string, field: string): string | undefined {
+  const line = block.split("\n").find((l) => l.startsWith(`${field}:`));
+  return line?.slice(field.length + 1).replace(/^ /, "");
+}
+
 /**
  * A loopback HTTP proxy to `target`. A response `shouldCut` picks is forwarded
- * up to the end of its `afterEvents`-th SSE event; then the upstream request
- * is destroyed and the client's socket closed under the unfinished chunked body,
- * which Node's fetch reports as `TypeError: terminated`.
+ * up to the end of its `afterEvents`-th event with an id (what a reader can
+ * resume after; the `retry:` line and ping comments do not count); then the
+ * upstream request is destroyed and the client's socket closed under the
+ * unfinished chunked body, which Node's fetch reports as `TypeError: terminated`.
+ * A response reaching a block `isTerminal` picks before its cut is passed on
+ * whole: the reader has what it waits for, so a cut there would test nothing.
  */
 export class CuttingProxy {
   readonly seen: SeenRequest[] = [];
-  cuts = 0;
+  /** Per cut, in order, the id of the last event the cut response delivered. */
+  readonly cutAfter: string[] = [];
   private server: Server | undefined;
 
   constructor(
     private readonly target: string,
     private readonly shouldCut: (request: SeenRequest, index: number) => boolean,
     private readonly afterEvents: number,
+    private readonly isTerminal: (block: string) => boolean = () => false,
   ) {}
+
+  get cuts(): number {
+    return this.cutAfter.length;
+  }
 
   async start(): Promise<string> {
     const target = new URL(this.target);
@@ -100,13 +115,20 @@ export class CuttingProxy {
             // Whole events only, so the cut falls right after the chosen one.
             pending += data.toString("latin1");
             let from = 0;
-            for (;;) {
+            while (mode === "cutting") {
               const end = pending.indexOf("\n\n", from);
               if (end < 0) break;
+              const block = pending.slice(from, end);
               from = end + 2;
+              if (this.isTerminal(block)) {
+                mode = "passing";
+                break;
+              }
+              const id = sseField(block, "id");
+              if (id === undefined) continue;
               events += 1;
               if (events === this.afterEvents) {
-                this.cuts += 1;
+                this.cutAfter.push(id);
                 mode = "severed";
                 answer.destroy();
                 // Once the bytes are out, close the socket under the unfinished body.
@@ -115,8 +137,9 @@ export class CuttingProxy {
                 return;
               }
             }
-            res.write(Buffer.from(pending.slice(0, from), "latin1"));
-            pending = pending.slice(from);
+            const ready = mode === "passing" ? pending.length : from;
+            res.write(Buffer.from(pending.slice(0, ready), "latin1"));
+            pending = pending.slice(ready);
           });
           answer.on("end", () => {
             if (mode !== "severed") res.end();
@@ -124,6 +147,9 @@ export class CuttingProxy {
         },
       );
       upstream.on("error", () => res.destroy());
+      // A reader that stops reading ends its upstream too: an event stream would
+      // otherwise stay open until the app's idle timeout and keep the process alive.
+      res.on("close", () => upstream.destroy());
       req.pipe(upstream);
     });
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));

@@ -17,7 +17,7 @@ import { convertAgentSnapshotToUIMessages } from "../messages.js";
 import { foldChunks, parsedChunks, plain } from "../testing.js";
 import { DexSessionClient } from "../session.js";
 import { DexChatTransport } from "../transport.js";
-import { CuttingProxy, HeadlessChat, liveEnv, ReplyDroppingProxy, waitFor } from "./support.js";
+import { CuttingProxy, HeadlessChat, liveEnv, ReplyDroppingProxy, sseField, waitFor } from "./support.js";
 
 const { baseUrl, sessions, gateDir } = liveEnv();
 
@@ -150,27 +150,40 @@ test("a reloaded page (resumeStream) replays the active turn into the same messa
 test("streamAgentEvents resumes cut connections by Last-Event-ID with no gap or duplicate", async () => {
   const session = sessions[3]!;
   await postTurn(session, "tool:4");
-  const read = async (api: string): Promise<string[]> => {
+  const read = async (api: string): Promise<{ seen: string[]; tokens: string[] }> => {
     const seen: string[] = [];
+    const tokens: string[] = [];
     for await (const { event, resumeToken } of streamAgentEvents(api, session)) {
       seen.push(`${resumeToken} ${event.type}`);
+      tokens.push(resumeToken);
       if (event.type === "turn_completed") break;
     }
-    return seen;
+    return { seen, tokens };
   };
   const direct = await read(baseUrl);
-  assert.ok(direct.length > 6, direct.join("\n"));
-  const proxy = new CuttingProxy(baseUrl, () => true, 4);
+  assert.ok(direct.seen.length > 6, direct.seen.join("\n"));
+  // Every connection is cut after its fourth event, unless it delivers
+  // turn_completed first: once the reader has that it stops, so a cut after it
+  // would need no resume and prove nothing.
+  const perConnection = 4;
+  const completes = (block: string): boolean => {
+    const data = sseField(block, "data");
+    return data !== undefined && (JSON.parse(data) as { type?: unknown }).type === "turn_completed";
+  };
+  const proxy = new CuttingProxy(baseUrl, () => true, perConnection, completes);
   const api = await proxy.start();
   try {
-    assert.deepEqual(await read(api), direct);
-    // How the frames fall into connections varies with timing (the retry line, pings and
-    // chunking all count), so the check is that cuts happened and were resumed.
-    // A cut right after turn_completed needs no resume: the reader has stopped.
+    assert.deepEqual((await read(api)).seen, direct.seen);
+    // The replayed turn falls into connections of `perConnection` events, the
+    // last one ending with turn_completed; each cut one is resumed once, from the
+    // token of the last event it delivered.
+    const last = direct.tokens.length - 1;
+    const expected = direct.tokens.filter((_, i) => i < last && (i + 1) % perConnection === 0);
+    assert.ok(expected.length >= 1, `${direct.tokens.length} events make no cut`);
+    assert.deepEqual(proxy.cutAfter, expected);
     const resumes = proxy.seen.slice(1).map((r) => r.headers["last-event-id"]);
-    const counts = `resumes: ${resumes.length}, cuts: ${proxy.cuts}, events: ${direct.length}`;
-    assert.ok(resumes.length >= 1 && resumes.length >= proxy.cuts - 1, counts);
-    assert.ok(resumes.every((id) => typeof id === "string" && id !== ""));
+    assert.deepEqual(resumes, expected);
+    assert.equal(proxy.seen[0]!.headers["last-event-id"], undefined);
   } finally {
     await proxy.stop();
   }

@@ -1,11 +1,16 @@
-"""Decisions whose movement carries options: the chunk loads and PollToolTask's route.
+"""Decisions whose movement carries options: the chunk loads, the tool Steps' loads,
+PollToolTask's route.
 
 A Step declares loading the whole AgentMessageChunks map; a movement into a
 Step that hands the runner a turn context (RunModel, ApplyTurnControl) lists
 only the chunks after the summary instead, and one into CompactContext only
 the chunks it summarizes. Retention may delete summarized chunks, and the
-others are never read there. PollToolTask's failure route follows the call's
-effect, so every movement into it carries its options.
+others are never read there. A tool Step and its failure route load only the
+call's own record and its NextToolCalls entry, not the turn's every record:
+with hundreds of calls per response, loading them all in each call's Step
+would make what a turn sends Workers, and what RunModel's commit prepares,
+grow with the square of the count. PollToolTask's failure route follows the
+call's effect, so every movement into it carries its options.
 """
 
 from __future__ import annotations
@@ -13,19 +18,22 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dex import AttributeMapLoad, Context, StepDecision, StepMovement, StepOptions, go_to_many
-from dex_agents_contracts import AgentToolCall, CompactContextInput
+from dex_agents_contracts import AgentToolCall, CompactContextInput, ToolEffect
 
 from dex_agents.runner import ContextCompactionRunner
 from dex_agents.session._runtime import SessionRuntime
-from dex_agents.session._schema import sequence_key
+from dex_agents.session._schema import SessionSchema, next_tool_call_key, sequence_key
 from dex_agents.session._step_options import (
     LOAD_MESSAGES_AND_CHUNKS,
     LOAD_TOOL_CALLS,
+    SINGLE_ATTEMPT,
+    TOOL_RETRY,
     apply_turn_control_options,
     model_call_options,
     poll_options,
+    sync_options,
 )
-from dex_agents.session._step_table import SessionSteps
+from dex_agents.session._step_table import SessionSteps, retried
 from dex_agents.session._stores.messages import chunk_ranges_between
 
 __all__ = [
@@ -33,8 +41,10 @@ __all__ = [
     "go_to_compact_context",
     "go_to_poll",
     "go_to_run_model",
+    "go_to_tool_step",
     "narrowed_to_summary",
     "run_model_options",
+    "tool_step_movement",
 ]
 
 
@@ -120,5 +130,41 @@ def go_to_poll(steps: SessionSteps, record: AgentToolCall) -> StepDecision:
     return go_to_many(
         StepMovement.of(
             steps.poll_tool_task, record.tool_call_id, options=poll_options(steps, record.effect)
+        )
+    )
+
+
+def _tool_step_options(
+    steps: SessionSteps, schema: SessionSchema, turn_id: str, tool_call_id: str, effect: ToolEffect
+) -> StepOptions:
+    """The tool Step's own options, loading only what one call needs; its route's alike."""
+    loads = (
+        schema.tool_calls.load(tool_call_id),
+        schema.next_tool_calls.load(next_tool_call_key(turn_id, tool_call_id)),
+    )
+    route = replace(sync_options(), execute_load_attribute_map_instances=loads)
+    options = replace(
+        sync_options(execute_retry=TOOL_RETRY if retried(effect) else SINGLE_ATTEMPT),
+        execute_load_attribute_map_instances=loads,
+    )
+    return options.on_execute_failure_proceed_to(steps.failure_route_for(effect), route)
+
+
+def tool_step_movement(
+    steps: SessionSteps, schema: SessionSchema, turn_id: str, tool_call_id: str, effect: ToolEffect
+) -> StepMovement[str]:
+    """Into CallTool or CallSingleAttemptTool by the call's effect, with narrowed loads."""
+    return StepMovement.of(
+        steps.tool_step_for(effect),
+        tool_call_id,
+        options=_tool_step_options(steps, schema, turn_id, tool_call_id, effect),
+    )
+
+
+def go_to_tool_step(runtime: SessionRuntime, record: AgentToolCall) -> StepDecision:
+    """On to the call's tool Step (after an approval or an answer), with narrowed loads."""
+    return go_to_many(
+        tool_step_movement(
+            runtime.steps, runtime.schema, record.turn_id, record.tool_call_id, record.effect
         )
     )

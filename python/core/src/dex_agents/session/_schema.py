@@ -26,13 +26,14 @@ from dex_agents_contracts import (
     Struct,
     ToolCallCancellation,
     ToolCallCompleted,
+    ToolCallDeferredPayload,
     TurnCancellationRequest,
     TurnControlRequest,
     TurnReplySequence,
     TurnSessionSettings,
 )
 
-__all__ = ["MAX_CHANNEL_COUNT", "SessionSchema", "sequence_key"]
+__all__ = ["MAX_CHANNEL_COUNT", "SessionSchema", "next_tool_call_key", "sequence_key"]
 
 MAX_CHANNEL_COUNT = 2_147_483_647
 """The largest count a Channel condition can name (MAX in the Steps' waits)."""
@@ -41,6 +42,15 @@ MAX_CHANNEL_COUNT = 2_147_483_647
 def sequence_key(sequence: int) -> str:
     """AgentMessages / AgentMessageChunks instance key: 12-digit zero-padded decimal."""
     return f"{sequence:012d}"
+
+
+def next_tool_call_key(turn_id: str, tool_call_id: str) -> str:
+    """NextToolCalls instance key: `<turn_id>:<tool_call_id>` (turn IDs hold no ':').
+
+    Tool call IDs may repeat across turns; the turn keeps an entry of one turn
+    from ever naming a call of another.
+    """
+    return f"{turn_id}:{tool_call_id}"
 
 
 # Attributes and Channels are shared by every session Flow type: RPC locks and
@@ -59,6 +69,11 @@ TURN_REPLY_SEQUENCE: Attribute[TurnReplySequence] = Attribute(
 )
 FRAMEWORK_RUN_STATE: Attribute[str] = Attribute("FrameworkRunState", str)
 AGENT_TOOL_CALLS: AttributeMap[AgentToolCall] = AttributeMap("AgentToolCalls", AgentToolCall)
+NEXT_TOOL_CALLS: AttributeMap[ToolCallDeferredPayload] = AttributeMap(
+    "NextToolCalls", ToolCallDeferredPayload
+)
+"""Per running call, the call its lane starts when that call's tool Step ends
+(`_tool_lanes`); RunModel writes them, each tool Step consumes its own."""
 PENDING_INTERRUPTS: Attribute[list[AgentInterrupt]] = Attribute(
     "PendingInterrupts", list[AgentInterrupt]
 )
@@ -110,6 +125,7 @@ class SessionSchema:
     turn_reply_sequence: Attribute[TurnReplySequence]
     framework_run_state: Attribute[str]
     tool_calls: AttributeMap[AgentToolCall]
+    next_tool_calls: AttributeMap[ToolCallDeferredPayload]
     pending_interrupts: Attribute[list[AgentInterrupt]]
     usage: Attribute[AgentUsage]
     session_settings: Attribute[Struct]
@@ -139,6 +155,7 @@ class SessionSchema:
             turn_reply_sequence=TURN_REPLY_SEQUENCE,
             framework_run_state=FRAMEWORK_RUN_STATE,
             tool_calls=AGENT_TOOL_CALLS,
+            next_tool_calls=NEXT_TOOL_CALLS,
             pending_interrupts=PENDING_INTERRUPTS,
             usage=AGENT_USAGE,
             session_settings=SESSION_SETTINGS,
@@ -168,6 +185,7 @@ class SessionSchema:
             self.turn_reply_sequence,
             self.framework_run_state,
             self.tool_calls,
+            self.next_tool_calls,
             self.pending_interrupts,
             self.usage,
             self.session_settings,

@@ -20,6 +20,7 @@ from dexlite._errors import WorkerFailure
 from dexlite._model import EXECUTE_RUNNING, RUNNING, RUNNING_STATES, WAITFOR_RUNNING
 from dexlite._storage import StorageError
 
+from . import handouts
 from .failures import record_failure
 from .requests import snapshot_request
 from .results import apply_execute, apply_wait_for
@@ -97,6 +98,11 @@ class Dispatcher:
             _on_frame(state, key, inflight, source, frame)
 
         run_id = step["run_id"]
+        attempt = step["attempt"]
+
+        def on_hand_out() -> bool:
+            return handouts.mark_handed_out(state, key, method, attempt)
+
         spec = CallSpec(
             kind=method,
             request=request,
@@ -107,6 +113,7 @@ class Dispatcher:
             on_frame=on_frame,
             sticky_worker=state.sticky.get(run_id, ""),
             on_served_by=lambda worker: state.sticky.__setitem__(run_id, worker),
+            on_hand_out=on_hand_out if handouts.single_attempt(options, method) else None,
         )
         self._pool.submit(_call, state, key, inflight, spec)
 
@@ -219,6 +226,7 @@ def _finish_call(
     """Commits the call's result, or its failure; a call the engine gave up on counts not."""
     if state.inflight.get(key) is inflight:
         del state.inflight[key]
+    handouts.forget(conn, key)
     if state.dropped.get(key) is inflight:
         del state.dropped[key]
         return  # its execution was cancelled while it ran: the result is discarded
@@ -253,12 +261,18 @@ def _finish_call(
 
 
 def check_liveness(state: EngineState) -> None:
-    """Cancels calls past their start-to-close deadline or silent past their heartbeat."""
+    """Cancels calls past their start-to-close deadline or silent past their heartbeat.
+
+    A call no Worker holds yet waits in the queue: that is not an attempt, so
+    neither timeout runs for it.
+    """
     now = time.monotonic()
     with state.db.lock:
         inflight = [*state.inflight.values(), *state.dropped.values()]
     for call in inflight:
         handle = call.handle
+        if not handle.held:
+            continue
         if now >= handle.deadline:
             handle.cancel("StartToClose")
         elif handle.heartbeat_timeout > 0 and now - handle.last_frame > handle.heartbeat_timeout:

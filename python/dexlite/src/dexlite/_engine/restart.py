@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 from dexlite._errors import WorkerFailure
 from dexlite._model import RUNNING, RUNNING_STATES
 
+from . import handouts
 from .failures import record_failure
 from .locks import rebuild_locks
-from .rows import run_row, step_row
+from .rows import method_of, movement, run_row, step_row
 from .waits import settle
 
 if TYPE_CHECKING:
@@ -20,7 +21,11 @@ if TYPE_CHECKING:
 
 
 def recover(state: EngineState, conn: sqlite3.Connection) -> None:
-    """Rebuilds locks and counts every interrupted method call as a failed attempt."""
+    """Rebuilds locks and counts every interrupted method call as a failed attempt.
+
+    A single-attempt call without its hand-out row never left the queue: it is
+    dispatched again under the same attempt number (`handouts`).
+    """
     state.order = int(
         conn.execute(
             "SELECT MAX(COALESCE(MAX(lock_order), 0), COALESCE(MAX(wait_seq), 0)) FROM steps"
@@ -39,6 +44,11 @@ def recover(state: EngineState, conn: sqlite3.Connection) -> None:
             continue
         if step["next_due"] > time.time():
             continue  # a retry was already scheduled; nothing was in flight
+        method = method_of(step)
+        if handouts.single_attempt(movement(step).step_options, method) and not (
+            handouts.handed_out(conn, (run_id, exec_id), method, step["attempt"])
+        ):
+            continue  # queued, never sent to a Worker: not an attempt
         record_failure(
             state,
             conn,
@@ -46,5 +56,6 @@ def recover(state: EngineState, conn: sqlite3.Connection) -> None:
             step,
             WorkerFailure("server restarted during the call", "ServerRestart", 14),
         )
+    handouts.forget_all(conn)
     for (run_id,) in conn.execute("SELECT run_id FROM runs WHERE status=?", (RUNNING,)).fetchall():
         settle(state, conn, run_id)

@@ -15,10 +15,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
 import { createSdkMcpServer, query, tool, type Options, type SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
-import { matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
+import { matrixSidecarArgs, plainBenchArgs, serveMatrixRunner, timedRuns } from "@dex-agents/core/testing";
 import { z } from "zod";
 import { ClaudeAgentRunner } from "../index.js";
 import { FakeMessagesServer, offlineEnv, textReply, toolUseReply } from "./fake_messages.js";
@@ -71,20 +69,15 @@ async function plainTurn(config: string): Promise<string> {
   return answer;
 }
 
-const { values } = parseArgs({ options: { plain: { type: "string" }, warmup: { type: "string", default: "3" } }, strict: false });
-if (values.plain !== undefined) {
-  const turns = Number(values.plain);
-  const warmup = Number(values.warmup);
+const plainArgs = plainBenchArgs(3);
+if (plainArgs !== undefined) {
   const config = mkdtempSync(join(tmpdir(), "dex-claude-bench-"));
-  const times: number[] = [];
+  let times: number[];
   try {
-    for (let n = 0; n < warmup + turns; n++) {
-      const started = performance.now();
+    times = await timedRuns(plainArgs, async () => {
       const answer = await plainTurn(config);
-      const elapsed = performance.now() - started;
       if (answer !== ANSWER) throw new Error(`the plain run ended with ${JSON.stringify(answer)}`);
-      if (n >= warmup) times.push(elapsed);
-    }
+    });
   } finally {
     rmSync(config, { recursive: true, force: true });
     await server.close();

@@ -14,17 +14,18 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { performance } from "node:perf_hooks";
 import { create } from "@bufbuild/protobuf";
 import { AgentToolCallSchema, ToolCallStatus, ToolEffect } from "@dex-agents/contracts";
-import { serveRunners } from "@dex-agents/core";
 import {
   aiSdkGenerateResponse,
   aiSdkStreamResponse,
   deferredExecution,
+  matrixSidecarArgs,
+  plainBenchArgs,
+  serveMatrixRunner,
   storedUserMessage,
   testTurn,
+  timedRuns,
   type MatrixToolCall,
 } from "@dex-agents/core/testing";
 import { Agent } from "@mastra/core/agent";
@@ -36,16 +37,6 @@ import { MastraRunner } from "../index.js";
 
 const QUESTION = "What is the value of x?";
 const ANSWER = "x is 42.";
-
-const { values } = parseArgs({
-  options: {
-    plain: { type: "string" },
-    warmup: { type: "string", default: "10" },
-    address: { type: "string", default: "127.0.0.1:0" },
-    log: { type: "string" },
-    "flow-type": { type: "string" },
-  },
-});
 
 let calls = 0;
 /** The answer after the tool's result, else a new `lookup` call. */
@@ -103,33 +94,17 @@ async function adapterTurn(runner: MastraRunner): Promise<void> {
   if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
 }
 
-async function timed(runs: number, warmup: number, run: () => Promise<void>): Promise<number[]> {
-  const times: number[] = [];
-  for (let n = 0; n < warmup + runs; n++) {
-    forgetCalls();
-    const started = performance.now();
-    await run();
-    if (n >= warmup) times.push(performance.now() - started);
-  }
-  return times;
-}
-
-if (values.plain !== undefined) {
+const plainArgs = plainBenchArgs(10);
+if (plainArgs !== undefined) {
   const agent = new Agent({ id: "bench", name: "bench", instructions: "Look values up.", model: mastraModel, tools: { lookup } });
-  const turns = Number(values.plain);
-  const warmup = Number(values.warmup);
-  const plain = await timed(turns, warmup, async () => {
+  const plain = await timedRuns(plainArgs, async () => {
     const result = await agent.generate(QUESTION, { maxSteps: 2 });
     if (result.text !== ANSWER) throw new Error(`the plain run ended with ${JSON.stringify(result.text)}`);
-  });
+  }, forgetCalls);
   const runner = durableRunner();
-  const adapter = await timed(turns, warmup, () => adapterTurn(runner));
+  const adapter = await timedRuns(plainArgs, () => adapterTurn(runner), forgetCalls);
   process.stdout.write(`${JSON.stringify({ times_ms: plain, adapter_ms: adapter })}\n`);
 } else {
-  const flowType = values["flow-type"];
-  if (flowType === undefined) throw new Error("say --flow-type T (or --plain N)");
-  const server = await serveRunners({ runners: { [flowType]: durableRunner() }, address: values.address });
   setInterval(forgetCalls, 1000).unref();
-  process.stdout.write(`listening ${server.address}\n`);
-  process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));
+  await serveMatrixRunner(matrixSidecarArgs(), durableRunner());
 }

@@ -11,10 +11,8 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { performance } from "node:perf_hooks";
 import { ToolEffect } from "@dex-agents/contracts";
-import { serveRunners } from "@dex-agents/core";
+import { matrixSidecarArgs, plainBenchArgs, serveMatrixRunner, timedRuns } from "@dex-agents/core/testing";
 import { Agent, Runner, tool } from "@openai/agents";
 import { z } from "zod";
 import { OpenAiAgentsRunner } from "../index.js";
@@ -22,16 +20,6 @@ import { ScriptedModel, trailingResults } from "./scripted_model.js";
 
 const QUESTION = "What is the value of x?";
 const ANSWER = "x is 42.";
-
-const { values } = parseArgs({
-  options: {
-    plain: { type: "string" },
-    warmup: { type: "string", default: "10" },
-    address: { type: "string", default: "127.0.0.1:0" },
-    log: { type: "string" },
-    "flow-type": { type: "string" },
-  },
-});
 
 let calls = 0;
 const model = new ScriptedModel((request) => {
@@ -47,28 +35,19 @@ const lookup = tool({
 });
 const agent = new Agent({ name: "bench", instructions: "Look values up.", model, tools: [lookup] });
 
-if (values.plain !== undefined) {
+// The recorded requests would grow for the whole run; the bench reads none.
+const forgetRequests = (): void => void (model.requests.length = 0);
+const plainArgs = plainBenchArgs(10);
+if (plainArgs !== undefined) {
   const runner = new Runner({ tracingDisabled: true });
-  const turns = Number(values.plain);
-  const warmup = Number(values.warmup);
-  const times: number[] = [];
-  for (let n = 0; n < warmup + turns; n++) {
-    model.requests.length = 0; // keep the recorded requests from growing
-    const started = performance.now();
+  const times = await timedRuns(plainArgs, async () => {
     const result = await runner.run(agent, QUESTION);
-    const elapsed = performance.now() - started;
     if (result.finalOutput !== ANSWER) throw new Error(`the plain run ended with ${JSON.stringify(result.finalOutput)}`);
-    if (n >= warmup) times.push(elapsed);
-  }
+  }, forgetRequests);
   process.stdout.write(`${JSON.stringify({ times_ms: times })}\n`);
 } else {
-  const flowType = values["flow-type"];
-  if (flowType === undefined) throw new Error("say --flow-type T (or --plain N)");
   const runner = new OpenAiAgentsRunner({ agent, toolPolicies: { lookup: { effect: ToolEffect.READ } } });
-  model.requests.length = 0;
-  const server = await serveRunners({ runners: { [flowType]: runner }, address: values.address });
-  // The recorded requests would grow for the whole run; the bench reads none.
-  setInterval(() => (model.requests.length = 0), 1000).unref();
-  process.stdout.write(`listening ${server.address}\n`);
-  process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));
+  forgetRequests();
+  setInterval(forgetRequests, 1000).unref();
+  await serveMatrixRunner(matrixSidecarArgs(), runner);
 }

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
 import { AgentToolCallSchema, ToolCallStatus, ToolEffect } from "@dex-agents/contracts";
 import type { AgentTurnContext } from "@dex-agents/core";
-import { deferredExecution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
+import { deferredExecution, storedUserMessage, testTurn, timedRuns } from "@dex-agents/core/testing";
 import { Agent, type AgentTool } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type, type Context } from "@mariozechner/pi-ai";
 import { PiRunner } from "../index.js";
@@ -66,16 +66,7 @@ async function adapter(): Promise<void> {
   if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
 }
 
-async function time(run: () => Promise<void>): Promise<number[]> {
-  const times: number[] = [];
-  for (let n = 0; n < warmup + turns; n++) {
-    refill();
-    const started = performance.now();
-    await run();
-    if (n >= warmup) times.push(performance.now() - started);
-  }
-  return times;
-}
+const time = (run: () => Promise<void>): Promise<number[]> => timedRuns({ turns, warmup }, run, refill);
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const plainTimes = await time(plain);

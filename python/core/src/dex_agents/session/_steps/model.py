@@ -70,6 +70,7 @@ from dex_agents.session._step_options import (
 )
 from dex_agents.session._stores.interrupts import interrupt_raised, new_interrupt
 from dex_agents.session._time import utc_now
+from dex_agents.session._tool_lanes import plan_lanes
 from dex_agents.session._tracing import model_call_content, model_call_references
 
 __all__ = [
@@ -234,6 +235,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
             now=now,
         )
         movements: list[StepMovement[str]] = []
+        lane_calls: list[AgentToolCall] = []  # plain tool calls, started a bounded few at a time
         for order, call in enumerate(calls, start=len(earlier)):
             record = built_ins.record_for(call, turn_id=turn_id, order=order)
             record.trace_context = root  # the tool spans join this activation
@@ -265,9 +267,8 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 events.write(interrupt_raised(interrupt))
                 movements.append(StepMovement.of(steps.await_tool_approval, call.tool_call_id))
             else:
-                movements.append(
-                    StepMovement.of(steps.tool_step_for(call.policy.effect), call.tool_call_id)
-                )
+                lane_calls.append(record)
+        movements.extend(plan_lanes(runtime, context, turn_id, lane_calls))
         runtime.interrupt_store.add(context, raised)
         state.status = AgentStatus.RUNNING_TOOLS
         runtime.schema.state.set(context, state)

@@ -26,7 +26,7 @@ from dex_agents_contracts import (
 
 from dex_agents.results import compact_json
 from dex_agents.session._event_writer import StepEventWriter
-from dex_agents.session._movements import go_to_poll
+from dex_agents.session._movements import go_to_poll, go_to_tool_step
 from dex_agents.session._rules.questions import (
     interrupt_id_collision_error,
     is_ask_user,
@@ -199,7 +199,7 @@ class AwaitQuestionAnswer(WaitingRecordStep):
         record.status = ToolCallStatus.APPROVED
         _clear_question(record)
         runtime.schema.tool_calls.set(context, record.tool_call_id, record)
-        return go_to(runtime.steps.tool_step_for(record.effect), record.tool_call_id)
+        return go_to_tool_step(runtime, record)
 
 
 _Outcome = tuple[QuestionResolution, str, str | None]

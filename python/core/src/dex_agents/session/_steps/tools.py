@@ -6,6 +6,8 @@ calls and their failure routes never share a "current call".
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 from dex import AsyncContext, Context, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
@@ -28,7 +30,7 @@ from dex_agents.runner import (
     ToolTaskStarted,
 )
 from dex_agents.session._event_writer import StepEventWriter
-from dex_agents.session._movements import go_to_poll
+from dex_agents.session._movements import go_to_poll, go_to_tool_step
 from dex_agents.session._output_drain import OutputDrainWatch
 from dex_agents.session._rules.tool_outcomes import (
     TASK_ID_BLANK_ERROR,
@@ -39,6 +41,11 @@ from dex_agents.session._rules.tool_outcomes import (
     record_question,
     status_by_effect,
 )
+from dex_agents.session._rules.tool_started import (
+    ToolNotStartedError,
+    attempt_progress,
+    tool_never_ran,
+)
 from dex_agents.session._rules.turn_control import (
     TASK_CANCELLED_ERROR,
     abandon_waiting_record,
@@ -46,7 +53,7 @@ from dex_agents.session._rules.turn_control import (
     turn_control_reason,
 )
 from dex_agents.session._runtime import SessionRuntime, is_value_too_large_run_state
-from dex_agents.session._step_base import RecordStep, SessionStep, WaitingSessionStep
+from dex_agents.session._step_base import SessionStep, WaitingSessionStep
 from dex_agents.session._step_options import (
     LOAD_TOOL_CALLS,
     LOCK_INTERRUPTS,
@@ -57,6 +64,7 @@ from dex_agents.session._step_options import (
 )
 from dex_agents.session._stores.interrupts import interrupt_resolved
 from dex_agents.session._time import ceil_seconds, utc_from, utc_now
+from dex_agents.session._tool_lanes import hand_over
 
 __all__ = [
     "AwaitToolApproval",
@@ -67,17 +75,6 @@ __all__ = [
     "attempt_progress",
     "idempotency_key",
 ]
-
-
-def attempt_progress(context: Context) -> str:
-    """The recovery error's attempt_progress: SDK 1.23.0 reports none, so UNSPECIFIED."""
-    recovery = context.recovery_error
-    progress = getattr(recovery, "attempt_progress", None)
-    name = str(getattr(progress, "name", progress)) if progress is not None else ""
-    for known in ("NOT_STARTED", "NOT_COMPLETED"):
-        if name.endswith(known):
-            return known
-    return "UNSPECIFIED"
 
 
 def _record(runtime: SessionRuntime, context: Context, tool_call_id: str) -> AgentToolCall | None:
@@ -143,7 +140,7 @@ class AwaitToolApproval(WaitingSessionStep[str]):
                 if resolution.approved:
                     record.status = ToolCallStatus.APPROVED
                     runtime.schema.tool_calls.set(context, input, record)
-                    return go_to(runtime.steps.tool_step_for(record.effect), input)
+                    return go_to_tool_step(runtime, record)
                 record.status = ToolCallStatus.REJECTED
                 record.rejection_message = resolution.rejection_message
                 runtime.finalize_record(context, record, events)
@@ -177,10 +174,27 @@ class AwaitToolApproval(WaitingSessionStep[str]):
 # --- running a tool -----------------------------------------------------------------
 
 
-class _ToolStep(RecordStep):
-    """Runs one approved call once: tool_call_started, a heartbeat, then the tool."""
+@contextmanager
+def _before_the_tool(context: Context) -> Iterator[None]:
+    """A failure here, before tool_call_started, on the first attempt: the tool never ran."""
+    try:
+        yield
+    except Exception as error:
+        if context.attempt != 1:
+            raise  # an earlier attempt may have run the tool
+        raise ToolNotStartedError(
+            f"the tool Step failed before the tool started: {error}"
+        ) from error
 
-    record_status = ToolCallStatus.APPROVED
+
+class _ToolStep(SessionStep[str]):
+    """Runs one approved call once: tool_call_started, a heartbeat, then the tool.
+
+    Whatever it decides, the same commit starts the next call of its lane
+    (`_tool_lanes`). A failure before tool_call_started on the first attempt is
+    raised as `ToolNotStartedError`, the failure route's proof that the tool never
+    ran. A record no longer approved belongs to another Step: it ends at once.
+    """
 
     _retried: ClassVar[bool]
     """Whether the call's effect allows more than one attempt (see `SessionSteps`)."""
@@ -196,7 +210,28 @@ class _ToolStep(RecordStep):
             execute_load=LOAD_TOOL_CALLS, execute_retry=retry
         ).on_execute_failure_proceed_to(route, tool_record_options())
 
-    async def decide(
+    async def run(self, context: AsyncContext, input: str) -> StepDecision:
+        return hand_over(self._runtime, context, input, await self._attempt(context, input))
+
+    async def _attempt(self, context: AsyncContext, input: str) -> StepDecision:
+        runtime = self._runtime
+        with _before_the_tool(context):
+            record = runtime.record_in(context, input, ToolCallStatus.APPROVED)
+        if record is None:
+            return dead_end()
+        with runtime.writer(context, record.turn_id) as events:
+            with _before_the_tool(context):
+                # The last point where steering or cancel_turn can stop the call: it
+                # has not started, so it is recorded cancelled (retries reuse this load).
+                reason = turn_control_reason(runtime.schema, context, runtime.state(context))
+                if reason is not None:
+                    abandon_waiting_record(
+                        runtime, context, record, reason, events, remove_interrupt=False
+                    )
+                    return dead_end()
+            return await self._run_tool(context, record, events)
+
+    async def _run_tool(
         self, context: AsyncContext, record: AgentToolCall, events: StepEventWriter
     ) -> StepDecision:
         runtime = self._runtime
@@ -217,12 +252,6 @@ class _ToolStep(RecordStep):
             saved[0] = value
             await context.heartbeat(value)
 
-        # The last point where steering or cancel_turn can stop the call: it has
-        # not started, so it is recorded cancelled (retries reuse this load).
-        reason = turn_control_reason(runtime.schema, context, runtime.state(context))
-        if reason is not None:
-            abandon_waiting_record(runtime, context, record, reason, events, remove_interrupt=False)
-            return dead_end()
         with OutputDrainWatch(context) as drain:
             events.write(ToolCallStartedPayload(tool_call_id=input, tool_name=record.tool_name))
             # Once this output reaches Dex, it never hands the attempt out again as
@@ -328,7 +357,13 @@ class CallSingleAttemptTool(_ToolStep):
 
 
 class _RecordToolError(SessionStep[str]):
-    """Records a call whose tool Step failed for good, from the recovery error."""
+    """Records a call whose tool Step failed for good, from the recovery error.
+
+    Like the tool Step it stands in for, it starts the next call of the lane.
+    """
+
+    _single_attempt: ClassVar[bool]
+    """Whether the tool Step it follows has one attempt (`tool_never_ran`)."""
 
     def get_step_options(self) -> StepOptions:
         return tool_record_options()
@@ -337,6 +372,9 @@ class _RecordToolError(SessionStep[str]):
         raise NotImplementedError
 
     async def run(self, context: AsyncContext, input: str) -> StepDecision:
+        return hand_over(self._runtime, context, input, await self._record(context, input))
+
+    async def _record(self, context: AsyncContext, input: str) -> StepDecision:
         runtime = self._runtime
         if is_value_too_large_run_state(context):
             state = runtime.state(context)
@@ -349,9 +387,9 @@ class _RecordToolError(SessionStep[str]):
         recovery = context.recovery_error
         detail = recovery.detail if recovery is not None else "the tool Step failed"
         if (
-            attempt_progress(context) == "NOT_STARTED"
-            and record.status is ToolCallStatus.APPROVED
+            record.status is ToolCallStatus.APPROVED
             and not record.input_answers
+            and tool_never_ran(context, single_attempt=self._single_attempt)
         ):
             record.status = ToolCallStatus.FAILED
             record.error = f"{TOOL_CALL_NOT_RUN_ERROR_PREFIX}: {detail}"
@@ -370,12 +408,16 @@ class _RecordToolError(SessionStep[str]):
 class RecordToolFailure(_RecordToolError):
     """CallTool ran out of attempts: failed for read, outcome_unknown for idempotent_write."""
 
+    _single_attempt = False
+
     def _status_by_effect(self, record: AgentToolCall) -> ToolCallStatus:
         return status_by_effect(record)
 
 
 class RecordToolOutcomeUnknown(_RecordToolError):
     """CallSingleAttemptTool failed: the call may have taken effect."""
+
+    _single_attempt = True
 
     def _status_by_effect(self, record: AgentToolCall) -> ToolCallStatus:
         return ToolCallStatus.OUTCOME_UNKNOWN
