@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -144,18 +144,32 @@ class SessionInterleavings(RuleBasedStateMachine):
         else:
             self.expected.refused.add(text)
 
-    @rule(pick=st.integers(min_value=0, max_value=7))
-    def steer_a_queued_message(self, pick: int) -> None:
+    def _act_on_a_queued_message(
+        self, pick: int, act: Callable[[str], bool]
+    ) -> tuple[AgentSnapshot, str, bool] | None:
+        """The snapshot before, the text of the queued message `act` was given the ID
+        of, and what `act` answered; None while nothing is queued."""
         before = self._snapshot()
         if not before.queued_messages:
-            return
+            return None
         named = before.queued_messages[pick % len(before.queued_messages)]
         text = named.message.text if named.message is not None else None
         assert text is not None
         try:
-            moved = self.client.steer_user_message(self.session, message_id=named.message_id)
+            applied = act(named.message_id)
         except ChannelMessageNotFoundError:
-            moved = False  # a turn took it between the RPC's read and its commit (design)
+            applied = False  # a turn took it between the RPC's read and its commit (design)
+        return before, text, applied
+
+    @rule(pick=st.integers(min_value=0, max_value=7))
+    def steer_a_queued_message(self, pick: int) -> None:
+        acted = self._act_on_a_queued_message(
+            pick,
+            lambda message_id: self.client.steer_user_message(self.session, message_id=message_id),
+        )
+        if acted is None:
+            return
+        _, text, moved = acted
         after = self._snapshot()
         steered_now = set(_texts(after.steered_messages))
         if moved and text not in _texts(after.queued_messages):
@@ -170,27 +184,22 @@ class SessionInterleavings(RuleBasedStateMachine):
 
     @rule(pick=st.integers(min_value=0, max_value=7))
     def delete_a_queued_message(self, pick: int) -> None:
-        before = self._snapshot()
-        if not before.queued_messages:
+        acted = self._act_on_a_queued_message(
+            pick, lambda message_id: self.client.delete_queued_message(self.session, message_id)
+        )
+        if acted is None or not acted[2]:
             return
-        named = before.queued_messages[pick % len(before.queued_messages)]
-        text = named.message.text if named.message is not None else None
-        assert text is not None
-        try:
-            deleted = self.client.delete_queued_message(self.session, named.message_id)
-        except ChannelMessageNotFoundError:
-            deleted = False  # a turn took it between the RPC's read and its commit (design)
-        if deleted:
-            self.expected.deleted.add(text)
-            after = self._snapshot()
-            assert text not in _texts(after.queued_messages), f"{text!r} still queued"
-            assert text not in _texts(after.steered_messages), f"{text!r} was steered"
-            # The other messages queued before are still queued, or a turn took them.
-            others = [t for t in _texts(before.queued_messages) if t != text]
-            left = _texts(after.queued_messages)
-            assert left == others[len(others) - len(left) :], (
-                f"deleting {text!r} changed the queue {others} into {left}"
-            )
+        before, text, _ = acted
+        self.expected.deleted.add(text)
+        after = self._snapshot()
+        assert text not in _texts(after.queued_messages), f"{text!r} still queued"
+        assert text not in _texts(after.steered_messages), f"{text!r} was steered"
+        # The other messages queued before are still queued, or a turn took them.
+        others = [t for t in _texts(before.queued_messages) if t != text]
+        left = _texts(after.queued_messages)
+        assert left == others[len(others) - len(left) :], (
+            f"deleting {text!r} changed the queue {others} into {left}"
+        )
 
     @rule(pick=st.integers(min_value=0, max_value=3), approve=st.booleans())
     def resolve_an_approval(self, pick: int, approve: bool) -> None:
