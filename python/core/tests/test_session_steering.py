@@ -234,10 +234,10 @@ def test_steer_by_id_moves_a_queued_message_and_keeps_order(
     assert _pending_texts(queued) == ["queued a", "queued b"]
     assert h.client.steer_user_message(session, message_id=queued[1].message_id)
     held = h.snapshot(session)
-    # Seen twice in CI, never locally: "queued b" still queued and "queued a" steered.
-    # The message should it happen again says, by ID, what the snapshots showed and
-    # what the steer RPC itself deleted and published (its history event), so a wrong
-    # move tells apart from a snapshot that misreports a right one.
+    # CI once saw "queued b" still queued and "queued a" steered: the SDK's hydrator
+    # had swapped the two channels' values in the snapshot (test_snapshot_hydration).
+    # On failure, say by ID what the snapshots showed and what the steer RPC itself
+    # deleted and published (its history event): a wrong move or a wrong report.
     assert _pending_texts(held.queued_messages) == ["queued a"], _steer_diagnosis(
         h, session, queued, held
     )
