@@ -106,6 +106,10 @@ def record(recipe_path: Path, points: list[Point] | None = None) -> list[Path]:
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="run-states-") as tmp:
         root = Path(tmp)
+
+        def scripted(model_script: Any) -> Any:
+            return load_app(script).scripted_runner(model_script, str(root / "offline.jsonl"))
+
         server = DexliteProcess(root / "db.sqlite").start()
         app = _CaptureApp(server=server, root=root, script=script, capture=root / "capture.jsonl")
         try:
@@ -126,10 +130,7 @@ def record(recipe_path: Path, points: list[Point] | None = None) -> list[Path]:
                     model_script=steps["model_script"],
                     expected=entry["expected"],
                 )
-                module = load_app(script)
-                offline = resume(
-                    fixture, lambda s: module.scripted_runner(s, str(root / "offline.jsonl"))
-                )
+                offline = resume(fixture, scripted)
                 if offline != fixture.expected:
                     raise AssertionError(
                         f"{point}: the session went on with {fixture.expected!r}, the model "
