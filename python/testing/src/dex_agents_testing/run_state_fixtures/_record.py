@@ -2,7 +2,7 @@
 
 An adapter's recipe (`tests/run_state_recipes.json`) names its test app, the
 framework's distribution and, per point, the prompt that reaches it, the call to
-approve (if any), the tool whose result the recorded RunModel resumes after,
+approve and the gate files to open (if any), the tool whose result the recorded RunModel resumes after,
 and the model script for the resumed run. The recorded RunModel is the first of
 the session whose stored run state is set and whose tool call records hold
 that tool, final; its real outcome becomes `expected`, and the fixture is only
@@ -67,6 +67,8 @@ def _commit(directory: Path) -> str:
 
 
 def _drive(app: _CaptureApp, recipe: Mapping[str, Any]) -> str:
+    for gate in recipe.get("open_gates", []):
+        app.gate(gate).touch()
     session = app.start(recipe["prompt"])
     approve = recipe.get("approve")
     if approve is not None:
