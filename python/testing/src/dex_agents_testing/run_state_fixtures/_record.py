@@ -1,12 +1,13 @@
 """The recorder: real sessions on dexlite and a capture Worker, one fixture per point.
 
 An adapter's recipe (`tests/run_state_recipes.json`) names its test app, the
-framework's distribution and, per point, the prompt that reaches it, the call to
-approve and the gate files to open (if any), the tool whose result the
-recorded RunModel resumes after, and the model script for the resumed run. The recorded RunModel is the first of
-the session whose stored run state is set and whose tool call records hold
-that tool, final; its real outcome becomes `expected`, and the fixture is only
-written when resuming it offline with the script gives the same action.
+framework's distribution and, per point, the prompt that reaches it, the call
+to approve and the gate files to open (if any), the tool whose result the
+recorded RunModel resumes after, and the model script for the resumed run. The
+recorded RunModel is the first of the session whose stored run state is set and
+whose tool call records hold that tool, final; its real outcome becomes
+`expected`, and the fixture is only written when resuming it offline with the
+script gives the same action.
 """
 
 from __future__ import annotations
