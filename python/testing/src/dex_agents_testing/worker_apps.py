@@ -76,25 +76,31 @@ class WorkerApp:
     def gate(self, name: str) -> Path:
         return Path(f"{self.log_path}.{name}-gate")
 
+    def worker_command(self) -> list[str]:
+        """The Worker child's command line; a subclass may run the app another way."""
+        return [sys.executable, str(self.script), *self.worker_arguments()]
+
+    def worker_arguments(self) -> list[str]:
+        """The arguments of the module's contract (see the module docstring)."""
+        return [
+            "--server",
+            self.server.address,
+            "--flow-type",
+            self.flow_type,
+            "--log",
+            str(self.log_path),
+            *(
+                ["--interrupt-deadline", str(self.interrupt_deadline)]
+                if self.interrupt_deadline is not None
+                else []
+            ),
+            *(["--factory", self.factory] if self.factory != "build_flow" else []),
+        ]
+
     def start_worker(self) -> None:
         with (self.root / f"{self.flow_type}.worker.log").open("ab") as err:
             self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    str(self.script),
-                    "--server",
-                    self.server.address,
-                    "--flow-type",
-                    self.flow_type,
-                    "--log",
-                    str(self.log_path),
-                    *(
-                        ["--interrupt-deadline", str(self.interrupt_deadline)]
-                        if self.interrupt_deadline is not None
-                        else []
-                    ),
-                    *(["--factory", self.factory] if self.factory != "build_flow" else []),
-                ],
+                self.worker_command(),
                 env=child_env(),
                 stdout=subprocess.PIPE,
                 stderr=err,

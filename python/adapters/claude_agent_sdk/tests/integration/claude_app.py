@@ -18,7 +18,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from dex_agents_testing.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
+from dex_agents_testing.run_state_fixtures import ModelScript
 
 CONTINUE = "Continue from where you left off."
 
@@ -165,8 +167,42 @@ def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     server = FakeMessagesServer(scripted_model(log_path)).start()
+    deadline = (
+        timedelta(seconds=interrupt_deadline_seconds)
+        if interrupt_deadline_seconds is not None
+        else None
+    )
+    return AgentSessionFlow(
+        _runner(server, log_path),
+        flow_type=flow_type,
+        options=AgentSessionOptions(interrupt_deadline=deadline),
+    )
+
+
+@contextmanager
+def scripted_runner(
+    model_script: Sequence[Mapping[str, Any]], log_path: str
+) -> Iterator[ClaudeAgentRunner]:
+    """The same agent with a model that answers `model_script` (run-state fixtures)."""
+    script = ModelScript(model_script)
+
+    def respond(request: MessagesRequest) -> ScriptedReply:
+        results = _turn_results(request) if _answered(request) else []
+        reply = script.next_reply(
+            results=[(name, output) for _, name, output in results],
+            tools=[n.rsplit("__", 1)[-1] for n in request.tool_names if n.startswith("mcp__")],
+        )
+        if "text" in reply:
+            return text_reply(reply["text"])
+        return tool_use_reply(*((c["id"], c["name"], c["arguments"]) for c in reply["tool_calls"]))
+
+    with FakeMessagesServer(respond) as server:
+        yield _runner(server, log_path)
+
+
+def _runner(server: FakeMessagesServer, log_path: str) -> ClaudeAgentRunner:
     no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    runner = ClaudeAgentRunner(
+    return ClaudeAgentRunner(
         offline_options(server.base_url),
         tools={"app": app_tools(log_path)},
         tool_policies={
@@ -174,14 +210,6 @@ def build_flow(
             "charge": no_approval_write,
             "charge_now": no_approval_write,
         },
-    )
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
-    return AgentSessionFlow(
-        runner, flow_type=flow_type, options=AgentSessionOptions(interrupt_deadline=deadline)
     )
 
 

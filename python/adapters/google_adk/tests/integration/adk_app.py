@@ -16,6 +16,8 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_wo
 from dex_agents_contracts import ToolEffect
 from dex_agents_google_adk import AdkRunner, dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
+from dex_agents_testing.run_state_fixtures import ModelScript
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
@@ -45,9 +48,44 @@ async def _gate(path: str) -> None:
         await asyncio.sleep(0.05)
 
 
+Respond = Callable[[LlmRequest], Awaitable[list[types.Part]]]
+
+
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    deadline = (
+        timedelta(seconds=interrupt_deadline_seconds)
+        if interrupt_deadline_seconds is not None
+        else None
+    )
+    return AgentSessionFlow(
+        _runner(_responder(log_path), log_path),
+        flow_type=flow_type,
+        options=AgentSessionOptions(interrupt_deadline=deadline),
+    )
+
+
+@contextmanager
+def scripted_runner(
+    model_script: Sequence[Mapping[str, Any]], log_path: str
+) -> Iterator[AdkRunner]:
+    """The same agents with a model that answers `model_script` (run-state fixtures)."""
+    script = ModelScript(model_script)
+
+    async def respond(request: LlmRequest) -> list[types.Part]:
+        reply = script.next_reply(
+            results=[(name, output) for _, name, output in function_results(request)],
+            tools=list(request.tools_dict),
+        )
+        if "text" in reply:
+            return [text(reply["text"])]
+        return [call(c["name"], c["arguments"], c["id"]) for c in reply["tool_calls"]]
+
+    yield _runner(respond, log_path)
+
+
+def _responder(log_path: str) -> Respond:
     async def respond(request: LlmRequest) -> list[types.Part]:
         said = prompts(request)
         prompt = said[-1] if said else ""
@@ -102,6 +140,10 @@ def build_flow(
             ]
         return [text(f"I have seen {len(request.contents)} messages.")]
 
+    return respond
+
+
+def _runner(respond: Respond, log_path: str) -> AdkRunner:
     def get_weather(city: str) -> str:
         """The weather in a city."""
         info = dex_run_info()
@@ -158,7 +200,7 @@ def build_flow(
         before_tool_callback=guard,
     )
     no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    runner = AdkRunner(
+    return AdkRunner(
         agent,
         tool_policies={
             "get_weather": ToolPolicy(effect=ToolEffect.READ),
@@ -168,14 +210,6 @@ def build_flow(
             "charge_now": no_approval_write,
             "delete_files": no_approval_write,
         },
-    )
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
-    return AgentSessionFlow(
-        runner, flow_type=flow_type, options=AgentSessionOptions(interrupt_deadline=deadline)
     )
 
 

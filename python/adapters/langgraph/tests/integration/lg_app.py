@@ -15,7 +15,8 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from dex_agents_langgraph import (
     LangGraphRunner,
 )
 from dex_agents_langgraph.testing import RespondingChatModel
+from dex_agents_testing.run_state_fixtures import ModelScript
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -64,18 +66,26 @@ def _call(tool_name: str, call_id: str, /, **args: Any) -> dict[str, Any]:
     return {"id": call_id, "name": tool_name, "args": args}
 
 
-def scripted_reply(log_path: str) -> Callable[[list[BaseMessage]], Awaitable[AIMessage]]:
+Reply = Callable[[list[BaseMessage]], Awaitable[AIMessage]]
+
+
+def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
+    results: list[ToolMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        results.insert(0, message)
+    return results
+
+
+def scripted_reply(log_path: str) -> Reply:
     """The model: answers from the conversation, the last user prompt and the trailing
     tool results."""
 
     async def reply(messages: list[BaseMessage]) -> AIMessage:
         prompts = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
         prompt = prompts[-1] if prompts else ""
-        results: list[ToolMessage] = []
-        for message in reversed(messages):
-            if not isinstance(message, ToolMessage):
-                break
-            results.insert(0, message)
+        results = _trailing_results(messages)
         _log(
             log_path,
             {
@@ -133,6 +143,37 @@ def scripted_reply(log_path: str) -> Callable[[list[BaseMessage]], Awaitable[AIM
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    deadline = (
+        timedelta(seconds=interrupt_deadline_seconds)
+        if interrupt_deadline_seconds is not None
+        else None
+    )
+    return AgentSessionFlow(
+        _runner(scripted_reply(log_path), log_path),
+        flow_type=flow_type,
+        options=AgentSessionOptions(interrupt_deadline=deadline),
+    )
+
+
+@contextmanager
+def scripted_runner(
+    model_script: Sequence[Mapping[str, Any]], log_path: str
+) -> Iterator[LangGraphRunner]:
+    """The same agent with a model that answers `model_script` (run-state fixtures)."""
+    script = ModelScript(model_script)
+
+    async def reply(messages: list[BaseMessage]) -> AIMessage:
+        results = _trailing_results(messages)
+        answer = script.next_reply(results=[(str(r.name), str(r.text)) for r in results])
+        if "text" in answer:
+            return AIMessage(content=answer["text"])
+        calls = [_call(c["name"], c["id"], **c["arguments"]) for c in answer["tool_calls"]]
+        return AIMessage(content="", tool_calls=calls)
+
+    yield _runner(reply, log_path)
+
+
+def _runner(reply: Reply, log_path: str) -> LangGraphRunner:
     @tool
     def get_weather(city: str, config: RunnableConfig) -> str:
         """The weather in a city."""
@@ -163,14 +204,14 @@ def build_flow(
         return f"charged {usd} USD"
 
     agent = create_agent(
-        RespondingChatModel(respond=scripted_reply(log_path)),
+        RespondingChatModel(respond=reply),
         [get_weather, book_trip, charge, charge_now],
         middleware=[DexStepMiddleware()],
         checkpointer=DexCheckpointSaver(),
         response_format=City,
     )
     no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    runner = LangGraphRunner(
+    return LangGraphRunner(
         agent,
         tool_policies={
             "get_weather": ToolPolicy(effect=ToolEffect.READ),
@@ -178,14 +219,6 @@ def build_flow(
             "charge": no_approval_write,
             "charge_now": no_approval_write,
         },
-    )
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
-    return AgentSessionFlow(
-        runner, flow_type=flow_type, options=AgentSessionOptions(interrupt_deadline=deadline)
     )
 
 

@@ -18,6 +18,8 @@ import dataclasses
 import json
 import logging
 import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -32,11 +34,13 @@ from agents import (
     set_tracing_disabled,
 )
 from agents.testing import ModelCall, assistant_message, function_call
+from agents.testing.model import ModelResponder
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_worker
 from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolCallsRequested
 from dex_agents_contracts import ToolEffect
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
+from dex_agents_testing.run_state_fixtures import ModelScript
 
 set_tracing_disabled(True)
 
@@ -107,6 +111,40 @@ def _flow(
     log_path: str,
     interrupt_deadline_seconds: float | None,
 ) -> AgentSessionFlow:
+    deadline = (
+        timedelta(seconds=interrupt_deadline_seconds)
+        if interrupt_deadline_seconds is not None
+        else None
+    )
+    return AgentSessionFlow(
+        _runner(runner_type, _responder(log_path), log_path),
+        flow_type=flow_type,
+        options=AgentSessionOptions(interrupt_deadline=deadline),
+    )
+
+
+@contextmanager
+def scripted_runner(
+    model_script: Sequence[Mapping[str, Any]], log_path: str
+) -> Iterator[OpenAiAgentsRunner[None]]:
+    """The same agents with a model that answers `model_script` (run-state fixtures)."""
+    script = ModelScript(model_script)
+
+    async def respond(call: ModelCall) -> Any:
+        reply = script.next_reply(
+            results=[(name, output) for _, name, output in _results(_items(call))],
+            tools=[str(getattr(t, "name", "")) for t in call.tools],
+        )
+        if "text" in reply:
+            return [assistant_message(reply["text"])]
+        return [
+            function_call(c["name"], c["arguments"], call_id=c["id"]) for c in reply["tool_calls"]
+        ]
+
+    yield _runner(OpenAiAgentsRunner, respond, log_path)
+
+
+def _responder(log_path: str) -> ModelResponder:
     async def respond(call: ModelCall) -> Any:
         items = _items(call)
         prompts = _prompts(items)
@@ -158,6 +196,12 @@ def _flow(
             return [assistant_message("HELLO THERE")]
         return [assistant_message(f"I have seen {len(items)} messages.")]
 
+    return respond
+
+
+def _runner(
+    runner_type: type[OpenAiAgentsRunner[None]], respond: ModelResponder, log_path: str
+) -> OpenAiAgentsRunner[None]:
     @function_tool
     def get_weather(city: str) -> str:
         """The weather in a city."""
@@ -221,7 +265,7 @@ def _flow(
         output_guardrails=[no_shouting],
     )
     no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    runner = runner_type(
+    return runner_type(
         agent,
         tool_policies={
             "get_weather": ToolPolicy(effect=ToolEffect.READ),
@@ -230,14 +274,6 @@ def _flow(
             "charge": no_approval_write,
             "charge_now": no_approval_write,
         },
-    )
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
-    return AgentSessionFlow(
-        runner, flow_type=flow_type, options=AgentSessionOptions(interrupt_deadline=deadline)
     )
 
 

@@ -15,6 +15,8 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_worker
 from dex_agents_contracts import ToolEffect
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
+from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
 from pydantic_ai.messages import (
@@ -63,9 +66,50 @@ async def _gate(path: str) -> None:
         await asyncio.sleep(0.05)
 
 
+ModelFunction = Callable[[list[ModelMessage], AgentInfo], Awaitable[ModelResponse]]
+
+
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    deadline = (
+        timedelta(seconds=interrupt_deadline_seconds)
+        if interrupt_deadline_seconds is not None
+        else None
+    )
+    return AgentSessionFlow(
+        _runner(_model(log_path), log_path),
+        flow_type=flow_type,
+        options=AgentSessionOptions(interrupt_deadline=deadline),
+    )
+
+
+@contextmanager
+def scripted_runner(
+    model_script: Sequence[Mapping[str, Any]], log_path: str
+) -> Iterator[PydanticAiRunner[None]]:
+    """The same agent with a model that answers `model_script` (run-state fixtures)."""
+    script = ModelScript(model_script)
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        results = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+        reply = script.next_reply(
+            results=[(r.tool_name, r.model_response_str()) for r in results],
+            tools=[t.name for t in info.function_tools],
+        )
+        if "text" in reply:
+            return ModelResponse(parts=[TextPart(content=reply["text"])])
+        return ModelResponse(
+            parts=[
+                ToolCallPart(c["name"], c["arguments"], tool_call_id=c["id"])
+                for c in reply["tool_calls"]
+            ]
+        )
+
+    yield _runner(model, log_path)
+
+
+def _model(log_path: str) -> ModelFunction:
     async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         prompts = _user_prompts(messages)
         prompt = prompts[-1] if prompts else ""
@@ -121,6 +165,10 @@ def build_flow(
             )
         return ModelResponse(parts=[TextPart(content=f"I have seen {len(messages)} messages.")])
 
+    return model
+
+
+def _runner(model: ModelFunction, log_path: str) -> PydanticAiRunner[None]:
     agent: Agent[None, str | City | DeferredToolRequests] = Agent(
         FunctionModel(model), output_type=[str, City, DeferredToolRequests]
     )
@@ -158,7 +206,7 @@ def build_flow(
         return f"charged {usd} USD"
 
     no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    runner = PydanticAiRunner(
+    return PydanticAiRunner(
         agent,
         tool_policies={
             "get_weather": ToolPolicy(effect=ToolEffect.READ),
@@ -166,14 +214,6 @@ def build_flow(
             "charge": no_approval_write,
             "charge_now": no_approval_write,
         },
-    )
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
-    return AgentSessionFlow(
-        runner, flow_type=flow_type, options=AgentSessionOptions(interrupt_deadline=deadline)
     )
 
 

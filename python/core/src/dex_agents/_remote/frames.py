@@ -7,7 +7,7 @@ the one place that maps it, so both directions stay symmetric.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, cast
 
 from dex_agents_contracts import (
     MessageRole,
@@ -18,17 +18,26 @@ from dex_agents_contracts import (
     RunnerTurnContext,
     Struct,
     struct_from_json,
+    struct_to_json,
 )
 
-from dex_agents._runner.policies import ResolvedToolPolicy, ToolPolicy
+from dex_agents._runner.policies import (
+    BUILT_IN_TOOL_NAMES,
+    BuiltInToolName,
+    ResolvedToolPolicy,
+    ToolPolicy,
+)
 from dex_agents._runner.protocol import (
     AgentTurnContext,
     DeferredToolCall,
     FrameworkMessage,
+    Heartbeat,
     ModelCallMetadata,
 )
+from dex_agents.events import EventWriter
 
 __all__ = [
+    "agent_turn_context",
     "framework_message",
     "framework_messages",
     "model_call_metadata",
@@ -120,4 +129,45 @@ def turn_context(turn: AgentTurnContext) -> RunnerTurnContext:
         interaction_mode=turn.interaction_mode,
         plan=turn.plan,
         context_summary=turn.context_summary,
+    )
+
+
+def _built_in_tools(names: Sequence[str]) -> tuple[BuiltInToolName, ...]:
+    unknown = [name for name in names if name not in BUILT_IN_TOOL_NAMES]
+    if unknown:
+        raise ValueError(f"a runner turn names unknown built-in tools: {unknown!r}")
+    return tuple(cast(BuiltInToolName, name) for name in names)
+
+
+def agent_turn_context(
+    wire: RunnerTurnContext, *, events: EventWriter, heartbeat: Heartbeat
+) -> AgentTurnContext:
+    """The turn `turn_context` wrote, given back its event writer and heartbeat.
+
+    A recorded turn (a run-state fixture) is replayed to an in-process runner
+    through this. Raises ValueError for a built-in tool name this core does not know.
+    """
+    return AgentTurnContext(
+        flow_id=wire.flow_id,
+        turn_id=wire.turn_id,
+        attempt=wire.attempt,
+        messages=list(wire.messages),
+        framework_run_state=wire.framework_run_state,
+        tool_calls=list(wire.tool_calls),
+        tool_policies={
+            policy.tool_name: ToolPolicy(
+                effect=policy.effect, requires_approval=policy.requires_approval
+            )
+            for policy in wire.tool_policies
+        },
+        default_tool_effect=wire.default_tool_effect,
+        events=events,
+        heartbeat=heartbeat,
+        enabled_built_in_tools=_built_in_tools(wire.enabled_built_in_tools),
+        session_settings=(
+            struct_to_json(wire.session_settings) if wire.session_settings is not None else {}
+        ),
+        interaction_mode=wire.interaction_mode,
+        plan=wire.plan,
+        context_summary=wire.context_summary,
     )
