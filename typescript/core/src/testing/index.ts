@@ -19,6 +19,7 @@ export { deferredExecution } from "./executions.js";
 export { RunLog } from "./runlog.js";
 export { storedUserMessage, testTurn, type TestTurnOptions } from "./turns.js";
 export {
+  matrixFixtureReply,
   ModelScript,
   normalizedOutcome,
   readRunStateFixture,

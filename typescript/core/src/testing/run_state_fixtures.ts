@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import {
@@ -25,6 +26,7 @@ import {
 } from "@dex-agents/contracts";
 import { handlers, type StreamFrames } from "../handlers.js";
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner.js";
+import type { MatrixModelCall, MatrixReply } from "./matrix_model.js";
 
 export const RUN_STATE_POINTS = [
   "awaiting_tool_result",
@@ -122,7 +124,7 @@ export function readRunStateFixtures(directory: URL, adapter: string, points: re
   const files = readdirSync(path).filter((f) => f.endsWith(".json")).sort();
   assert.deepEqual(files, points.map((p) => `${p}.json`).sort(), `${path}: the adapter's run-state fixtures`);
   return files.map((f) => {
-    const fixture = readRunStateFixture(`${path}/${f}`);
+    const fixture = readRunStateFixture(join(path, f));
     assert.equal(fixture.adapter, adapter, `${fixture.file}: recorded for another adapter`);
     assert.equal(`${fixture.point}.json`, f, `${fixture.file}: the file is named after another point`);
     return fixture;
@@ -173,4 +175,25 @@ export async function resumeRunStateFixture<T>(
   const response = (await handler(build(script), request as never, fixtureFrames(), undefined)) as RunModelStepResponse;
   assert.deepEqual(normalizedOutcome(response), fixture.expected, `${fixture.file}: the resumed run's next action`);
   assert.equal(script.used, script.replies.length, `${fixture.file}: model calls of the resumed run`);
+}
+
+/**
+ * A matrix app's model answering from `script`: its first call must see the
+ * results of the fixture's finished tool calls, as the resumed framework
+ * rebuilt them from the stored run state.
+ */
+export function matrixFixtureReply(
+  fixture: RunStateFixture,
+  script: ModelScript<MatrixReply>,
+): (call: MatrixModelCall) => Promise<MatrixReply> {
+  const stored = Object.fromEntries(
+    fixture.turnContext.toolCalls.flatMap((c) => (c.output !== undefined ? [[c.toolCallId, c.output]] : [])),
+  );
+  return async (call) => {
+    if (script.used === 0) {
+      const seen = Object.fromEntries(call.results.map((r) => [r.toolCallId, r.output]));
+      assert.deepEqual(seen, stored, `${fixture.file}: the tool results the resumed model call saw`);
+    }
+    return script.next();
+  };
 }
