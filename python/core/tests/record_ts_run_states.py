@@ -165,10 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="run-states-"))
     try:
-        for path in record(args.adapter, args.points, work):
-            print(path.relative_to(ROOT))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        written = record(args.adapter, args.points, work)
+    except BaseException:
+        print(f"failed; the sessions' logs are in {work}", file=sys.stderr)
+        raise
+    shutil.rmtree(work, ignore_errors=True)
+    for path in written:
+        print(path.relative_to(ROOT))
     return 0
 
 
