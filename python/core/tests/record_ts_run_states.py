@@ -90,12 +90,13 @@ SCENARIOS: dict[str, Callable[[SidecarApp, str], str]] = {
 
 
 def resumed_call(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The RunModelStep that resumed the turn: the first with a run state and finished tool calls."""
+    """The RunModelStep that resumed the turn: the first with a run state and finished calls."""
     finished = {ToolCallStatus.SUCCEEDED.name.lower(), ToolCallStatus.FAILED.name.lower()}
     for record in records:
         turn = record["turn_context"]
         calls = turn.get("tool_calls") or []
-        if turn.get("framework_run_state") and calls and all(c["status"] in finished for c in calls):
+        finished_calls = bool(calls) and all(c["status"] in finished for c in calls)
+        if turn.get("framework_run_state") and finished_calls:
             return record
     raise AssertionError(f"no recorded RunModelStep resumed after tool calls among {len(records)}")
 
@@ -107,7 +108,8 @@ def framework_version(package: str) -> str:
 
 def record(adapter: str, points: list[str], work: Path) -> list[Path]:
     spec = ADAPTERS[adapter]
-    package = build_package(work / "ts", spec.directory, ["typescript/contracts", "typescript/core"])
+    deps = ["typescript/contracts", "typescript/core"]
+    package = build_package(work / "ts", spec.directory, deps)
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout.strip()
