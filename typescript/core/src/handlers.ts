@@ -33,6 +33,7 @@ import {
   type ExecuteDeferredToolCallRequest,
   type PollToolTaskRequest,
   type RunModelStepRequest,
+  type RunModelStepResponse,
   type RunnerSessionOptions,
   type RunnerTurnContext,
   type SelectCompactionCutoffRequest,
@@ -42,6 +43,7 @@ import {
   ToolExecutionError,
   type AgentFrameworkRunner,
   type AgentTurnContext,
+  type AgentTurnOutcome,
   type DeferredToolOutcome,
   type EventWriter,
   type ToolTaskPollOutcome,
@@ -132,6 +134,44 @@ function missing(runner: AgentFrameworkRunner<DeferredToolOutcome>, method: stri
   return new TypeError(`the runner ${runner.constructor.name} does not implement ${method}`);
 }
 
+/** A runner's `runModelStep` answer as the RunModelStep outcome frame. */
+export function runModelStepResponse(outcome: AgentTurnOutcome): RunModelStepResponse {
+  switch (outcome?.kind) {
+    case "turn_completed":
+      return create(RunModelStepResponseSchema, {
+        turnCompleted: create(RunnerTurnCompletedSchema, {
+          newMessages: wireFrameworkMessages(outcome.newMessages),
+          usage: wireUsage(outcome.usage),
+          modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
+          turnError: outcome.turnError,
+        }),
+      });
+    case "tool_calls_requested":
+      return create(RunModelStepResponseSchema, {
+        toolCallsRequested: create(RunnerToolCallsRequestedSchema, {
+          frameworkRunState: outcome.frameworkRunState,
+          toolCalls: wireToolCalls(outcome.toolCalls),
+          usage: wireUsage(outcome.usage),
+          newMessages: wireFrameworkMessages(outcome.newMessages),
+          modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
+        }),
+      });
+    case "turn_continued":
+      return create(RunModelStepResponseSchema, {
+        turnContinued: create(RunnerTurnContinuedSchema, {
+          frameworkRunState: outcome.frameworkRunState,
+          newMessages: wireFrameworkMessages(outcome.newMessages),
+          usage: wireUsage(outcome.usage),
+          modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
+        }),
+      });
+    default:
+      throw new TypeError(
+        `runModelStep answered ${JSON.stringify(outcome)}; expected kind turn_completed, tool_calls_requested or turn_continued`,
+      );
+  }
+}
+
 export const handlers: Readonly<Record<string, Handler>> = {
   DescribeRunner: async (runner, _request, _frames, sessionOptions) =>
     create(DescribeRunnerResponseSchema, {
@@ -151,43 +191,8 @@ export const handlers: Readonly<Record<string, Handler>> = {
       message: wireFrameworkMessage(await runner.buildUserMessage(request.text)),
     }),
 
-  RunModelStep: async (runner, request: RunModelStepRequest, frames) => {
-    const outcome = await runner.runModelStep(turn(request.turn, frames));
-    switch (outcome?.kind) {
-      case "turn_completed":
-        return create(RunModelStepResponseSchema, {
-          turnCompleted: create(RunnerTurnCompletedSchema, {
-            newMessages: wireFrameworkMessages(outcome.newMessages),
-            usage: wireUsage(outcome.usage),
-            modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
-            turnError: outcome.turnError,
-          }),
-        });
-      case "tool_calls_requested":
-        return create(RunModelStepResponseSchema, {
-          toolCallsRequested: create(RunnerToolCallsRequestedSchema, {
-            frameworkRunState: outcome.frameworkRunState,
-            toolCalls: wireToolCalls(outcome.toolCalls),
-            usage: wireUsage(outcome.usage),
-            newMessages: wireFrameworkMessages(outcome.newMessages),
-            modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
-          }),
-        });
-      case "turn_continued":
-        return create(RunModelStepResponseSchema, {
-          turnContinued: create(RunnerTurnContinuedSchema, {
-            frameworkRunState: outcome.frameworkRunState,
-            newMessages: wireFrameworkMessages(outcome.newMessages),
-            usage: wireUsage(outcome.usage),
-            modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
-          }),
-        });
-      default:
-        throw new TypeError(
-          `runModelStep answered ${JSON.stringify(outcome)}; expected kind turn_completed, tool_calls_requested or turn_continued`,
-        );
-    }
-  },
+  RunModelStep: async (runner, request: RunModelStepRequest, frames) =>
+    runModelStepResponse(await runner.runModelStep(turn(request.turn, frames))),
 
   ExecuteDeferredToolCall: async (runner, request: ExecuteDeferredToolCallRequest, frames) => {
     const toolCall = request.toolCall;

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { matrixReply, type MatrixToolCall } from "./matrix_model.js";
+import { matrixReply, type MatrixModelCall, type MatrixReply, type MatrixToolCall } from "./matrix_model.js";
 import type { MatrixSidecarArgs } from "./matrix_sidecar.js";
 
 const USAGE = {
@@ -84,6 +84,11 @@ export function aiSdkUserPrompts(prompt: readonly AiSdkPromptMessage[]): string[
 
 /** The matrix script as a `doStream`: it reads the prompt's trailing tool message. */
 export function aiSdkMatrixDoStream(sidecar: MatrixSidecarArgs) {
+  return aiSdkDoStream((call) => matrixReply(sidecar, call));
+}
+
+/** `reply` as a `doStream`: the prompt read as a `MatrixModelCall`, the reply streamed back. */
+export function aiSdkDoStream(reply: (call: MatrixModelCall) => Promise<MatrixReply>) {
   return async (options: { readonly prompt: readonly AiSdkPromptMessage[]; readonly abortSignal?: AbortSignal | undefined }) => {
     const last = options.prompt.at(-1);
     const results =
@@ -100,12 +105,12 @@ export function aiSdkMatrixDoStream(sidecar: MatrixSidecarArgs) {
               : [],
           )
         : [];
-    const reply = await matrixReply(sidecar, {
+    const answer = await reply({
       prompts: aiSdkUserPrompts(options.prompt),
       results,
       messageCount: options.prompt.filter((m) => m.role !== "system").length,
       signal: options.abortSignal,
     });
-    return aiSdkStreamResponse(reply.text, reply.calls);
+    return aiSdkStreamResponse(answer.text, answer.calls);
   };
 }

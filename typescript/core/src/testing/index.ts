@@ -5,6 +5,7 @@
  */
 
 export {
+  aiSdkDoStream,
   aiSdkGenerateResponse,
   aiSdkMatrixDoStream,
   aiSdkStreamResponse,
@@ -17,3 +18,17 @@ export { matrixReply, matrixToolCalls, type MatrixModelCall, type MatrixReply, t
 export { deferredExecution } from "./executions.js";
 export { RunLog } from "./runlog.js";
 export { storedUserMessage, testTurn, type TestTurnOptions } from "./turns.js";
+export {
+  matrixFixtureReply,
+  ModelScript,
+  normalizedOutcome,
+  readRunStateFixture,
+  readRunStateFixtures,
+  resumeRunStateFixture,
+  RUN_STATE_POINTS,
+  sha256,
+  type NormalizedOutcome,
+  type RunStateFixture,
+  type RunStatePoint,
+} from "./run_state_fixtures.js";
+export { noteModelReply, RECORD_TURN_CONTEXT_VARIABLE, recordingRunner, wireTurnContext } from "./run_state_recorder.js";

@@ -9,6 +9,7 @@
  */
 
 import type { MatrixSidecarArgs } from "./matrix_sidecar.js";
+import { noteModelReply } from "./run_state_recorder.js";
 
 export interface MatrixToolCall {
   readonly id: string;
@@ -62,6 +63,12 @@ export interface MatrixReply {
  * else "I have seen N messages.".
  */
 export async function matrixReply(sidecar: MatrixSidecarArgs, call: MatrixModelCall): Promise<MatrixReply> {
+  const reply = await scriptReply(sidecar, call);
+  noteModelReply(reply);
+  return reply;
+}
+
+async function scriptReply(sidecar: MatrixSidecarArgs, call: MatrixModelCall): Promise<MatrixReply> {
   const { prompts, results } = call;
   sidecar.runLog.write({
     kind: "model",

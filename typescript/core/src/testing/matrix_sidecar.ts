@@ -11,6 +11,7 @@
 import { parseArgs } from "node:util";
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner.js";
 import { serveRunners } from "../serve.js";
+import { RECORD_TURN_CONTEXT_VARIABLE, recordingRunner } from "./run_state_recorder.js";
 import { RunLog } from "./runlog.js";
 
 export interface MatrixSidecarArgs {
@@ -33,13 +34,18 @@ export function matrixSidecarArgs(): MatrixSidecarArgs {
   return { address: values.address, flowType, runLog: new RunLog(log) };
 }
 
-/** Serves `runner` under the sidecar's Flow type; `afterClose` runs once the service stopped on SIGTERM. */
+/**
+ * Serves `runner` under the sidecar's Flow type; `afterClose` runs once the service stopped on SIGTERM.
+ * With `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` its RunModelSteps are recorded there (run_state_recorder.ts).
+ */
 export async function serveMatrixRunner(
   args: MatrixSidecarArgs,
   runner: AgentFrameworkRunner<DeferredToolOutcome>,
   afterClose: () => unknown = () => undefined,
 ): Promise<void> {
-  const server = await serveRunners({ runners: { [args.flowType]: runner }, address: args.address });
+  const record = process.env[RECORD_TURN_CONTEXT_VARIABLE];
+  const served = record ? recordingRunner(runner, record) : runner;
+  const server = await serveRunners({ runners: { [args.flowType]: served }, address: args.address });
   process.stdout.write(`listening ${server.address}\n`);
   process.on("SIGTERM", () => void server.close().then(afterClose).then(() => process.exit(0)));
 }
