@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
+from typing import Self
 
 from dex_agents._runner.protocol import AgentTurnContext, DeferredToolExecution
 
@@ -35,11 +36,11 @@ class DexRunInfo:
     """The call record's reference, for a tool a tool source made (MCP); tool Step only."""
 
     @classmethod
-    def of_model_step(cls, turn: AgentTurnContext) -> DexRunInfo:
+    def of_model_step(cls, turn: AgentTurnContext) -> Self:
         return cls(flow_id=turn.flow_id, turn_id=turn.turn_id, attempt=turn.attempt)
 
     @classmethod
-    def of_tool_step(cls, call: DeferredToolExecution) -> DexRunInfo:
+    def of_tool_step(cls, call: DeferredToolExecution) -> Self:
         return cls(
             flow_id=call.flow_id,
             turn_id=call.turn_id,
@@ -54,7 +55,7 @@ class DexRunInfo:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: object) -> DexRunInfo | None:
+    def from_json(cls, data: object) -> Self | None:
         """The info `to_json` wrote; None for anything else (a call outside Dex)."""
         if not isinstance(data, Mapping):
             return None
