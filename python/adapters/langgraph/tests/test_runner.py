@@ -4,8 +4,8 @@ call per Step, no tool run inside it, results fed back as model-visible texts.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest

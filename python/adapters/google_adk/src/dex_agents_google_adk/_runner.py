@@ -153,7 +153,9 @@ class AdkRunner:
                 new_messages=(), turn_error=f"cannot read the stored conversation: {error}"
             )
         except _TurnFailed as failed:
-            return TurnCompleted(new_messages=failed_turn_messages(self, turn), turn_error=str(failed))
+            return TurnCompleted(
+                new_messages=failed_turn_messages(self, turn), turn_error=str(failed)
+            )
 
     async def _run_model_step(
         self, turn: AgentTurnContext, previous: TurnState | None

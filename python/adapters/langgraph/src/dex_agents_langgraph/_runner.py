@@ -32,11 +32,11 @@ from dex_agents.runner import (
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
-    ToolRouter,
     TurnContinued,
     heartbeats,
     parse_tool_arguments,
@@ -238,7 +238,9 @@ class LangGraphRunner:
         unanswered = [p for p in state.pending if p.tool_call_id not in answered]
         texts = result_texts(unanswered, turn.tool_calls, strict=False)
         messages.extend(
-            ToolMessage(content=texts[p.tool_call_id], tool_call_id=p.tool_call_id, name=p.tool_name)
+            ToolMessage(
+                content=texts[p.tool_call_id], tool_call_id=p.tool_call_id, name=p.tool_name
+            )
             for p in unanswered
         )
         return [to_framework_message(m) for m in messages[state.input_count :]]
@@ -308,7 +310,9 @@ class LangGraphRunner:
                 )
             )
             pending.append(
-                InterruptedCall(tool_call_id=tool_call_id, tool_name=tool_name, interrupt_id=item.id)
+                InterruptedCall(
+                    tool_call_id=tool_call_id, tool_name=tool_name, interrupt_id=item.id
+                )
             )
         return pending, calls, continues
 

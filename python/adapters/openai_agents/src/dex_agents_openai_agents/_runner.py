@@ -172,7 +172,9 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         try:
             return await self._run_model_step(turn, info, context, previous)
         except _TurnFailed as failed:
-            return TurnCompleted(new_messages=failed_turn_messages(self, turn), turn_error=str(failed))
+            return TurnCompleted(
+                new_messages=failed_turn_messages(self, turn), turn_error=str(failed)
+            )
 
     async def _run_model_step(
         self,
@@ -396,7 +398,9 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             parsed = json.loads(arguments)
         except ValueError:
             return True  # the SDK asks for approval of arguments it cannot inspect
-        return await declared_approval(declared, RunContextWrapper(context=context), parsed, call_id)
+        return await declared_approval(
+            declared, RunContextWrapper(context=context), parsed, call_id
+        )
 
 
 def _answer_interruptions(

@@ -288,7 +288,9 @@ class PydanticAiRunner(Generic[DepsT]):
             texts = result_texts(state.pending, turn.tool_calls, strict=False)
             parts = [
                 ToolReturnPart(
-                    tool_name=p.tool_name, content=texts[p.tool_call_id], tool_call_id=p.tool_call_id
+                    tool_name=p.tool_name,
+                    content=texts[p.tool_call_id],
+                    tool_call_id=p.tool_call_id,
                 )
                 for p in state.pending
             ]

@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 
-
 class _Call(Protocol):
     """A paused call as any runner remembers it (a `PendingCall`, a Stepwise item, ...)."""
 

@@ -32,19 +32,19 @@ from dex_agents.runner import (
     ContextSummaryRequest,
     ContextSummaryResult,
     DeferredToolCall,
-    DexRunInfo,
     DeferredToolExecution,
     DeferredToolOutcome,
+    DexRunInfo,
     FrameworkMessage,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
-    ToolRouter,
     pending_records,
     result_text,
     running,
@@ -461,9 +461,7 @@ def _results_for(
         ToolResultItem(
             tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=result_text(record)
         )
-        for call, record in pending_records(
-            state.unanswered_tool_calls(), records, strict=strict
-        )
+        for call, record in pending_records(state.unanswered_tool_calls(), records, strict=strict)
     ]
 
 
