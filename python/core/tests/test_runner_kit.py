@@ -6,14 +6,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
 from dex_agents.runner import (
     BUILT_IN_TOOL_POLICY,
     NO_RESULT_TEXT,
+    AgentTurnContext,
     DexRunInfo,
-    FakeSession,
+    NullEventWriter,
     PendingCall,
     RunStateError,
     RunStateFormat,
@@ -21,6 +23,7 @@ from dex_agents.runner import (
     ToolRouter,
     declared_approval,
     dex_run_info,
+    no_heartbeat,
     parse_tool_arguments,
     pending_records,
     result_texts,
@@ -117,7 +120,7 @@ def test_stepwise_reads_the_state_it_wrote_before_the_envelope() -> None:
         RunState.decode(newer)
 
 
-def _record(call_id: str, status: ToolCallStatus, **fields: object) -> AgentToolCall:
+def _record(call_id: str, status: ToolCallStatus, **fields: Any) -> AgentToolCall:
     return AgentToolCall(
         tool_call_id=call_id, turn_id="t", tool_name="tool", status=status, **fields
     )
@@ -180,11 +183,19 @@ def test_tool_output_text() -> None:
 
 
 def test_the_router_checks_ids_and_lets_policies_win_in_order() -> None:
-    turn = FakeSession(
-        runner=None,
+    turn = AgentTurnContext(
+        flow_id="f",
+        turn_id="t",
+        attempt=1,
+        messages=[],
+        framework_run_state=None,
+        tool_calls=[],
         tool_policies={"w": ToolPolicy(effect=ToolEffect.READ)},
+        default_tool_effect=ToolEffect.UNCLASSIFIED,
+        events=NullEventWriter(),
+        heartbeat=no_heartbeat,
         enabled_built_in_tools=("ask_user",),
-    ).context()
+    )
     router = ToolRouter(turn, tool_policies={"x": ToolPolicy(effect=ToolEffect.READ)})
     assert router.defer("1", "w", "{}").policy.effect is ToolEffect.READ
     sourced = router.defer("2", "m", "{}", sourced=_Sourced())

@@ -51,7 +51,7 @@ class Tools:
         def book_trip(city: str, config: RunnableConfig) -> str:
             """Books a trip."""
             context = DexToolContext.from_config(config)
-            self.keys.append(context.idempotency_key if context else "none")
+            self.keys.append((context and context.idempotency_key) or "none")
             self.ran.append(f"book_trip:{city}")
             return f"booked {city}"
 

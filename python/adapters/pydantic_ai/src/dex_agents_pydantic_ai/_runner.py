@@ -154,11 +154,10 @@ class PydanticAiRunner(Generic[DepsT]):
         state = RunState.decode(turn.framework_run_state)
         stored = history_from_stored(turn.messages, self._decoded_items)
         history: list[ModelMessage] = [*stored, *state.messages]
-        results = (
-            DeferredToolResults(calls=result_texts(state.pending, turn.tool_calls, strict=True))
-            if state.pending
-            else None
-        )
+        results: DeferredToolResults | None = None
+        if state.pending:
+            texts: dict[str, Any] = dict(result_texts(state.pending, turn.tool_calls, strict=True))
+            results = DeferredToolResults(calls=texts)
         deps = self._deps(DexRunInfo.of_model_step(turn))
         deferral = DeferEveryTool(built_ins=built_in_tool_definitions(turn.enabled_built_in_tools))
 
