@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from dex_agents import ToolPolicy
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk._runner import max_turns_error
@@ -65,6 +68,27 @@ def test_deferred_write_runs_once_in_its_tool_step() -> None:
         session.finish("k1", ToolCallStatus.APPROVED)
         session.execute_and_record("k1")
         assert agent.keys == ["session-1/turn-1/k1"]
+        done = session.run_model()
+        assert isinstance(done, TurnCompleted)
+        assert (
+            session.messages[-1].text == "Results: get_weather=sunny in Rome; book_trip=booked Rome"
+        )
+        assert [name for name, _ in agent.runs] == ["get_weather", "book_trip"]
+
+
+def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
+    """`legacy_run_state.json` is what the runner wrote before the run-state envelope,
+    when this turn deferred its write (captured from that encoder with this CLI); a
+    session in flight across the upgrade resumes from it to the same answer."""
+    legacy = (Path(__file__).parent / "legacy_run_state.json").read_text(encoding="utf-8")
+    assert json.loads(legacy)["format"] == "claude-agent-sdk/1"
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book Rome")
+        assert isinstance(session.run_model(), ToolCallsRequested)
+        session.finish("k1", ToolCallStatus.APPROVED)
+        session.execute_and_record("k1")
+        session.run_state = legacy
         done = session.run_model()
         assert isinstance(done, TurnCompleted)
         assert (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,12 @@ from dex_agents.runner import (
     ToolExecutionResult,
     TurnCompleted,
 )
-from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
+from dex_agents_contracts import (
+    MessageRole,
+    ToolCallStatus,
+    ToolEffect,
+    decode_run_state_envelope,
+)
 from dex_agents_google_adk import AdkRunner
 from dex_agents_google_adk.testing import (
     FakeSession,
@@ -59,8 +65,9 @@ def test_a_read_tool_turn_defers_the_call_and_resumes_the_same_invocation() -> N
     assert first.usage.model_calls == 1
     assert first.model_call_metadata is not None
     assert first.model_call_metadata.request_model == "scripted"
-    state = json.loads(first.framework_run_state)
-    invocation = state["invocation_id"]
+    envelope = decode_run_state_envelope(first.framework_run_state)
+    assert (envelope.adapter, envelope.schema_version) == ("google_adk", 1)
+    invocation = json.loads(envelope.payload)["invocation_id"]
     assert invocation
 
     session.execute_and_record("w1")
@@ -165,7 +172,25 @@ def test_a_state_from_another_runner_fails_the_turn_clearly() -> None:
     outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     assert outcome.turn_error is not None
-    assert "not written by AdkRunner" in outcome.turn_error
+    assert "not written by the google_adk adapter" in outcome.turn_error
+
+
+def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
+    """`legacy_run_state.json` is what the runner wrote before the run-state envelope,
+    after this turn's first model call (captured from that encoder); a session in
+    flight across the upgrade resumes that invocation to the same answer."""
+    session = _session(tool_policies={"get_weather": ToolPolicy(effect=ToolEffect.READ)})
+    session.start_turn("weather in Paris?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.execute_and_record("w1")
+    legacy = (Path(__file__).parent / "legacy_run_state.json").read_text(encoding="utf-8")
+    invocation = json.loads(legacy)["invocation_id"]
+    session.run_state = legacy
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert done.turn_error is None
+    assert session.messages[-1].text == "Results: w1=sunny in Paris"
+    assert json.loads(session.messages[-1].framework_item)["invocation_id"] == invocation
 
 
 def test_the_application_agent_is_left_as_it_was() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,7 +51,7 @@ class Tools:
         def book_trip(city: str, config: RunnableConfig) -> str:
             """Books a trip."""
             context = DexToolContext.from_config(config)
-            self.keys.append(context.idempotency_key if context else "none")
+            self.keys.append((context and context.idempotency_key) or "none")
             self.ran.append(f"book_trip:{city}")
             return f"booked {city}"
 
@@ -141,6 +142,40 @@ def test_tool_turn_defers_every_call_and_resumes_with_results() -> None:
     assert final.new_messages[-1].text == "Done."
     assert final.usage.input_tokens == 7
     assert final.usage.model_calls == 1
+
+
+def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
+    """`legacy_run_state.json` is what the runner wrote before the run-state envelope,
+    after the first model call of this turn (captured from that encoder); a session in
+    flight across the upgrade resumes from it to the same answer."""
+    tools = Tools()
+    runner, model = runner_for(
+        [
+            AIMessage(
+                content="Checking.",
+                tool_calls=[
+                    call("get_weather", "c1", city="Paris"),
+                    call("book_trip", "c2", city="Paris"),
+                ],
+            ),
+            AIMessage(content="Done."),
+        ],
+        tools,
+        tool_policies={"book_trip": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)},
+    )
+    session = FakeSession(runner)
+    session.start_turn("Weather and a trip to Paris?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.execute_and_record("c1")
+    session.execute_and_record("c2")
+    legacy = (Path(__file__).parent / "legacy_run_state.json").read_text(encoding="utf-8")
+    assert json.loads(legacy)["format"] == "dex_agents_langgraph.run_state.v1"
+    session.run_state = legacy
+    final = session.run_model()
+    assert isinstance(final, TurnCompleted)
+    assert last_tool_results(model.seen[1]) == {"c1": "sunny in Paris", "c2": "booked Paris"}
+    assert [m.role for m in final.new_messages] == ["assistant", "tool", "tool", "assistant"]
+    assert final.new_messages[-1].text == "Done."
 
 
 def test_history_replays_on_the_next_turn() -> None:

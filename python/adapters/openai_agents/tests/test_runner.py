@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from agents import Agent, FunctionTool
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, ToolExecutionError, TurnCompleted
-from dex_agents_contracts import MessageRole, TextDeltaPayload, ToolCallStatus, ToolEffect
+from dex_agents_contracts import (
+    MessageRole,
+    TextDeltaPayload,
+    ToolCallStatus,
+    ToolEffect,
+    decode_run_state_envelope,
+    encode_run_state_envelope,
+)
 from dex_agents_openai_agents import OpenAiAgentsRunner
 from dex_agents_openai_agents.testing import FakeSession
 from support import RAN, weather_agent
@@ -44,7 +52,10 @@ def test_a_read_tool_turn_defers_the_call_and_resumes_with_its_result(stream: bo
     assert first.usage.model_calls == 1
     assert first.model_call_metadata is not None
     assert first.model_call_metadata.request_model == "responding-model"
-    assert json.loads(first.framework_run_state)["sdk_state"]["$schemaVersion"]
+    envelope = decode_run_state_envelope(first.framework_run_state)
+    assert (envelope.adapter, envelope.schema_version) == ("openai_agents", 1)
+    assert envelope.framework_version.startswith("openai-agents ")
+    assert json.loads(envelope.payload)["sdk_state"]["$schemaVersion"]
 
     session.execute_and_record("w1")
     assert RAN == [("get_weather", "session-1/turn-1/w1")]
@@ -143,7 +154,24 @@ def test_a_state_from_another_runner_fails_the_turn_clearly() -> None:
     outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     assert outcome.turn_error is not None
-    assert "not written by OpenAiAgentsRunner" in outcome.turn_error
+    assert "not written by the openai_agents adapter" in outcome.turn_error
+
+
+def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
+    """`legacy_run_state.json` is what the runner wrote before the run-state envelope,
+    after this turn's first model call (captured from that encoder); a session in
+    flight across the upgrade resumes from it to the same answer."""
+    session = _session(tool_policies={"get_weather": ToolPolicy(effect=ToolEffect.READ)})
+    session.start_turn("weather in Paris?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.execute_and_record("w1")
+    legacy = (Path(__file__).parent / "legacy_run_state.json").read_text(encoding="utf-8")
+    assert json.loads(legacy)["version"] == 1
+    session.run_state = legacy
+    done = session.run_model()
+    assert isinstance(done, TurnCompleted)
+    assert done.turn_error is None
+    assert session.messages[-1].text == "Results: w1=sunny in Paris"
 
 
 def test_a_schema_version_the_sdk_refuses_fails_the_turn_clearly() -> None:
@@ -151,9 +179,12 @@ def test_a_schema_version_the_sdk_refuses_fails_the_turn_clearly() -> None:
     session.start_turn("weather")
     session.run_model()
     session.execute_and_record("w1")
-    state = json.loads(session.run_state or "")
+    envelope = decode_run_state_envelope(session.run_state or "")
+    state = json.loads(envelope.payload)
     state["sdk_state"]["$schemaVersion"] = "0.1"
-    session.run_state = json.dumps(state)
+    session.run_state = encode_run_state_envelope(
+        dataclasses.replace(envelope, payload=json.dumps(state))
+    )
     outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     assert outcome.turn_error is not None

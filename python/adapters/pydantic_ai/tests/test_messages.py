@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from dex_agents.runner import FrameworkItemError
 from dex_agents_contracts import AgentMessage, MessageRole
 from dex_agents_pydantic_ai._messages import (
-    FrameworkItemError,
     history_from_stored,
     new_item_cache,
     to_framework_messages,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -166,6 +167,43 @@ def test_resume_shows_model_visible_result(
     assert isinstance(session.run_model(), TurnCompleted)
     assert last_results(script.seen[1]) == {"c1": expected}
     assert tools.ran == []
+
+
+def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
+    """`legacy_run_state.json` is what the runner wrote before the run-state envelope,
+    after the first model call of this turn (captured from that encoder); a session in
+    flight across the upgrade resumes from it to the same answer."""
+    script = Script(
+        [
+            calls(
+                ToolCallPart("get_weather", {"city": "Paris"}, tool_call_id="c1"),
+                ToolCallPart("book_trip", {"city": "Paris"}, tool_call_id="c2"),
+                text="Checking.",
+            ),
+            answer("Done."),
+        ]
+    )
+    from dex_agents_pydantic_ai import PydanticAiRunner
+
+    session = FakeSession(PydanticAiRunner(weather_agent(script, Tools())))
+    session.start_turn("Weather and a trip to Paris?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.execute_and_record("c1")
+    session.execute_and_record("c2")
+    legacy = (Path(__file__).parent / "legacy_run_state.json").read_text(encoding="utf-8")
+    assert json.loads(legacy)["format"] == "dex_agents_pydantic_ai.run_state.v1"
+    session.run_state = legacy
+    final = session.run_model()
+    assert isinstance(final, TurnCompleted)
+    assert last_results(script.seen[1]) == {"c1": "sunny in Paris", "c2": "booked Paris"}
+    assert [m.role for m in final.new_messages] == [
+        "assistant",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+    assert final.new_messages[-1].text == "Done."
 
 
 def test_exact_outcome_unknown_text() -> None:

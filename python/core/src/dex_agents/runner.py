@@ -10,6 +10,12 @@ Optional capabilities are separate protocols, checked with `isinstance`:
 `UnfinishedTurnMessageBuilder`, `ToolTaskPoller`, `ToolTaskCanceller`,
 `ContextCompactionRunner` and `PlanModeRunner`.
 
+The kit every adapter builds on: the Step a tool runs in (`DexRunInfo`,
+`dex_run_info`, `running`), routing a response's calls to their policies
+(`ToolRouter`), the results of paused calls (`PendingCall`, `result_texts`,
+`stored_result`), tool values as text, the versioned run-state envelope
+(`RunStateFormat`) and the shared errors (`RunStateError`, `FrameworkItemError`).
+
 Besides the protocol: the rules an adapter applies to what the model asked for
 (tool-call IDs, effects and policies), the texts the model sees for final tool
 calls, the cache of decoded framework items, and `FakeSession` with its doubles
@@ -20,6 +26,15 @@ for an adapter's offline suite. What an application author declares
 from __future__ import annotations
 
 from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.call_results import (
+    PendingCall,
+    failed_turn_messages,
+    pending_records,
+    result_text,
+    result_texts,
+    stored_result,
+    with_stored_results,
+)
 from dex_agents._runner.capabilities import (
     ContextCompactionRunner,
     ContextSummaryRequest,
@@ -33,6 +48,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents._runner.errors import FrameworkItemError, RunStateError
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, heartbeats
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
 from dex_agents._runner.mcp_sources import McpSources
@@ -66,7 +82,11 @@ from dex_agents._runner.protocol import (
     TurnCompleted,
     TurnContinued,
 )
+from dex_agents._runner.routing import SourcedTool, ToolRouter, declared_approval
+from dex_agents._runner.run_info import DexRunInfo, dex_run_info, running
+from dex_agents._runner.run_state import RunStateFormat, framework_version
 from dex_agents._runner.tool_call_ids import invalid_tool_call_ids, model_tool_call_id_problem
+from dex_agents._runner.tool_values import arguments_text, parse_tool_arguments, tool_output_text
 from dex_agents.events import EventWriter
 from dex_agents.offline import (
     FakeSession,
@@ -125,6 +145,27 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "ContextSummaryRequest",
     "ContextSummaryResult",
     "PlanModeRunner",
+    # the kit: the Step a call runs in, routing, results, run state, errors
+    "DexRunInfo",
+    "dex_run_info",
+    "running",
+    "ToolRouter",
+    "SourcedTool",
+    "declared_approval",
+    "PendingCall",
+    "pending_records",
+    "result_text",
+    "result_texts",
+    "failed_turn_messages",
+    "with_stored_results",
+    "stored_result",
+    "parse_tool_arguments",
+    "arguments_text",
+    "tool_output_text",
+    "RunStateFormat",
+    "framework_version",
+    "RunStateError",
+    "FrameworkItemError",
     # rules for what the model asked for
     "invalid_tool_call_ids",
     "model_tool_call_id_problem",

@@ -61,8 +61,9 @@ def test_a_continuation_after_an_answer_stores_it_and_calls_again() -> None:
         ("assistant", "Draft."),
         ("user", "Check it."),
     ]
-    assert json.loads(first.framework_run_state) == {
-        "version": 1,
+    envelope = json.loads(first.framework_run_state)
+    assert (envelope["adapter"], envelope["schema_version"]) == ("stepwise", 1)
+    assert json.loads(envelope["payload"]) == {
         "items": [],
         "consecutive_continuations": 1,
     }

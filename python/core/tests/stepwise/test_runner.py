@@ -510,7 +510,7 @@ def test_a_bad_run_state_is_a_clear_error() -> None:
     session, _ = make_session(scripted_answer("x"))
     session.start_turn("Go")
     session.run_state = '{"something":"else"}'
-    with pytest.raises(RunStateError, match="not a version 1 Stepwise run state"):
+    with pytest.raises(RunStateError, match="not written by the stepwise adapter"):
         session.run_model()
 
 

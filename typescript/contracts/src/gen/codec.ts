@@ -16,8 +16,8 @@ import type { AgentPlan, AgentPlanTask, PlanExecutionRequest } from "./dex/agent
 import { AgentPlanSchema, AgentPlanTaskSchema, PlanExecutionRequestSchema } from "./dex/agents/v1/plan_pb.js";
 import type { AgentMessagesPage, AgentSnapshot, AnswerQuestionRequest, CancelTurnRequest, DeleteQueuedMessageRequest, ExecutePlanRequest, ListAgentMessagesRequest, ResolveInterruptRequest, SendUserMessageRequest, SteerUserMessageRequest, UpdateSessionSettingsRequest } from "./dex/agents/v1/rpc_pb.js";
 import { AgentMessagesPageSchema, AgentSnapshotSchema, AnswerQuestionRequestSchema, CancelTurnRequestSchema, DeleteQueuedMessageRequestSchema, ExecutePlanRequestSchema, ListAgentMessagesRequestSchema, ResolveInterruptRequestSchema, SendUserMessageRequestSchema, SteerUserMessageRequestSchema, UpdateSessionSettingsRequestSchema } from "./dex/agents/v1/rpc_pb.js";
-import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
-import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunnerCompactionPolicySchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerSessionOptionsSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
+import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunStateEnvelope, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
+import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunStateEnvelopeSchema, RunnerCompactionPolicySchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerSessionOptionsSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
 import type { AgentSessionStartInput, AgentState, AgentUsage, ClientRequestRecord, CompactContextInput, ContextSummary, TurnReplySequence, TurnSessionSettings } from "./dex/agents/v1/session_pb.js";
 import { AgentSessionStartInputSchema, AgentStateSchema, AgentUsageSchema, ClientRequestRecordSchema, CompactContextInputSchema, ContextSummarySchema, TurnReplySequenceSchema, TurnSessionSettingsSchema } from "./dex/agents/v1/session_pb.js";
 import type { AgentInterrupt, AgentInterruptResolution, AgentToolCall, QuestionAnswer, ToolCallCancellation, ToolCallCompleted } from "./dex/agents/v1/tool_pb.js";
@@ -2652,6 +2652,35 @@ function r_BuildUnfinishedTurnMessagesResponse(value: unknown, segment: string):
       $typeName: "dex.agents.v1.BuildUnfinishedTurnMessagesResponse",
       messages: rl_RunnerFrameworkMessage(json["messages"], ".messages"),
       failure: (json["failure"] == null ? undefined : r_RunnerFailure(json["failure"], ".failure")),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function w_RunStateEnvelope(value: RunStateEnvelope, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      adapter: writeString(value.adapter, ".adapter"),
+      framework_version: writeString(value.frameworkVersion, ".framework_version"),
+      schema_version: writeInt32(value.schemaVersion, ".schema_version"),
+      payload: writeString(value.payload, ".payload"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_RunStateEnvelope(value: unknown, segment: string): RunStateEnvelope {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.RunStateEnvelope",
+      adapter: readString(json["adapter"], ".adapter"),
+      frameworkVersion: readString(json["framework_version"], ".framework_version"),
+      schemaVersion: readInt32(json["schema_version"], ".schema_version"),
+      payload: readString(json["payload"], ".payload"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -5631,6 +5660,34 @@ export function decodeBuildUnfinishedTurnMessagesResponse(text: string | Uint8Ar
 }
 
 /**
+ * Writes a `RunStateEnvelope` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeRunStateEnvelope(value: RunStateEnvelope): string {
+  try {
+    return wireText(w_RunStateEnvelope(value, ""));
+  } catch (error) {
+    throw encodeFailure("RunStateEnvelope", error);
+  }
+}
+
+/**
+ * Reads a `RunStateEnvelope` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `RunStateEnvelope`.
+ */
+export function decodeRunStateEnvelope(text: string | Uint8Array): RunStateEnvelope {
+  const json = parseJson("RunStateEnvelope", text);
+  try {
+    return r_RunStateEnvelope(json, "");
+  } catch (error) {
+    throw decodeFailure("RunStateEnvelope", error);
+  }
+}
+
+/**
  * Writes a `AgentSessionStartInput` as wire JSON (every field, keys in field-number order).
  *
  * @throws {WireFormatError} when a field holds what the wire format cannot write.
@@ -6119,6 +6176,7 @@ export interface Codecs {
   readonly SummarizeContextResponse: Codec<SummarizeContextResponse>;
   readonly BuildUnfinishedTurnMessagesRequest: Codec<BuildUnfinishedTurnMessagesRequest>;
   readonly BuildUnfinishedTurnMessagesResponse: Codec<BuildUnfinishedTurnMessagesResponse>;
+  readonly RunStateEnvelope: Codec<RunStateEnvelope>;
   readonly AgentSessionStartInput: Codec<AgentSessionStartInput>;
   readonly AgentState: Codec<AgentState>;
   readonly AgentUsage: Codec<AgentUsage>;
@@ -6703,6 +6761,13 @@ export const codecs: Codecs = Object.freeze({
     schema: BuildUnfinishedTurnMessagesResponseSchema,
     encode: encodeBuildUnfinishedTurnMessagesResponse,
     decode: decodeBuildUnfinishedTurnMessagesResponse,
+  }),
+  RunStateEnvelope: Object.freeze({
+    name: "RunStateEnvelope",
+    typeName: "dex.agents.v1.RunStateEnvelope",
+    schema: RunStateEnvelopeSchema,
+    encode: encodeRunStateEnvelope,
+    decode: decodeRunStateEnvelope,
   }),
   AgentSessionStartInput: Object.freeze({
     name: "AgentSessionStartInput",

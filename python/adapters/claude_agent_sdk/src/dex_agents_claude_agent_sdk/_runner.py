@@ -49,12 +49,11 @@ from dex_agents.runner import (
     ResolvedToolPolicy,
     ToolCallsRequested,
     ToolExecutionResult,
+    ToolRouter,
     TurnCompleted,
     heartbeats,
     is_final,
-    model_tool_call_id_problem,
     model_visible_result,
-    resolve_tool_policy,
 )
 from dex_agents_contracts import AgentUsage, ToolEffect
 
@@ -112,7 +111,9 @@ class _Run:
         self.turn = turn
         self.calls = RunCalls()
         self.records = {r.tool_call_id: r for r in turn.tool_calls if is_final(r.status)}
-        self.used = {r.tool_call_id for r in turn.tool_calls}
+        self.router = ToolRouter(
+            turn, tool_policies=runner.tool_policies, default_tool_effect=runner.default_tool_effect
+        )
         self.deferred: dict[str, DeferredToolCall] = {}
         self.problem: str | None = None
 
@@ -129,11 +130,8 @@ class _Run:
             self.calls.recorded[key] = record
             return _decision("allow")
         tool = self.runner.tools.get(name)
-        policy = self.runner.policy(
-            self.turn,
-            name,
-            tool.bare_name if tool else name,
-            tool.framework_effect if tool else None,
+        policy = self.policy(
+            name, tool.bare_name if tool else name, tool.framework_effect if tool else None
         )
         inline = policy.effect is ToolEffect.READ and not policy.requires_approval
         if tool is None:
@@ -141,11 +139,10 @@ class _Run:
         if inline:
             self.calls.inline[key] = call_id
             return _decision("allow")
-        problem = model_tool_call_id_problem(name, call_id, self.used)
+        problem = self.router.claim_id(name, call_id)
         if problem is not None:
             self.problem = problem
             return _decision("deny", problem)
-        self.used.add(call_id)
         self.deferred[call_id] = DeferredToolCall(
             tool_call_id=call_id,
             tool_name=name,
@@ -154,6 +151,15 @@ class _Run:
             tool_source_reference=tool.mcp_tool.reference if tool.mcp_tool else None,
         )
         return _decision("defer")
+
+    def policy(
+        self, name: str, bare_name: str, framework_effect: ToolEffect | None
+    ) -> ResolvedToolPolicy:
+        """The runner's policies win over the session's; either may name a tool by
+        its CLI name (`mcp__<server>__<tool>`) or by its own name."""
+        policies = self.router.tool_policies
+        key = name if name in policies else bare_name if bare_name in policies else name
+        return self.router.policy(name, framework_effect=framework_effect, policy_name=key)
 
 
 def _decision(
@@ -200,26 +206,6 @@ class ClaudeAgentRunner:
         self.tool_policies = dict(tool_policies or {})
         self.default_tool_effect = default_tool_effect
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
-
-    # --- policies -----------------------------------------------------------------
-
-    def policy(
-        self,
-        turn: AgentTurnContext,
-        name: str,
-        bare_name: str,
-        framework_effect: ToolEffect | None,
-    ) -> ResolvedToolPolicy:
-        """The runner's policies win over the session's; either may name a tool by
-        its CLI name (`mcp__<server>__<tool>`) or by its own name."""
-        policies = {**turn.tool_policies, **self.tool_policies}
-        key = name if name in policies else bare_name if bare_name in policies else name
-        return resolve_tool_policy(
-            key,
-            tool_policies=policies,
-            framework_effect=framework_effect,
-            default_effect=self.default_tool_effect or turn.default_tool_effect,
-        )
 
     # --- the protocol -------------------------------------------------------------
 

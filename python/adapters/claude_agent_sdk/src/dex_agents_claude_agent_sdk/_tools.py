@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Any
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
 from dex_agents.runner import (
     DeferredToolExecution,
+    DexRunInfo,
     ToolExecutionError,
     ToolExecutionResult,
     model_visible_result,
+    parse_tool_arguments,
+    running,
     tool_effect_from_annotations,
 )
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
@@ -181,10 +184,7 @@ class ToolTable:
             tool = self._tools.get(record.tool_name)
         if tool is None:
             raise ToolExecutionError(f"the tool {record.tool_name!r} is not one of this agent's")
-        try:
-            arguments = json.loads(record.arguments or "{}")
-        except json.JSONDecodeError as exc:
-            raise ToolExecutionError(f"the tool call's arguments are not JSON: {exc}") from None
+        arguments = parse_tool_arguments(record.arguments)
         if tool.source is not None:
             outcome = await tool.source.execute_deferred_tool_call(call)
             if not isinstance(outcome, ToolExecutionResult):
@@ -196,7 +196,8 @@ class ToolTable:
         await call.heartbeat()
         token = _EXECUTION.set(call)
         try:
-            result = await tool.sdk_tool.handler(arguments)
+            with running(DexRunInfo.of_tool_step(call)):
+                result = await tool.sdk_tool.handler(arguments)
         finally:
             _EXECUTION.reset(token)
         if result.get("is_error"):

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dex_agents.runner import FrameworkMessage
+from dex_agents.runner import FrameworkMessage, RunStateFormat
 from dex_agents_contracts import AgentMessage
 
 __all__ = [
@@ -82,18 +82,23 @@ def decode_item(framework_item: str, *, sequence: int) -> StoredItem:
     )
 
 
+def _legacy_run_state(data: object) -> Mapping[str, Any] | None:
+    """Before the envelope, a run state was a stored item's JSON: its format, its entries."""
+    return data if isinstance(data, dict) and data.get("format") == _FORMAT else None
+
+
+_RUN_STATE = RunStateFormat(
+    adapter="claude_agent_sdk", framework="claude-agent-sdk", legacy=_legacy_run_state
+)
+
+
 def encode_run_state(entries: Sequence[TranscriptEntry]) -> str:
-    return encode_item(entries)
+    return _RUN_STATE.encode({"entries": [list(e) for e in entries]})
 
 
 def decode_run_state(state: str) -> list[TranscriptEntry]:
-    try:
-        item = json.loads(state)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"FrameworkRunState is not a Claude Agent SDK state: {exc}") from None
-    if not isinstance(item, dict) or item.get("format") != _FORMAT:
-        raise ValueError("FrameworkRunState was not written by ClaudeAgentRunner")
-    return _entries(item.get("entries"), "FrameworkRunState")
+    """Raises RunStateError for a state this runner did not write."""
+    return _RUN_STATE.decode(state, lambda data: _entries(data["entries"], "FrameworkRunState"))
 
 
 @dataclass(frozen=True)

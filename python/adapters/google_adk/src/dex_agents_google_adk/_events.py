@@ -17,14 +17,13 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dex_agents.runner import DecodedItemCache, FrameworkMessage
+from dex_agents.runner import DecodedItemCache, FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from google.adk.events import Event
 from google.genai import types
 
 __all__ = [
     "PIECE_KEY",
-    "FrameworkItemError",
     "events_from_stored",
     "new_event_cache",
     "output_text",
@@ -35,10 +34,6 @@ __all__ = [
 
 PIECE_KEY = "io.superdurable.dex/piece"
 """`custom_metadata` key of an event piece that joins the stored message before it."""
-
-
-class FrameworkItemError(ValueError):
-    """A stored message whose `framework_item` is not an ADK event."""
 
 
 def user_event(text: str) -> Event:

@@ -24,27 +24,34 @@ from dex_agents import ToolPolicy
 from dex_agents.runner import (
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     DEFAULT_ITEM_CACHE_BYTES,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
+    DexRunInfo,
+    FrameworkItemError,
     FrameworkMessage,
     ModelCallMetadata,
+    PendingCall,
+    RunStateError,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
+    arguments_text,
+    declared_approval,
+    failed_turn_messages,
     heartbeats,
-    is_final,
-    model_tool_call_id_problem,
-    model_visible_result,
-    resolve_tool_policy,
-    turn_failure_note,
+    parse_tool_arguments,
+    pending_records,
+    result_text,
+    running,
+    tool_output_text,
 )
 from dex_agents_contracts import AgentToolCall, MessageRole, ToolCallStatus, ToolEffect
 from google.adk.agents import BaseAgent, InvocationContext, LlmAgent, RunConfig
@@ -56,9 +63,8 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from dex_agents_google_adk._context import DexRunInfo, collecting_arguments, running
+from dex_agents_google_adk._context import collecting_arguments
 from dex_agents_google_adk._events import (
-    FrameworkItemError,
     events_from_stored,
     is_model_response,
     new_event_cache,
@@ -68,7 +74,7 @@ from dex_agents_google_adk._events import (
 )
 from dex_agents_google_adk._gating import GatedTree
 from dex_agents_google_adk._mcp_tools import McpTools
-from dex_agents_google_adk._state import PendingCall, RunStateError, TurnState
+from dex_agents_google_adk._state import TurnState
 
 if TYPE_CHECKING:
     from dex_agents.mcp import McpToolSource
@@ -148,7 +154,7 @@ class AdkRunner:
             )
         except _TurnFailed as failed:
             return TurnCompleted(
-                new_messages=self._failed_turn_messages(turn), turn_error=str(failed)
+                new_messages=failed_turn_messages(self, turn), turn_error=str(failed)
             )
 
     async def _run_model_step(
@@ -238,21 +244,9 @@ class AdkRunner:
         real = self._tree.tools.get(record.tool_name)
         if real is None:
             raise ToolExecutionError(f"this agent has no function tool named {record.tool_name!r}")
-        try:
-            args = json.loads(record.arguments or "{}")
-        except ValueError as error:
-            raise ToolExecutionError(f"the arguments are not JSON: {error}") from error
-        if not isinstance(args, dict):
-            raise ToolExecutionError("the arguments are not a JSON object")
+        args = parse_tool_arguments(record.arguments)
         context = self._tool_context(call, real.agent)
-        info = DexRunInfo(
-            flow_id=call.flow_id,
-            turn_id=call.turn_id,
-            attempt=call.attempt,
-            tool_call_id=record.tool_call_id,
-            idempotency_key=call.idempotency_key,
-        )
-        with running(info):
+        with running(DexRunInfo.of_tool_step(call)):
             async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
                 result = await real.tool.run_async(args=args, tool_context=context)
                 if context.actions.requested_tool_confirmations:
@@ -271,7 +265,7 @@ class AdkRunner:
                     if altered is not None:
                         result = altered
                         break
-        return ToolExecutionResult(output=_output_text(result))
+        return ToolExecutionResult(output=tool_output_text(result))
 
     # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ---------------
 
@@ -303,13 +297,6 @@ class AdkRunner:
         return to_framework_messages(events)
 
     # --- helpers ---------------------------------------------------------------------
-
-    def _failed_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
-        messages = list(self.build_unfinished_turn_messages(turn))
-        note = turn_failure_note(turn.tool_calls)
-        if note is not None:
-            messages.append(self.build_user_message(note))
-        return messages
 
     async def _adk_app(self) -> App:
         """The resumable app of the deferred tree, with the MCP sources' tools once listed."""
@@ -350,50 +337,26 @@ class AdkRunner:
         pending: list[tuple[Event, types.FunctionCall]],
         arguments: Mapping[str, dict[str, Any]],
     ) -> list[DeferredToolCall]:
-        used = {record.tool_call_id for record in turn.tool_calls}
+        router = ToolRouter(
+            turn, tool_policies=self.tool_policies, default_tool_effect=self.default_tool_effect
+        )
         calls: list[DeferredToolCall] = []
         for _event, function_call in pending:
             name = function_call.name or ""
             call_id = function_call.id or ""
-            mcp_tool = None if name in self._tree.tools else self._mcp.listed(name)
-            problem = model_tool_call_id_problem(name, call_id, used)
-            if problem is not None:
-                raise ValueError(problem)
-            used.add(call_id)
             args = arguments.get(call_id, dict(function_call.args or {}))
-            policy = resolve_tool_policy(
-                name,
-                tool_policies={**turn.tool_policies, **self.tool_policies},
-                framework_effect=mcp_tool.effect if mcp_tool is not None else None,
-                default_effect=(
-                    self.default_tool_effect
-                    if self.default_tool_effect is not None
-                    else turn.default_tool_effect
-                ),
-                framework_requires_approval=await self._requires_confirmation(name, args),
-            )
             calls.append(
-                DeferredToolCall(
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    arguments=json.dumps(args, separators=(",", ":")),
-                    policy=policy,
-                    tool_source_reference=mcp_tool.reference if mcp_tool is not None else None,
+                router.defer(
+                    call_id,
+                    name,
+                    arguments_text(args),
+                    framework_requires_approval=await declared_approval(
+                        self._tree.requires_approval.get(name), **args
+                    ),
+                    sourced=None if name in self._tree.tools else self._mcp.listed(name),
                 )
             )
         return calls
-
-    async def _requires_confirmation(self, name: str, args: dict[str, Any]) -> bool | None:
-        """The tool's own `require_confirmation` for this call: it can only add an approval."""
-        declared = self._tree.requires_approval.get(name)
-        if declared is True:
-            return True
-        if not callable(declared):
-            return None
-        decided = declared(**args)
-        if inspect.isawaitable(decided):
-            decided = await decided
-        return True if decided else None
 
     def _metadata(self, events: Sequence[Event]) -> ModelCallMetadata:
         responses = [e for e in events if is_model_response(e)]
@@ -428,11 +391,9 @@ def _pending_calls(
 
 
 def _response_of(record: AgentToolCall | None) -> dict[str, Any]:
-    """What the model receives for a final record, as ADK shapes a function's result."""
-    if record is None or not is_final(record.status):
-        return {"result": NO_RESULT_TEXT}
-    text = model_visible_result(record)
-    if record.status is ToolCallStatus.SUCCEEDED:
+    """What the model receives for a call, as ADK shapes a function's result."""
+    text = result_text(record)
+    if record is not None and record.status is ToolCallStatus.SUCCEEDED:
         try:
             value = json.loads(text)
         except ValueError:
@@ -445,18 +406,15 @@ def _response_of(record: AgentToolCall | None) -> dict[str, Any]:
 def _results_message(
     pending: Sequence[PendingCall], records: Sequence[AgentToolCall]
 ) -> types.Content:
-    by_id = {record.tool_call_id: record for record in records}
     return types.Content(
         role="user",
         parts=[
             types.Part(
                 function_response=types.FunctionResponse(
-                    id=p.tool_call_id,
-                    name=p.tool_name,
-                    response=_response_of(by_id.get(p.tool_call_id)),
+                    id=p.tool_call_id, name=p.tool_name, response=_response_of(record)
                 )
             )
-            for p in pending
+            for p, record in pending_records(pending, records, strict=False)
         ],
     )
 
@@ -471,21 +429,6 @@ def _model_name(agent: BaseAgent | None) -> str | None:
             return name if isinstance(name, str) else None
         agent = agent.parent_agent
     return None
-
-
-def _output_text(output: object) -> str:
-    if isinstance(output, str):
-        return output
-    if isinstance(output, (dict, list)):
-        return json.dumps(output, separators=(",", ":"), default=str)
-    if output is None:
-        return ""
-    dump = getattr(output, "model_dump_json", None)
-    if callable(dump):
-        text = dump()
-        if isinstance(text, str):
-            return text
-    return str(output)
 
 
 class _TurnFailed(Exception):

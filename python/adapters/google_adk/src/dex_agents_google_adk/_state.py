@@ -11,24 +11,22 @@ the session turned into tool Steps.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dex_agents.runner import PendingCall, RunStateFormat
 from google.adk.events import Event
 
-__all__ = ["PendingCall", "RunStateError", "TurnState"]
-
-_VERSION = 1
+__all__ = ["TurnState"]
 
 
-class RunStateError(ValueError):
-    """The framework run state cannot be read (another runner's state, or corrupt)."""
+def _legacy(data: object) -> Mapping[str, Any] | None:
+    """Before the envelope, the same object carried `"version": 1`."""
+    return data if isinstance(data, dict) and data.get("version") == 1 else None
 
 
-@dataclass(frozen=True, kw_only=True)
-class PendingCall:
-    tool_call_id: str
-    tool_name: str
+_FORMAT = RunStateFormat(adapter="google_adk", framework="google-adk", legacy=_legacy)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,39 +38,24 @@ class TurnState:
     pending: list[PendingCall] = field(default_factory=list)
 
     def encode(self) -> str:
-        data: dict[str, Any] = {
-            "version": _VERSION,
-            "invocation_id": self.invocation_id,
-            "history": self.history,
-            "events": [json.loads(e.model_dump_json(exclude_none=True)) for e in self.events],
-            "pending": [
-                {"tool_call_id": p.tool_call_id, "tool_name": p.tool_name} for p in self.pending
-            ],
-        }
-        return json.dumps(data, separators=(",", ":"))
+        return _FORMAT.encode(
+            {
+                "invocation_id": self.invocation_id,
+                "history": self.history,
+                "events": [json.loads(e.model_dump_json(exclude_none=True)) for e in self.events],
+                "pending": [p.to_json() for p in self.pending],
+            }
+        )
 
     @classmethod
     def decode(cls, text: str | None) -> TurnState | None:
-        if text is None:
-            return None
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.get("version") != _VERSION:
-                version = data.get("version") if isinstance(data, dict) else None
-                raise RunStateError(
-                    "the framework run state was not written by AdkRunner "
-                    f"(state version {version!r}, expected {_VERSION})"
-                )
-            return cls(
-                invocation_id=str(data["invocation_id"]),
-                history=int(data["history"]),
-                events=[Event.model_validate(e) for e in data["events"]],
-                pending=[
-                    PendingCall(tool_call_id=str(p["tool_call_id"]), tool_name=str(p["tool_name"]))
-                    for p in data["pending"]
-                ],
-            )
-        except RunStateError:
-            raise
-        except (ValueError, KeyError, TypeError) as error:
-            raise RunStateError(f"unreadable ADK run state: {error}") from error
+        return None if text is None else _FORMAT.decode(text, cls._read)
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> TurnState:
+        return cls(
+            invocation_id=str(data["invocation_id"]),
+            history=int(data["history"]),
+            events=[Event.model_validate(e) for e in data["events"]],
+            pending=[PendingCall.from_json(p) for p in data["pending"]],
+        )

@@ -6,11 +6,12 @@ Step, every tool call in its own tool Step. The graph needs
 `DexStepMiddleware`; see the package README.
 """
 
+from dex_agents.runner import RunStateError, dex_run_info
+
 from dex_agents_langgraph._mcp_tools import langchain_mcp_tools
 from dex_agents_langgraph._middleware import DexStepMiddleware, defer_tool_call
 from dex_agents_langgraph._runner import LangGraphRunner
 from dex_agents_langgraph._saver import CheckpointImportError, DexCheckpointSaver
-from dex_agents_langgraph._state import RunStateError
 from dex_agents_langgraph._tool_context import DexToolContext
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "LangGraphRunner",
     "RunStateError",
     "defer_tool_call",
+    "dex_run_info",
     "langchain_mcp_tools",
 ]

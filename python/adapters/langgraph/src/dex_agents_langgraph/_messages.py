@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from dex_agents.runner import FrameworkMessage
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from langchain_core.messages import (
     AIMessage,
@@ -25,15 +25,10 @@ from langchain_core.messages import (
 )
 
 __all__ = [
-    "FrameworkItemError",
     "history_from_stored",
     "to_framework_message",
     "usage_of",
 ]
-
-
-class FrameworkItemError(ValueError):
-    """A stored message whose `framework_item` is not a LangChain message."""
 
 
 def to_framework_message(message: BaseMessage) -> FrameworkMessage:

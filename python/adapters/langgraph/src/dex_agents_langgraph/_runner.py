@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
     BUILT_IN_TOOL_DEFINITIONS,
-    BUILT_IN_TOOL_POLICY,
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -34,16 +32,19 @@ from dex_agents.runner import (
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     heartbeats,
-    is_final,
-    model_tool_call_id_problem,
-    model_visible_result,
-    resolve_tool_policy,
+    parse_tool_arguments,
+    pending_records,
+    result_text,
+    result_texts,
+    running,
+    tool_output_text,
 )
 from dex_agents_contracts import AgentToolCall, ToolEffect
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -65,7 +66,7 @@ from dex_agents_langgraph._middleware import (
     step_scope,
 )
 from dex_agents_langgraph._saver import DexCheckpointSaver
-from dex_agents_langgraph._state import PendingCall, RunState, RunStateError
+from dex_agents_langgraph._state import InterruptedCall, RunState
 from dex_agents_langgraph._tool_context import DexToolContext
 
 if TYPE_CHECKING:
@@ -191,17 +192,8 @@ class LangGraphRunner:
         tool = self.tools.get(record.tool_name)
         if tool is None:
             raise ToolExecutionError(f"no tool named {record.tool_name!r} in this graph")
-        try:
-            arguments = json.loads(record.arguments) if record.arguments else {}
-        except ValueError as error:
-            raise ToolExecutionError(f"the arguments are not JSON: {error}") from error
-        context = DexToolContext(
-            flow_id=call.flow_id,
-            turn_id=call.turn_id,
-            tool_call_id=record.tool_call_id,
-            idempotency_key=call.idempotency_key,
-            attempt=call.attempt,
-        )
+        arguments = parse_tool_arguments(record.arguments)
+        context = DexToolContext.of_tool_step(call)
         tool_call = {
             "type": "tool_call",
             "id": record.tool_call_id,
@@ -209,15 +201,16 @@ class LangGraphRunner:
             "args": arguments,
         }
         try:
-            async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
-                output = await tool.ainvoke(tool_call, context.config())
+            with running(context):
+                async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
+                    output = await tool.ainvoke(tool_call, context.config())
         except ToolException as error:
             raise ToolExecutionError(str(error)) from error
         if isinstance(output, ToolMessage):
             if output.status == "error":
                 raise ToolExecutionError(str(output.text))
             return ToolExecutionResult(output=str(output.text))
-        return ToolExecutionResult(output=output if isinstance(output, str) else json.dumps(output))
+        return ToolExecutionResult(output=tool_output_text(output))
 
     # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ----------------
 
@@ -241,20 +234,15 @@ class LangGraphRunner:
         finally:
             self.saver.delete_thread(thread_id)
         messages: list[BaseMessage] = list(snapshot.values.get(_MESSAGES_KEY, []))
-        by_id = {r.tool_call_id: r for r in turn.tool_calls}
         answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-        for pending in state.pending:
-            if pending.tool_call_id in answered:
-                continue
-            record = by_id.get(pending.tool_call_id)
-            text = (
-                model_visible_result(record)
-                if record is not None and is_final(record.status)
-                else NO_RESULT_TEXT
+        unanswered = [p for p in state.pending if p.tool_call_id not in answered]
+        texts = result_texts(unanswered, turn.tool_calls, strict=False)
+        messages.extend(
+            ToolMessage(
+                content=texts[p.tool_call_id], tool_call_id=p.tool_call_id, name=p.tool_name
             )
-            messages.append(
-                ToolMessage(content=text, tool_call_id=pending.tool_call_id, name=pending.tool_name)
-            )
+            for p in unanswered
+        )
         return [to_framework_message(m) for m in messages[state.input_count :]]
 
     # --- helpers ---------------------------------------------------------------------
@@ -285,7 +273,7 @@ class LangGraphRunner:
         turn: AgentTurnContext,
         interrupts: Sequence[Interrupt],
         messages: Sequence[BaseMessage],
-    ) -> tuple[list[PendingCall], list[DeferredToolCall], list[str]]:
+    ) -> tuple[list[InterruptedCall], list[DeferredToolCall], list[str]]:
         order = {
             call["id"]: index
             for message in messages
@@ -308,40 +296,22 @@ class LangGraphRunner:
                     "user go through the session's ask_user"
                 )
         tool_interrupts.sort(key=lambda pair: order.get(str(pair[1].get("id")), len(order)))
-        used = {record.tool_call_id for record in turn.tool_calls}
-        pending: list[PendingCall] = []
+        router = ToolRouter(
+            turn, tool_policies=self.tool_policies, default_tool_effect=self.default_tool_effect
+        )
+        pending: list[InterruptedCall] = []
         calls: list[DeferredToolCall] = []
         for item, call in tool_interrupts:
             tool_call_id, tool_name = str(call.get("id") or ""), str(call.get("name") or "")
-            problem = model_tool_call_id_problem(tool_name, tool_call_id, used)
-            if problem is not None:
-                raise ValueError(problem)
-            used.add(tool_call_id)
-            mcp_tool = self._mcp.listed(tool_name)
-            policy = (
-                BUILT_IN_TOOL_POLICY
-                if tool_name in turn.enabled_built_in_tools
-                else resolve_tool_policy(
-                    tool_name,
-                    tool_policies={**turn.tool_policies, **self.tool_policies},
-                    framework_effect=mcp_tool.effect if mcp_tool is not None else None,
-                    default_effect=(
-                        self.default_tool_effect
-                        if self.default_tool_effect is not None
-                        else turn.default_tool_effect
-                    ),
+            arguments = json.dumps(call.get("args") or {}, separators=(",", ":"))
+            calls.append(
+                router.defer(
+                    tool_call_id, tool_name, arguments, sourced=self._mcp.listed(tool_name)
                 )
             )
             pending.append(
-                PendingCall(tool_call_id=tool_call_id, tool_name=tool_name, interrupt_id=item.id)
-            )
-            calls.append(
-                DeferredToolCall(
-                    tool_call_id=tool_call_id,
-                    tool_name=tool_name,
-                    arguments=json.dumps(call.get("args") or {}, separators=(",", ":")),
-                    policy=policy,
-                    tool_source_reference=mcp_tool.reference if mcp_tool is not None else None,
+                InterruptedCall(
+                    tool_call_id=tool_call_id, tool_name=tool_name, interrupt_id=item.id
                 )
             )
         return pending, calls, continues
@@ -349,20 +319,9 @@ class LangGraphRunner:
 
 def _resume_values(state: RunState, records: Sequence[AgentToolCall]) -> dict[str, object]:
     """Each pending interrupt's answer: a call's model-visible result, or go on."""
-    by_id = {r.tool_call_id: r for r in records}
     values: dict[str, object] = dict.fromkeys(state.continue_interrupts, True)
-    for call in state.pending:
-        record = by_id.get(call.tool_call_id)
-        if record is None:
-            raise RunStateError(
-                f"the turn has no tool call record for {call.tool_call_id!r} "
-                f"({call.tool_name!r}), which the graph is waiting for"
-            )
-        if not is_final(record.status):
-            raise RunStateError(
-                f"tool call {call.tool_call_id!r} ({call.tool_name!r}) is not final"
-            )
-        values[call.interrupt_id] = model_visible_result(record)
+    for call, record in pending_records(state.pending, records, strict=True):
+        values[call.interrupt_id] = result_text(record)
     return values
 
 

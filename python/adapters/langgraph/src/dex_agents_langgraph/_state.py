@@ -8,33 +8,37 @@ how many the previous Step had seen.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PendingCall", "RunState", "RunStateError"]
+from dex_agents.runner import PendingCall, RunStateFormat
 
-_FORMAT = "dex_agents_langgraph.run_state.v1"
-
-
-class RunStateError(ValueError):
-    """The run state is not one this runner wrote, or does not fit the turn's records."""
+__all__ = ["InterruptedCall", "RunState"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class PendingCall:
-    """A tool call the graph paused on; Dex supplies its result on resume."""
+class InterruptedCall(PendingCall):
+    """A tool call the graph paused on, with the interrupt its result resumes."""
 
-    tool_call_id: str
-    tool_name: str
     interrupt_id: str
+
+
+def _legacy(data: object) -> Mapping[str, Any] | None:
+    """Before the envelope, the same object carried its own format name."""
+    if isinstance(data, dict) and data.get("format") == "dex_agents_langgraph.run_state.v1":
+        return data
+    return None
+
+
+_FORMAT = RunStateFormat(adapter="langgraph", framework="langgraph", legacy=_legacy)
 
 
 @dataclass(frozen=True, kw_only=True)
 class RunState:
     thread: dict[str, Any] | None = None
     """The exported graph thread; None before the turn's first Step."""
-    pending: list[PendingCall] = field(default_factory=list)
+    pending: list[InterruptedCall] = field(default_factory=list)
     continue_interrupts: list[str] = field(default_factory=list)
     """Interrupts of a model call left for the next Step."""
     input_count: int = 0
@@ -43,48 +47,26 @@ class RunState:
     """Messages the graph held when the previous Step ended."""
 
     def encode(self) -> str:
-        return json.dumps(
+        return _FORMAT.encode(
             {
-                "format": _FORMAT,
                 "thread": self.thread,
-                "pending": [
-                    {
-                        "tool_call_id": p.tool_call_id,
-                        "tool_name": p.tool_name,
-                        "interrupt_id": p.interrupt_id,
-                    }
-                    for p in self.pending
-                ],
+                "pending": [p.to_json() for p in self.pending],
                 "continue_interrupts": self.continue_interrupts,
                 "input_count": self.input_count,
                 "seen_count": self.seen_count,
-            },
-            separators=(",", ":"),
+            }
         )
 
     @classmethod
     def decode(cls, text: str | None) -> RunState:
-        if text is None:
-            return cls()
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.get("format") != _FORMAT:
-                raise RunStateError(f"expected a run state of format {_FORMAT!r}")
-            return cls(
-                thread=data["thread"],
-                pending=[
-                    PendingCall(
-                        tool_call_id=str(p["tool_call_id"]),
-                        tool_name=str(p["tool_name"]),
-                        interrupt_id=str(p["interrupt_id"]),
-                    )
-                    for p in data["pending"]
-                ],
-                continue_interrupts=[str(i) for i in data["continue_interrupts"]],
-                input_count=int(data["input_count"]),
-                seen_count=int(data["seen_count"]),
-            )
-        except RunStateError:
-            raise
-        except (ValueError, KeyError, TypeError) as error:
-            raise RunStateError(f"the LangGraph run state is malformed: {error!r}") from error
+        return cls() if text is None else _FORMAT.decode(text, cls._read)
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> RunState:
+        return cls(
+            thread=data["thread"],
+            pending=[InterruptedCall.from_json(p) for p in data["pending"]],
+            continue_interrupts=[str(i) for i in data["continue_interrupts"]],
+            input_count=int(data["input_count"]),
+            seen_count=int(data["seen_count"]),
+        )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from dex_agents.runner import DexRunInfo
 from langchain_core.runnables import RunnableConfig
 
 __all__ = ["DexToolContext"]
@@ -12,24 +12,19 @@ __all__ = ["DexToolContext"]
 _CONFIG_KEY = "dex_tool_context"
 
 
-@dataclass(frozen=True, kw_only=True)
-class DexToolContext:
-    """The tool call's identity; `idempotency_key` is the same on every attempt."""
+class DexToolContext(DexRunInfo):
+    """The kit's `DexRunInfo` of a tool Step; `idempotency_key` is the same on every attempt.
 
-    flow_id: str
-    turn_id: str
-    tool_call_id: str
-    idempotency_key: str
-    attempt: int
+    `dex_run_info()` returns the same record inside the tool; the config carries it
+    for a tool that reads its `RunnableConfig` instead.
+    """
 
     def config(self) -> RunnableConfig:
-        return {"configurable": {_CONFIG_KEY: asdict(self)}}
+        return {"configurable": {_CONFIG_KEY: self.to_json()}}
 
     @classmethod
     def from_config(cls, config: RunnableConfig | None) -> DexToolContext | None:
         """The context of a tool that declares a `config: RunnableConfig` parameter;
         None outside a Dex tool Step."""
         value: Any = ((config or {}).get("configurable") or {}).get(_CONFIG_KEY)
-        if not isinstance(value, dict):
-            return None
-        return cls(**value)
+        return cls.from_json(value)

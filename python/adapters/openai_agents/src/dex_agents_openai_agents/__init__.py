@@ -15,11 +15,9 @@ except ImportError as _error:  # pragma: no cover - depends on the environment
         "`dex-agents-openai-agents` (which brings `openai-agents`), or `pip install openai-agents`"
     ) from _error
 
-from dex_agents.runner import NO_RESULT_TEXT
+from dex_agents.runner import NO_RESULT_TEXT, DexRunInfo, RunStateError, dex_run_info
 
-from dex_agents_openai_agents._context import DexRunInfo, dex_run_info
 from dex_agents_openai_agents._runner import HANDOFF_EVENT, OpenAiAgentsRunner
-from dex_agents_openai_agents._state import RunStateError
 
 __all__ = [  # noqa: RUF022 - grouped by topic, as in dex_agents
     # runner

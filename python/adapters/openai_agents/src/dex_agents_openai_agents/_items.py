@@ -14,11 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents import ModelResponse
-from dex_agents.runner import DecodedItemCache, FrameworkMessage
+from dex_agents.runner import DecodedItemCache, FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 
 __all__ = [
-    "FrameworkItemError",
     "history_from_stored",
     "new_item_cache",
     "to_framework_messages",
@@ -26,10 +25,6 @@ __all__ = [
     "usage_of",
     "user_item",
 ]
-
-
-class FrameworkItemError(ValueError):
-    """A stored message whose `framework_item` is not an input item JSON object."""
 
 
 def user_item(text: str) -> dict[str, Any]:

@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool
 from agents.tool_context import ToolContext
-from dex_agents.runner import McpSources
-
-from dex_agents_openai_agents._context import stored_result
+from dex_agents.runner import McpSources, stored_result
 
 if TYPE_CHECKING:
     from dex_agents.mcp import McpTool, McpToolSource

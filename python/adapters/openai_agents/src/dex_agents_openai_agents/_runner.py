@@ -15,7 +15,6 @@ the next agent's model call in the same Step, and the runner reports it with an
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
@@ -42,33 +41,37 @@ from dex_agents import ToolPolicy
 from dex_agents.runner import (
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     DEFAULT_ITEM_CACHE_BYTES,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
+    DexRunInfo,
     FrameworkMessage,
     ModelCallMetadata,
+    PendingCall,
+    RunStateError,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
+    declared_approval,
+    failed_turn_messages,
     heartbeats,
-    is_final,
-    model_tool_call_id_problem,
-    model_visible_result,
-    resolve_tool_policy,
-    turn_failure_note,
+    result_text,
+    result_texts,
+    running,
+    tool_output_text,
+    with_stored_results,
 )
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
 
 from dex_agents_openai_agents._calls import write_delta
-from dex_agents_openai_agents._context import DexRunInfo, running, with_stored_results
 from dex_agents_openai_agents._gating import GatedGraph
 from dex_agents_openai_agents._items import (
     history_from_stored,
@@ -79,7 +82,7 @@ from dex_agents_openai_agents._items import (
     user_item,
 )
 from dex_agents_openai_agents._mcp_tools import McpTools
-from dex_agents_openai_agents._state import PendingCall, RunStateError, TurnState
+from dex_agents_openai_agents._state import TurnState
 
 if TYPE_CHECKING:
     from dex_agents.mcp import McpToolSource
@@ -160,7 +163,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         return message
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        info = DexRunInfo(flow_id=turn.flow_id, turn_id=turn.turn_id, attempt=turn.attempt)
+        info = DexRunInfo.of_model_step(turn)
         context = self._context(info)
         try:
             previous = TurnState.decode(turn.framework_run_state)
@@ -170,7 +173,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             return await self._run_model_step(turn, info, context, previous)
         except _TurnFailed as failed:
             return TurnCompleted(
-                new_messages=self._failed_turn_messages(turn), turn_error=str(failed)
+                new_messages=failed_turn_messages(self, turn), turn_error=str(failed)
             )
 
     async def _run_model_step(
@@ -261,13 +264,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         tool = self._graph.tools.get(record.tool_name)
         if tool is None:
             raise ToolExecutionError(f"this agent has no function tool named {record.tool_name!r}")
-        info = DexRunInfo(
-            flow_id=call.flow_id,
-            turn_id=call.turn_id,
-            attempt=call.attempt,
-            tool_call_id=record.tool_call_id,
-            idempotency_key=call.idempotency_key,
-        )
+        info = DexRunInfo.of_tool_step(call)
         context = ToolContext(
             context=self._context(info),
             tool_name=record.tool_name,
@@ -293,7 +290,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             if text is None:
                 raise
             raise ToolExecutionError(text) from error
-        return ToolExecutionResult(output=_output_text(output))
+        return ToolExecutionResult(output=tool_output_text(output))
 
     # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ---------------
 
@@ -313,28 +310,11 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             return []
         if state is None:
             return []
-        by_id = {r.tool_call_id: r for r in turn.tool_calls}
-        items = list(state.items)
-        for pending in state.pending:
-            record = by_id.get(pending.tool_call_id)
-            text = (
-                model_visible_result(record)
-                if record is not None and is_final(record.status)
-                else NO_RESULT_TEXT
-            )
-            items.append(tool_output_item(pending.tool_call_id, text))
+        texts = result_texts(state.pending, turn.tool_calls, strict=False)
+        items = [*state.items, *(tool_output_item(i, text) for i, text in texts.items())]
         return to_framework_messages(items, _tool_names(turn))
 
     # --- helpers ---------------------------------------------------------------------
-
-    def _failed_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
-        """What a turn that ends with an error stores, as RecordTurnFailure would: the
-        unfinished transcript, then the turn-failure note when tool calls ran."""
-        messages = list(self.build_unfinished_turn_messages(turn))
-        note = turn_failure_note(turn.tool_calls)
-        if note is not None:
-            messages.append(self.build_user_message(note))
-        return messages
 
     async def _start_agent(self) -> Agent[Any]:
         """The gated starting agent, with the MCP sources' tools once they are listed."""
@@ -379,8 +359,9 @@ class OpenAiAgentsRunner(Generic[ContextT]):
     async def _deferred_calls(
         self, turn: AgentTurnContext, interruptions: Sequence[ToolApprovalItem], context: Any
     ) -> tuple[list[PendingCall], list[DeferredToolCall]]:
-        used = {record.tool_call_id for record in turn.tool_calls}
-        pending: list[PendingCall] = []
+        router = ToolRouter(
+            turn, tool_policies=self.tool_policies, default_tool_effect=self.default_tool_effect
+        )
         calls: list[DeferredToolCall] = []
         for item in interruptions:
             name = item.name or item.tool_name or ""
@@ -391,34 +372,19 @@ class OpenAiAgentsRunner(Generic[ContextT]):
                     f"the model's call of {name!r} needs approval but is not a function tool "
                     "of the agent; OpenAiAgentsRunner defers function tools only"
                 )
-            problem = model_tool_call_id_problem(name, call_id, used)
-            if problem is not None:
-                raise ValueError(problem)
-            used.add(call_id)
             arguments = item.arguments or "{}"
-            policy = resolve_tool_policy(
-                name,
-                tool_policies={**turn.tool_policies, **self.tool_policies},
-                framework_effect=mcp_tool.effect if mcp_tool is not None else None,
-                default_effect=(
-                    self.default_tool_effect
-                    if self.default_tool_effect is not None
-                    else turn.default_tool_effect
-                ),
-                framework_requires_approval=await self._tool_requires_approval(
-                    name, arguments, call_id, context
-                ),
-            )
-            pending.append(PendingCall(tool_call_id=call_id, tool_name=name))
             calls.append(
-                DeferredToolCall(
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    arguments=arguments,
-                    policy=policy,
-                    tool_source_reference=mcp_tool.reference if mcp_tool is not None else None,
+                router.defer(
+                    call_id,
+                    name,
+                    arguments,
+                    framework_requires_approval=await self._tool_requires_approval(
+                        name, arguments, call_id, context
+                    ),
+                    sourced=mcp_tool,
                 )
             )
+        pending = [PendingCall(tool_call_id=c.tool_call_id, tool_name=c.tool_name) for c in calls]
         return pending, calls
 
     async def _tool_requires_approval(
@@ -426,18 +392,15 @@ class OpenAiAgentsRunner(Generic[ContextT]):
     ) -> bool | None:
         """The tool's own `needs_approval` for this call: it can only add an approval."""
         declared = self._graph.requires_approval.get(name)
-        if declared is True:
-            return True
         if not callable(declared):
-            return None
+            return await declared_approval(declared)
         try:
             parsed = json.loads(arguments)
         except ValueError:
             return True  # the SDK asks for approval of arguments it cannot inspect
-        decided = declared(RunContextWrapper(context=context), parsed, call_id)
-        if inspect.isawaitable(decided):
-            decided = await decided
-        return True if decided else None
+        return await declared_approval(
+            declared, RunContextWrapper(context=context), parsed, call_id
+        )
 
 
 def _answer_interruptions(
@@ -451,11 +414,8 @@ def _answer_interruptions(
     results: dict[str, str] = {}
     for item in interruptions:
         record = by_id.get(item.call_id or "")
-        if record is None or not is_final(record.status):
-            state.reject(item, rejection_message=NO_RESULT_TEXT)
-            continue
-        text = model_visible_result(record)
-        if record.status in _APPROVED_STATUSES:
+        text = result_text(record)  # a record that is not final: that it never ran
+        if record is not None and record.status in _APPROVED_STATUSES:
             results[record.tool_call_id] = text
             state.approve(item)
         else:
@@ -501,16 +461,3 @@ def _metadata(
         provider_name="openai",
         response_id=responses[-1].response_id if responses else None,
     )
-
-
-def _output_text(output: object) -> str:
-    if isinstance(output, str):
-        return output
-    if isinstance(output, (dict, list)):
-        return json.dumps(output, separators=(",", ":"))
-    dump = getattr(output, "model_dump_json", None)
-    if callable(dump):
-        text = dump()
-        if isinstance(text, str):
-            return text
-    return str(output)

@@ -10,23 +10,21 @@ say which of the resumed run's responses and items are new in the next Step.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PendingCall", "RunStateError", "TurnState"]
+from dex_agents.runner import PendingCall, RunStateError, RunStateFormat
 
-_VERSION = 1
-
-
-class RunStateError(ValueError):
-    """The framework run state cannot be read (another runner's state, or corrupt)."""
+__all__ = ["TurnState"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class PendingCall:
-    tool_call_id: str
-    tool_name: str
+def _legacy(data: object) -> Mapping[str, Any] | None:
+    """Before the envelope, the same object carried `"version": 1`."""
+    return data if isinstance(data, dict) and data.get("version") == 1 else None
+
+
+_FORMAT = RunStateFormat(adapter="openai_agents", framework="openai-agents", legacy=_legacy)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,46 +38,29 @@ class TurnState:
     """How many run items (`RunResult.new_items`) the SDK run holds so far."""
 
     def encode(self) -> str:
-        return json.dumps(
+        return _FORMAT.encode(
             {
-                "version": _VERSION,
                 "sdk_state": self.sdk_state,
-                "pending": [
-                    {"tool_call_id": p.tool_call_id, "tool_name": p.tool_name} for p in self.pending
-                ],
+                "pending": [p.to_json() for p in self.pending],
                 "items": self.items,
                 "responses": self.responses,
                 "run_items": self.run_items,
-            },
-            separators=(",", ":"),
+            }
         )
 
     @classmethod
     def decode(cls, text: str | None) -> TurnState | None:
-        if text is None:
-            return None
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.get("version") != _VERSION:
-                raise RunStateError(
-                    "the framework run state was not written by OpenAiAgentsRunner "
-                    f"(state version {data.get('version') if isinstance(data, dict) else None!r}, "
-                    f"expected {_VERSION})"
-                )
-            sdk_state = data["sdk_state"]
-            if not isinstance(sdk_state, dict):
-                raise RunStateError("the framework run state holds no SDK RunState object")
-            return cls(
-                sdk_state=sdk_state,
-                pending=[
-                    PendingCall(tool_call_id=str(p["tool_call_id"]), tool_name=str(p["tool_name"]))
-                    for p in data["pending"]
-                ],
-                items=[dict(item) for item in data["items"]],
-                responses=int(data["responses"]),
-                run_items=int(data["run_items"]),
-            )
-        except RunStateError:
-            raise
-        except (ValueError, KeyError, TypeError) as error:
-            raise RunStateError(f"unreadable OpenAI Agents run state: {error}") from error
+        return None if text is None else _FORMAT.decode(text, cls._read)
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> TurnState:
+        sdk_state = data["sdk_state"]
+        if not isinstance(sdk_state, dict):
+            raise RunStateError("the framework run state holds no SDK RunState object")
+        return cls(
+            sdk_state=sdk_state,
+            pending=[PendingCall.from_json(p) for p in data["pending"]],
+            items=[dict(item) for item in data["items"]],
+            responses=int(data["responses"]),
+            run_items=int(data["run_items"]),
+        )

@@ -14,13 +14,12 @@ except ImportError as _error:  # pragma: no cover - depends on the environment
         "(which brings `pydantic-ai-slim`), or `pip install pydantic-ai-slim`"
     ) from _error
 
-from dex_agents.runner import NO_RESULT_TEXT
+from dex_agents.runner import NO_RESULT_TEXT, RunStateError
 
 from dex_agents_pydantic_ai._built_ins import ReservedToolNameError
 from dex_agents_pydantic_ai._context import DEX_METADATA_KEY, DexRunInfo, dex_run_info
 from dex_agents_pydantic_ai._policies import DEX_EFFECT_METADATA_KEY
 from dex_agents_pydantic_ai._runner import PydanticAiRunner
-from dex_agents_pydantic_ai._state import RunStateError
 
 __all__ = [  # noqa: RUF022 - grouped by topic, as in dex_agents
     # runner

@@ -21,7 +21,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dex_agents.runner import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache, FrameworkMessage
+from dex_agents.runner import (
+    DEFAULT_ITEM_CACHE_BYTES,
+    DecodedItemCache,
+    FrameworkItemError,
+    FrameworkMessage,
+)
 from dex_agents_contracts import AgentMessage, AgentUsage
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
@@ -37,7 +42,6 @@ from pydantic_ai.messages import (
 
 __all__ = [
     "PIECE_METADATA_KEY",
-    "FrameworkItemError",
     "dump_messages",
     "history_from_stored",
     "load_messages",
@@ -51,10 +55,6 @@ __all__ = [
 
 PIECE_METADATA_KEY = "dex_agents_piece"
 """`metadata` key marking a stored piece that continues the message before it."""
-
-
-class FrameworkItemError(ValueError):
-    """A stored message whose `framework_item` is not a Pydantic AI message."""
 
 
 def dump_messages(messages: Sequence[ModelMessage]) -> list[object]:

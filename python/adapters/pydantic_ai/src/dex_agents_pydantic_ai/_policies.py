@@ -1,4 +1,4 @@
-"""Tool effects from Pydantic AI tool metadata, with the session's policies on top.
+"""Tool effects from Pydantic AI tool metadata (the kit's `ToolRouter` puts policies on top).
 
 Pydantic AI has no effect annotation of its own. The runner reads two kinds of
 metadata on `ToolDefinition.metadata`: the `dex_effect` key an application sets
@@ -13,21 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dex_agents import ToolEffect, ToolPolicy
-from dex_agents.runner import (
-    AgentTurnContext,
-    ResolvedToolPolicy,
-    resolve_tool_policy,
-    tool_effect_from_annotations,
-    tool_effect_named,
-)
+from dex_agents import ToolEffect
+from dex_agents.runner import tool_effect_from_annotations, tool_effect_named
 from pydantic_ai import ToolDefinition
 
 __all__ = [
     "DEX_EFFECT_METADATA_KEY",
     "TOOL_SOURCE_REFERENCE_METADATA_KEY",
     "framework_effect",
-    "policy_for",
     "tool_source_reference",
 ]
 
@@ -59,23 +52,3 @@ def framework_effect(tool_def: ToolDefinition | None) -> ToolEffect | None:
     if isinstance(annotations, Mapping):
         return tool_effect_from_annotations(annotations)
     return None
-
-
-def policy_for(
-    tool_name: str,
-    tool_def: ToolDefinition | None,
-    *,
-    turn: AgentTurnContext,
-    runner_policies: Mapping[str, ToolPolicy],
-    runner_default: ToolEffect | None,
-    framework_requires_approval: bool,
-) -> ResolvedToolPolicy:
-    """A ToolPolicy (the runner's, then the session's) wins, then metadata, then the default."""
-    return resolve_tool_policy(
-        tool_name,
-        tool_policies={**turn.tool_policies, **runner_policies},
-        framework_effect=framework_effect(tool_def),
-        default_effect=runner_default if runner_default is not None else turn.default_tool_effect,
-        # Pydantic AI's approval flag can only add an approval the effect would not ask for.
-        framework_requires_approval=True if framework_requires_approval else None,
-    )

@@ -20,32 +20,31 @@ from typing import Any, Generic
 
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     DEFAULT_ITEM_CACHE_BYTES,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
+    DexRunInfo,
     FrameworkMessage,
     Heartbeat,
     ModelCallMetadata,
+    PendingCall,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     heartbeats,
-    is_final,
-    model_tool_call_id_problem,
-    model_visible_result,
+    result_texts,
 )
-from dex_agents_contracts import AgentToolCall, AgentUsage, ToolEffect
+from dex_agents_contracts import AgentUsage, ToolEffect
 from pydantic_ai import (
     Agent,
     AgentRun,
@@ -71,7 +70,7 @@ from typing_extensions import TypeVar
 
 from dex_agents_pydantic_ai._built_ins import built_in_tool_definitions
 from dex_agents_pydantic_ai._calls import stream_model_call
-from dex_agents_pydantic_ai._context import DEX_METADATA_KEY, DexRunInfo
+from dex_agents_pydantic_ai._context import DEX_METADATA_KEY
 from dex_agents_pydantic_ai._deferral import ApproveEveryTool, DeferEveryTool
 from dex_agents_pydantic_ai._messages import (
     history_from_stored,
@@ -81,8 +80,8 @@ from dex_agents_pydantic_ai._messages import (
     usage_of,
     user_request,
 )
-from dex_agents_pydantic_ai._policies import policy_for, tool_source_reference
-from dex_agents_pydantic_ai._state import PendingCall, RunState, RunStateError
+from dex_agents_pydantic_ai._policies import framework_effect, tool_source_reference
+from dex_agents_pydantic_ai._state import RunState
 from dex_agents_pydantic_ai._task_sources import task_source_for
 
 __all__ = ["PydanticAiRunner"]
@@ -155,10 +154,11 @@ class PydanticAiRunner(Generic[DepsT]):
         state = RunState.decode(turn.framework_run_state)
         stored = history_from_stored(turn.messages, self._decoded_items)
         history: list[ModelMessage] = [*stored, *state.messages]
-        results = _deferred_results(state.pending, turn.tool_calls) if state.pending else None
-        deps = self._deps(
-            DexRunInfo(flow_id=turn.flow_id, turn_id=turn.turn_id, attempt=turn.attempt)
-        )
+        results: DeferredToolResults | None = None
+        if state.pending:
+            texts: dict[str, Any] = dict(result_texts(state.pending, turn.tool_calls, strict=True))
+            results = DeferredToolResults(calls=texts)
+        deps = self._deps(DexRunInfo.of_model_step(turn))
         deferral = DeferEveryTool(built_ins=built_in_tool_definitions(turn.enabled_built_in_tools))
 
         responses: list[ModelResponse] = []
@@ -214,14 +214,7 @@ class PydanticAiRunner(Generic[DepsT]):
         if source is not None:  # e.g. MCP: the source runs it, and may start a task
             async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
                 return await source.execute_deferred_tool_call(call)
-        info = DexRunInfo(
-            flow_id=call.flow_id,
-            turn_id=call.turn_id,
-            attempt=call.attempt,
-            tool_call_id=record.tool_call_id,
-            idempotency_key=call.idempotency_key,
-            tool_source_reference=record.tool_source_reference,
-        )
+        info = DexRunInfo.of_tool_step(call)
         # A one-call history: the framework validates the arguments, builds the
         # RunContext and runs the tool exactly as in an ordinary run, and the run
         # is stopped before the model call that would follow.
@@ -239,7 +232,7 @@ class PydanticAiRunner(Generic[DepsT]):
         ]
         approvals = DeferredToolResults(
             approvals={record.tool_call_id: ToolApproved()},
-            metadata={record.tool_call_id: {DEX_METADATA_KEY: info.to_metadata()}},
+            metadata={record.tool_call_id: {DEX_METADATA_KEY: info.to_json()}},
         )
         result: ToolReturnPart | None = None
         async with self._iter(
@@ -291,22 +284,15 @@ class PydanticAiRunner(Generic[DepsT]):
         state = RunState.decode(turn.framework_run_state)
         messages: list[ModelMessage] = list(state.messages)
         if state.pending:
-            by_id = {r.tool_call_id: r for r in turn.tool_calls}
-            parts: list[ToolReturnPart] = []
-            for pending in state.pending:
-                record = by_id.get(pending.tool_call_id)
-                text = (
-                    model_visible_result(record)
-                    if record is not None and is_final(record.status)
-                    else NO_RESULT_TEXT
+            texts = result_texts(state.pending, turn.tool_calls, strict=False)
+            parts = [
+                ToolReturnPart(
+                    tool_name=p.tool_name,
+                    content=texts[p.tool_call_id],
+                    tool_call_id=p.tool_call_id,
                 )
-                parts.append(
-                    ToolReturnPart(
-                        tool_name=pending.tool_name,
-                        content=text,
-                        tool_call_id=pending.tool_call_id,
-                    )
-                )
+                for p in state.pending
+            ]
             messages.append(ModelRequest(parts=list(parts)))
         return to_framework_messages(messages)
 
@@ -384,7 +370,7 @@ class PydanticAiRunner(Generic[DepsT]):
         responses: Sequence[ModelResponse],
         deferral: DeferEveryTool,
     ) -> tuple[list[PendingCall], list[DeferredToolCall]]:
-        gated = {part.tool_call_id for part in requests.approvals}
+        gated_ids = {part.tool_call_id for part in requests.approvals}
         wanted = {part.tool_call_id: part for part in [*requests.calls, *requests.approvals]}
         # The model's order, so deferral_order follows the response.
         ordered = [
@@ -394,37 +380,27 @@ class PydanticAiRunner(Generic[DepsT]):
             if isinstance(part, ToolCallPart) and part.tool_call_id in wanted
         ]
         ordered.extend(p for i, p in wanted.items() if i not in {o.tool_call_id for o in ordered})
-        used = {record.tool_call_id for record in turn.tool_calls}
-        pending: list[PendingCall] = []
+        router = ToolRouter(
+            turn, tool_policies=self.tool_policies, default_tool_effect=self.default_tool_effect
+        )
         calls: list[DeferredToolCall] = []
         for part in ordered:
-            problem = model_tool_call_id_problem(part.tool_name, part.tool_call_id, used)
-            if problem is not None:
-                raise ValueError(problem)
-            used.add(part.tool_call_id)
             tool_def = deferral.seen.get(part.tool_name)
-            if part.tool_name in turn.enabled_built_in_tools:
-                policy = BUILT_IN_TOOL_POLICY
-            else:
-                policy = policy_for(
-                    part.tool_name,
-                    tool_def,
-                    turn=turn,
-                    runner_policies=self.tool_policies,
-                    runner_default=self.default_tool_effect,
-                    framework_requires_approval=part.tool_call_id in gated
-                    or (tool_def is not None and tool_def.kind == "unapproved"),
-                )
-            pending.append(PendingCall(tool_call_id=part.tool_call_id, tool_name=part.tool_name))
+            # Pydantic AI's approval flag can only add an approval the effect would not ask for.
+            gated = part.tool_call_id in gated_ids or (
+                tool_def is not None and tool_def.kind == "unapproved"
+            )
             calls.append(
-                DeferredToolCall(
-                    tool_call_id=part.tool_call_id,
-                    tool_name=part.tool_name,
-                    arguments=part.args_as_json_str(),
-                    policy=policy,
+                router.defer(
+                    part.tool_call_id,
+                    part.tool_name,
+                    part.args_as_json_str(),
+                    framework_effect=framework_effect(tool_def),
+                    framework_requires_approval=True if gated else None,
                     tool_source_reference=tool_source_reference(tool_def),
                 )
             )
+        pending = [PendingCall(tool_call_id=c.tool_call_id, tool_name=c.tool_name) for c in calls]
         return pending, calls
 
 
@@ -434,27 +410,6 @@ def _accepts_deferred_requests(output_type: object) -> bool:
     if isinstance(output_type, Sequence) and not isinstance(output_type, str):
         return any(_accepts_deferred_requests(item) for item in output_type)
     return False
-
-
-def _deferred_results(
-    pending: Sequence[PendingCall], records: Sequence[AgentToolCall]
-) -> DeferredToolResults:
-    """Each pending call's model-visible result, from its final record."""
-    by_id = {r.tool_call_id: r for r in records}
-    calls: dict[str, Any] = {}
-    for call in pending:
-        record = by_id.get(call.tool_call_id)
-        if record is None:
-            raise RunStateError(
-                f"the turn has no tool call record for {call.tool_call_id!r} "
-                f"({call.tool_name!r}), which the run state is waiting for"
-            )
-        if not is_final(record.status):
-            raise RunStateError(
-                f"tool call {call.tool_call_id!r} ({call.tool_name!r}) is not final"
-            )
-        calls[call.tool_call_id] = model_visible_result(record)
-    return DeferredToolResults(calls=calls)
 
 
 def _tool_return(request: ModelRequest, tool_call_id: str) -> ToolReturnPart | None:

@@ -8,28 +8,26 @@ messages is exactly the `message_history` Pydantic AI continues from.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from dex_agents.runner import PendingCall, RunStateFormat
 from pydantic_ai.messages import ModelMessage
 
 from dex_agents_pydantic_ai._messages import dump_messages, load_messages
 
-__all__ = ["PendingCall", "RunState", "RunStateError"]
-
-_FORMAT = "dex_agents_pydantic_ai.run_state.v1"
+__all__ = ["RunState"]
 
 
-class RunStateError(ValueError):
-    """The run state is not one this runner wrote, or does not fit the turn's records."""
+def _legacy(data: object) -> Mapping[str, Any] | None:
+    """Before the envelope, the same object carried its own format name."""
+    if isinstance(data, dict) and data.get("format") == "dex_agents_pydantic_ai.run_state.v1":
+        return data
+    return None
 
 
-@dataclass(frozen=True, kw_only=True)
-class PendingCall:
-    """A deferred call whose result Dex supplies on resume."""
-
-    tool_call_id: str
-    tool_name: str
+_FORMAT = RunStateFormat(adapter="pydantic_ai", framework="pydantic-ai-slim", legacy=_legacy)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,36 +40,22 @@ class RunState:
     """Model calls in a row that the framework asked to redo (output or argument retries)."""
 
     def encode(self) -> str:
-        return json.dumps(
+        return _FORMAT.encode(
             {
-                "format": _FORMAT,
                 "messages": dump_messages(self.messages),
-                "pending": [
-                    {"tool_call_id": p.tool_call_id, "tool_name": p.tool_name} for p in self.pending
-                ],
+                "pending": [p.to_json() for p in self.pending],
                 "consecutive_retries": self.consecutive_retries,
-            },
-            separators=(",", ":"),
+            }
         )
 
     @classmethod
     def decode(cls, text: str | None) -> RunState:
-        if text is None:
-            return cls()
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict) or data.get("format") != _FORMAT:
-                raise RunStateError(f"expected a run state of format {_FORMAT!r}")
-            pending = [
-                PendingCall(tool_call_id=str(p["tool_call_id"]), tool_name=str(p["tool_name"]))
-                for p in data["pending"]
-            ]
-            return cls(
-                messages=load_messages(data["messages"]),
-                pending=pending,
-                consecutive_retries=int(data["consecutive_retries"]),
-            )
-        except RunStateError:
-            raise
-        except (ValueError, KeyError, TypeError) as error:
-            raise RunStateError(f"unreadable Pydantic AI run state: {error}") from error
+        return cls() if text is None else _FORMAT.decode(text, cls._read)
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> RunState:
+        return cls(
+            messages=load_messages(data["messages"]),
+            pending=[PendingCall.from_json(p) for p in data["pending"]],
+            consecutive_retries=int(data["consecutive_retries"]),
+        )

@@ -19,17 +19,17 @@ from .dex.agents.v1 import (
     PendingUserMessage, PlanExecutionRequest, PlanExecutionStartedPayload, PlanStatus,
     PlanTaskStatus, PlanUpdatedPayload, PollToolTaskRequest, PollToolTaskResponse, QuestionAnswer,
     QuestionResolution, ReasoningDeltaPayload, ResolveInterruptRequest, RunModelStepRequest,
-    RunModelStepResponse, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall,
-    RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata,
-    RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested,
-    RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted,
-    RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest,
-    SelectCompactionCutoffResponse, SendUserMessageRequest, SteerUserMessageRequest,
-    SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload, TimerStartedPayload,
-    ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload, ToolCallFinishedPayload,
-    ToolCallStartedPayload, ToolCallStatus, ToolEffect, ToolTaskStartedPayload,
-    TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload, TurnControlKind,
-    TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
+    RunModelStepResponse, RunStateEnvelope, RunnerCompactionPolicy, RunnerContextSummary,
+    RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat,
+    RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError,
+    RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending,
+    RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued,
+    SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SendUserMessageRequest,
+    SteerUserMessageRequest, SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload,
+    TimerStartedPayload, ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload,
+    ToolCallFinishedPayload, ToolCallStartedPayload, ToolCallStatus, ToolEffect,
+    ToolTaskStartedPayload, TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload,
+    TurnControlKind, TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
     TurnStartedPayload, TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
 )
 from .google.protobuf import Struct
@@ -107,7 +107,8 @@ __all__ = [
     'encode_build_unfinished_turn_messages_request',
     'decode_build_unfinished_turn_messages_request',
     'encode_build_unfinished_turn_messages_response',
-    'decode_build_unfinished_turn_messages_response', 'encode_agent_session_start_input',
+    'decode_build_unfinished_turn_messages_response', 'encode_run_state_envelope',
+    'decode_run_state_envelope', 'encode_agent_session_start_input',
     'decode_agent_session_start_input', 'encode_agent_state', 'decode_agent_state',
     'encode_agent_usage', 'decode_agent_usage', 'encode_turn_session_settings',
     'decode_turn_session_settings', 'encode_turn_reply_sequence', 'decode_turn_reply_sequence',
@@ -3460,6 +3461,53 @@ def _r_build_unfinished_turn_messages_response(d: object, p: str) -> BuildUnfini
     )
 
 
+def _w_run_state_envelope(m: RunStateEnvelope, p: str) -> dict[str, object]:
+    if not isinstance(m, RunStateEnvelope):
+        raise _w.WireFormatError(p, 'expected RunStateEnvelope, got ' + type(m).__name__)
+    v0 = m.adapter
+    if type(v0) is not str:
+        _w.wrong_type(p, 'adapter', 'str', v0)
+    v1 = m.framework_version
+    if type(v1) is not str:
+        _w.wrong_type(p, 'framework_version', 'str', v1)
+    v2 = m.schema_version
+    if type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX:
+        _w.write_int(v2, p, 'schema_version', _w.INT32_MIN, _w.INT32_MAX)
+    v3 = m.payload
+    if type(v3) is not str:
+        _w.wrong_type(p, 'payload', 'str', v3)
+    return {
+        'adapter': v0,
+        'framework_version': v1,
+        'schema_version': v2,
+        'payload': v3,
+    }
+
+
+def _r_run_state_envelope(d: object, p: str) -> RunStateEnvelope:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('adapter', '')
+    if type(v0) is not str:
+        _w.expected(p, 'adapter', 'string', v0)
+    v1 = g('framework_version', '')
+    if type(v1) is not str:
+        _w.expected(p, 'framework_version', 'string', v1)
+    v2 = g('schema_version', 0)
+    if type(v2) is not int or not _w.INT32_MIN <= v2 <= _w.INT32_MAX:
+        v2 = _w.read_int(v2, p, 'schema_version', _w.INT32_MIN, _w.INT32_MAX)
+    v3 = g('payload', '')
+    if type(v3) is not str:
+        _w.expected(p, 'payload', 'string', v3)
+    return RunStateEnvelope(
+        adapter=v0,
+        framework_version=v1,
+        schema_version=v2,
+        payload=v3,
+    )
+
+
 def _w_agent_session_start_input(m: AgentSessionStartInput, p: str) -> dict[str, object]:
     if not isinstance(m, AgentSessionStartInput):
         raise _w.WireFormatError(p, 'expected AgentSessionStartInput, got ' + type(m).__name__)
@@ -5267,6 +5315,19 @@ def decode_build_unfinished_turn_messages_response(text: str | bytes | bytearray
     return _BUILD_UNFINISHED_TURN_MESSAGES_RESPONSE_CODEC.decode(text)
 
 
+_RUN_STATE_ENVELOPE_CODEC: Final = _w.MessageCodec(RunStateEnvelope, _w_run_state_envelope, _r_run_state_envelope)
+
+
+def encode_run_state_envelope(value: RunStateEnvelope) -> str:
+    """Write `RunStateEnvelope` as wire JSON; raises WireFormatError."""
+    return _RUN_STATE_ENVELOPE_CODEC.encode(value)
+
+
+def decode_run_state_envelope(text: str | bytes | bytearray) -> RunStateEnvelope:
+    """Read `RunStateEnvelope` from wire JSON; raises WireFormatError."""
+    return _RUN_STATE_ENVELOPE_CODEC.decode(text)
+
+
 _AGENT_SESSION_START_INPUT_CODEC: Final = _w.MessageCodec(AgentSessionStartInput, _w_agent_session_start_input, _r_agent_session_start_input)
 
 
@@ -5532,6 +5593,7 @@ CODECS: Final[dict[type[Any], _w.MessageCodec[Any]]] = {
     SummarizeContextResponse: _SUMMARIZE_CONTEXT_RESPONSE_CODEC,
     BuildUnfinishedTurnMessagesRequest: _BUILD_UNFINISHED_TURN_MESSAGES_REQUEST_CODEC,
     BuildUnfinishedTurnMessagesResponse: _BUILD_UNFINISHED_TURN_MESSAGES_RESPONSE_CODEC,
+    RunStateEnvelope: _RUN_STATE_ENVELOPE_CODEC,
     AgentSessionStartInput: _AGENT_SESSION_START_INPUT_CODEC,
     AgentState: _AGENT_STATE_CODEC,
     AgentUsage: _AGENT_USAGE_CODEC,

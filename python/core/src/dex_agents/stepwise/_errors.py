@@ -1,7 +1,8 @@
-"""Errors of the Stepwise loop."""
+"""Errors of the Stepwise loop; `RunStateError` is the one every runner raises."""
 
 from __future__ import annotations
 
+from dex_agents._runner.errors import RunStateError
 from dex_agents.errors import AgentSessionError
 
 __all__ = ["InvalidModelResponseError", "RunStateError", "StepwiseError"]
@@ -38,7 +39,3 @@ def _rebuild_invalid_response(
     message: str, tool_call_id: str, tool_name: str
 ) -> InvalidModelResponseError:
     return InvalidModelResponseError(message, tool_call_id=tool_call_id, tool_name=tool_name)
-
-
-class RunStateError(StepwiseError, ValueError):
-    """The stored run state or tool call records do not fit the turn."""

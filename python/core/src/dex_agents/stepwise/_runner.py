@@ -27,8 +27,6 @@ from dex_agents.models import (
 )
 from dex_agents.runner import (
     BUILT_IN_TOOL_DEFINITIONS,
-    BUILT_IN_TOOL_POLICY,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     AgentTurnOutcome,
     ContextSummaryRequest,
@@ -36,20 +34,20 @@ from dex_agents.runner import (
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
+    DexRunInfo,
     FrameworkMessage,
-    ResolvedToolPolicy,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    ToolRouter,
     ToolTaskCancellation,
     ToolTaskPoll,
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
-    is_final,
-    model_tool_call_id_problem,
-    model_visible_result,
-    tool_call_status_text,
+    pending_records,
+    result_text,
+    running,
 )
 from dex_agents.stepwise._compaction import build_summary_messages, estimate_items, select_cutoff
 from dex_agents.stepwise._continuation import (
@@ -59,7 +57,7 @@ from dex_agents.stepwise._continuation import (
     TurnContinuationDecision,
 )
 from dex_agents.stepwise._definition import AgentDefinition, InstructionContext
-from dex_agents.stepwise._errors import InvalidModelResponseError, RunStateError
+from dex_agents.stepwise._errors import InvalidModelResponseError
 from dex_agents.stepwise._items import (
     AssistantItem,
     Item,
@@ -218,7 +216,8 @@ class StepwiseRunner:
             heartbeat=call.heartbeat,
             tool_source_reference=record.tool_source_reference,
         )
-        return ToolExecutionResult(output=await tool.invoke(record.arguments, context))
+        with running(DexRunInfo.of_tool_step(call)):
+            return ToolExecutionResult(output=await tool.invoke(record.arguments, context))
 
     # --- ToolTaskPoller and ToolTaskCanceller: the owning source's ------------------
 
@@ -381,34 +380,20 @@ class StepwiseRunner:
                     return tool
         return self.definition.tool_named(name)
 
-    def _known_tool(self, turn: AgentTurnContext, name: str) -> Tool | ResolvedToolPolicy | None:
-        if name in turn.enabled_built_in_tools:
-            return BUILT_IN_TOOL_POLICY
-        return next((t for t in self._tools() if t.name == name), None)
-
-    def _policy(self, turn: AgentTurnContext, tool: Tool) -> ResolvedToolPolicy:
-        """The session's `tool_policies` win, then the tool's own policy, then the default."""
-        if tool.policy is None:
-            return turn.resolve_tool_policy(tool.name)
-        return turn.resolve_tool_policy(
-            tool.name,
-            framework_effect=tool.policy.effect,
-            framework_requires_approval=tool.policy.requires_approval,
-        )
-
     def _deferred_calls(
         self, turn: AgentTurnContext, pending: Sequence[Item], response: ModelResponse
     ) -> list[DeferredToolCall]:
-        used = _turn_tool_call_ids(turn, pending)
+        """The session's `tool_policies` win, then the tool's own policy, then the default."""
+        router = ToolRouter(turn, taken_ids=_turn_tool_call_ids(turn, pending))
         calls: list[DeferredToolCall] = []
         for call in response.tool_calls:
             call_id, name = call.tool_call_id, call.tool_name
-            problem = model_tool_call_id_problem(name, call_id, used)
+            problem = router.claim_id(name, call_id)
             if problem is not None:
                 raise InvalidModelResponseError(problem, tool_call_id=call_id, tool_name=name)
-            used.add(call_id)
-            known = self._known_tool(turn, name)
-            if known is None:
+            built_in = name in turn.enabled_built_in_tools
+            known = None if built_in else next((t for t in self._tools() if t.name == name), None)
+            if known is None and not built_in:
                 offered = [t.name for t in self._tools()]
                 offered.extend(turn.enabled_built_in_tools)
                 raise InvalidModelResponseError(
@@ -417,16 +402,20 @@ class StepwiseRunner:
                     tool_call_id=call_id,
                     tool_name=name,
                 )
-            policy = known if isinstance(known, ResolvedToolPolicy) else self._policy(turn, known)
+            declared = known.policy if known is not None else None
             calls.append(
                 DeferredToolCall(
                     tool_call_id=call_id,
                     tool_name=name,
                     arguments=call.arguments,
-                    policy=policy,
-                    tool_source_reference=(
-                        None if isinstance(known, ResolvedToolPolicy) else known.source_reference
+                    policy=router.policy(
+                        name,
+                        framework_effect=declared.effect if declared else None,
+                        framework_requires_approval=declared.requires_approval
+                        if declared
+                        else None,
                     ),
+                    tool_source_reference=known.source_reference if known else None,
                 )
             )
         return calls
@@ -466,31 +455,14 @@ def _turn_tool_call_ids(turn: AgentTurnContext, pending: Sequence[Item]) -> set[
 def _results_for(
     state: RunState, records: Sequence[AgentToolCall], *, strict: bool
 ) -> list[ToolResultItem]:
-    """Result items for the state's unanswered calls, from the turn's records.
-
-    Strict (RunModel, where every record is final) raises for a missing or
-    unfinished record; otherwise such a call gets a note instead.
-    """
-    by_id = {record.tool_call_id: record for record in records}
-    results: list[ToolResultItem] = []
-    for call in state.unanswered_tool_calls():
-        record = by_id.get(call.tool_call_id)
-        if record is not None and is_final(record.status):
-            output = model_visible_result(record)
-        elif strict:
-            raise RunStateError(
-                f"the turn has no tool call record for {call.tool_call_id!r} "
-                f"({call.tool_name!r}), which the run state is waiting for"
-                if record is None
-                else f"tool call {call.tool_call_id!r} ({call.tool_name!r}) is not final: "
-                f"its status is {tool_call_status_text(record.status)}"
-            )
-        else:
-            output = NO_RESULT_TEXT
-        results.append(
-            ToolResultItem(tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=output)
+    """Result items for the state's unanswered calls, from the turn's records (strict in
+    RunModel, where every record is final; see `pending_records`)."""
+    return [
+        ToolResultItem(
+            tool_call_id=call.tool_call_id, tool_name=call.tool_name, output=result_text(record)
         )
-    return results
+        for call, record in pending_records(state.unanswered_tool_calls(), records, strict=strict)
+    ]
 
 
 def _messages(items: Sequence[Item]) -> list[FrameworkMessage]:

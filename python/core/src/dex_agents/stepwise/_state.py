@@ -2,18 +2,17 @@
 
 Stored messages replay from `AgentTurnContext.messages`; the run state holds only
 what came after them in this turn (responses with tool calls, their results), plus
-the continuation bookkeeping. It is compact JSON, opaque to the session.
+the continuation bookkeeping, in the shared run-state envelope (adapter `stepwise`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from dex_agents.runner import RunStateError, RunStateFormat
 from dex_agents.stepwise._continuation import TurnContinuation
-from dex_agents.stepwise._errors import RunStateError
 from dex_agents.stepwise._items import (
     Item,
     ToolCallItem,
@@ -23,8 +22,6 @@ from dex_agents.stepwise._items import (
 )
 
 __all__ = ["RunState"]
-
-_VERSION = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,10 +36,7 @@ class RunState:
     """The continuation hook's decision on the pending tool calls, applied on resume."""
 
     def encode(self) -> str:
-        value: dict[str, object] = {
-            "version": _VERSION,
-            "items": [item_to_json_object(item) for item in self.items],
-        }
+        value: dict[str, object] = {"items": [item_to_json_object(item) for item in self.items]}
         if self.consecutive_continuations:
             value["consecutive_continuations"] = self.consecutive_continuations
         if self.after_tool_calls == "end":
@@ -52,7 +46,7 @@ class RunState:
                 "decision": "continue",
                 "message": self.after_tool_calls.message,
             }
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return _FORMAT.encode(value)
 
     @staticmethod
     def decode(text: str | None) -> RunState:
@@ -61,35 +55,7 @@ class RunState:
         Raises:
             RunStateError: The text is not a Stepwise run state.
         """
-        if text is None:
-            return RunState()
-        try:
-            value = json.loads(text)
-        except ValueError as error:
-            raise RunStateError(f"the run state is not JSON: {error}") from None
-        if not isinstance(value, dict) or value.get("version") != _VERSION:
-            raise RunStateError(
-                f"the run state is not a version {_VERSION} Stepwise run state: {text[:200]!r}"
-            )
-        items = value.get("items")
-        if not isinstance(items, list):
-            raise RunStateError("the run state has no `items` list")
-        count = value.get("consecutive_continuations", 0)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise RunStateError("`consecutive_continuations` must be a non-negative integer")
-        after = value.get("after_tool_calls")
-        decision: TurnContinuation | Literal["end"] | None = None
-        if isinstance(after, dict) and after.get("decision") == "end":
-            decision = "end"
-        elif isinstance(after, dict) and isinstance(after.get("message"), str):
-            decision = TurnContinuation(message=after["message"])
-        elif after is not None:
-            raise RunStateError(f"unknown `after_tool_calls` value {after!r}")
-        return RunState(
-            items=tuple(item_from_json_object(item) for item in items),
-            consecutive_continuations=count,
-            after_tool_calls=decision,
-        )
+        return RunState() if text is None else _FORMAT.decode(text, _read)
 
     def unanswered_tool_calls(self) -> list[ToolCallItem]:
         """Tool calls in the state that have no result item yet, in call order."""
@@ -99,3 +65,33 @@ class RunState:
             for item in self.items
             if isinstance(item, ToolCallItem) and item.tool_call_id not in answered
         ]
+
+
+def _read(value: Mapping[str, Any]) -> RunState:
+    items = value.get("items")
+    if not isinstance(items, list):
+        raise RunStateError("the run state has no `items` list")
+    count = value.get("consecutive_continuations", 0)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise RunStateError("`consecutive_continuations` must be a non-negative integer")
+    after = value.get("after_tool_calls")
+    decision: TurnContinuation | Literal["end"] | None = None
+    if isinstance(after, dict) and after.get("decision") == "end":
+        decision = "end"
+    elif isinstance(after, dict) and isinstance(after.get("message"), str):
+        decision = TurnContinuation(message=after["message"])
+    elif after is not None:
+        raise RunStateError(f"unknown `after_tool_calls` value {after!r}")
+    return RunState(
+        items=tuple(item_from_json_object(item) for item in items),
+        consecutive_continuations=count,
+        after_tool_calls=decision,
+    )
+
+
+def _legacy(value: object) -> Mapping[str, Any] | None:
+    """Before the envelope, the payload itself carried `"version": 1`."""
+    return value if isinstance(value, dict) and value.get("version") == 1 else None
+
+
+_FORMAT = RunStateFormat(adapter="stepwise", legacy=_legacy)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,9 +18,9 @@ import pydantic_core
 
 from dex_agents import ToolPolicy
 from dex_agents.models import ToolDefinition
-from dex_agents.runner import EventWriter, Heartbeat, ToolExecutionError
+from dex_agents.runner import EventWriter, Heartbeat, ToolExecutionError, parse_tool_arguments
 
-__all__ = ["Tool", "ToolContext", "parse_arguments_object", "tool"]
+__all__ = ["Tool", "ToolContext", "tool"]
 
 _DOC_SECTIONS = ("Args:", "Arguments:", "Returns:", "Raises:", "Yields:", "Examples:")
 
@@ -42,25 +41,6 @@ class ToolContext:
     heartbeat: Heartbeat
     tool_source_reference: str | None = None
     """The call record's reference, for a tool that a `ToolSource` made."""
-
-
-def parse_arguments_object(arguments: str) -> dict[str, object]:
-    """Strict JSON object text (no NaN or Infinity) as a dict.
-
-    Raises:
-        ToolExecutionError: `arguments must be a JSON object`, so the model sees it.
-    """
-
-    def refuse(constant: str) -> object:
-        raise ValueError(constant)
-
-    try:
-        value = json.loads(arguments, parse_constant=refuse)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        raise ToolExecutionError("arguments must be a JSON object")
-    return value
 
 
 class Tool:
@@ -134,7 +114,7 @@ class Tool:
         return pydantic_core.to_json(result).decode()
 
     def _keyword_arguments(self, arguments: str) -> dict[str, object]:
-        value = parse_arguments_object(arguments)
+        value = parse_tool_arguments(arguments)
         if self._model is None:
             return value
         try:

@@ -63,6 +63,7 @@ __all__ = (
     "ResolveInterruptRequest",
     "RunModelStepRequest",
     "RunModelStepResponse",
+    "RunStateEnvelope",
     "RunnerCompactionPolicy",
     "RunnerContextSummary",
     "RunnerDeferredToolCall",
@@ -2584,6 +2585,48 @@ class RunnerTurnContinued(betterproto2.Message):
 
 default_message_pool.register_message(
     "dex.agents.v1", "RunnerTurnContinued", RunnerTurnContinued
+)
+
+
+@dataclass(eq=False, repr=False)
+class RunStateEnvelope(betterproto2.Message):
+    """
+    The run state a runner keeps between a turn's Steps (`FrameworkRunState`),
+    as every adapter writes it. The session stores the envelope's wire JSON and
+    never looks inside; the runner that reads it back checks `adapter` and
+    `schema_version` before it touches `payload`, so a session resumed by
+    another adapter, or by a build that cannot read a newer layout, fails the
+    turn with an error that names both versions instead of misreading state.
+    """
+
+    adapter: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The adapter that wrote the state (`openai_agents`, `stepwise`, ...); an
+    adapter refuses every other adapter's state.
+    """
+
+    framework_version: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The framework package and version that wrote the state (e.g.
+    `openai-agents 0.6.1`), empty when unknown. Readers report it in errors
+    and never compare it: the framework's own state format says what it reads.
+    """
+
+    schema_version: "int" = betterproto2.field(3, betterproto2.TYPE_INT32)
+    """
+    The layout of `payload`, counted by the adapter from 1; a reader refuses a
+    version it does not support.
+    """
+
+    payload: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    The adapter's own state as JSON text (the codecs never parse it); state
+    that is binary travels base64-encoded inside that JSON.
+    """
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "RunStateEnvelope", RunStateEnvelope
 )
 
 
