@@ -25,14 +25,16 @@ ADAPTER_NAMES = """
     AgentFrameworkRunner AgentTurnContext AgentTurnOutcome APPROVAL_DEADLINE_PASSED
     BUILT_IN_TOOL_DEFINITIONS BUILT_IN_TOOL_NAMES BUILT_IN_TOOL_POLICY BuiltInToolName
     ContextCompactionRunner ContextSummaryRequest ContextSummaryResult
-    DecodedItemCache DEFAULT_HEARTBEAT_INTERVAL_SECONDS DEFAULT_ITEM_CACHE_BYTES
+    declare_capabilities DecodedItemCache DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+    DEFAULT_ITEM_CACHE_BYTES
     DEFAULT_REQUIRES_APPROVAL default_tool_effect
-    DeferredToolCall DeferredToolExecution DeferredToolOutcome EventWriter FakeSession
+    DeferredToolCall DeferredToolExecution DeferredToolOutcome DescribedRunner EventWriter
+    FakeSession
     FrameworkMessage Heartbeat heartbeats
     invalid_tool_call_ids is_final McpSources model_tool_call_id_problem model_visible_result
     ModelCallMetadata no_checkpoint no_heartbeat NO_RESULT_TEXT NullEventWriter
     OUTCOME_UNKNOWN_RESULT PlanModeRunner RecordingEventWriter resolve_tool_policy
-    ResolvedToolPolicy run_sync stored_message TOOL_CALL_NOT_RUN_ERROR_PREFIX
+    ResolvedToolPolicy run_sync RunnerCapabilities stored_message TOOL_CALL_NOT_RUN_ERROR_PREFIX
     tool_call_status_text tool_effect_from_annotations tool_effect_named
     TOOL_EFFECTS_BY_NAME ToolCallsRequested ToolExecutionError ToolExecutionResult
     ToolInputRequested ToolTaskCancellation ToolTaskCanceller ToolTaskPending ToolTaskPoll

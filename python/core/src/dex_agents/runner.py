@@ -6,9 +6,13 @@ can defer; the session runs every tool call in its own Step through
 data (plus the event writer and heartbeat callbacks), so a runner in another
 process can implement it behind a service.
 
-Optional capabilities are separate protocols, checked with `isinstance`:
-`UnfinishedTurnMessageBuilder`, `ToolTaskPoller`, `ToolTaskCanceller`,
-`ContextCompactionRunner` and `PlanModeRunner`.
+A runner declares what it supports with `describe()` (`DescribedRunner`), built
+with `declare_capabilities`: every capability of `RunnerCapabilities` either
+supported or given the reason it is not. The session calls an optional
+method only when its capability is declared; the methods are the protocols
+`UnfinishedTurnMessageBuilder`, `ToolTaskPoller`, `ToolTaskCanceller` and
+`ContextCompactionRunner`. A runner without `describe()` gets the capabilities
+its methods imply.
 
 Besides the protocol: the rules an adapter applies to what the model asked for
 (tool-call IDs, effects and policies), the texts the model sees for final tool
@@ -18,6 +22,8 @@ for an adapter's offline suite. What an application author declares
 """
 
 from __future__ import annotations
+
+from dex_agents_contracts import RunnerCapabilities
 
 from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents._runner.capabilities import (
@@ -33,6 +39,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents._runner.declared import DescribedRunner, declare_capabilities
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, heartbeats
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
 from dex_agents._runner.mcp_sources import McpSources
@@ -113,6 +120,10 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "ToolExecutionError",
     "ToolInputRequested",
     "ToolTaskStarted",
+    # declared capabilities
+    "DescribedRunner",
+    "RunnerCapabilities",
+    "declare_capabilities",
     # optional capabilities
     "UnfinishedTurnMessageBuilder",
     "ToolTaskPoller",

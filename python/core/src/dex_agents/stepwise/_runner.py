@@ -38,6 +38,7 @@ from dex_agents.runner import (
     DeferredToolOutcome,
     FrameworkMessage,
     ResolvedToolPolicy,
+    RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -46,6 +47,7 @@ from dex_agents.runner import (
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
+    declare_capabilities,
     is_final,
     model_tool_call_id_problem,
     model_visible_result,
@@ -97,6 +99,31 @@ class StepwiseRunner:
     @property
     def supports_plan_mode(self) -> bool:
         return True
+
+    def describe(self) -> RunnerCapabilities:
+        return declare_capabilities(
+            supported=[
+                "text_deltas",
+                "reasoning_deltas",
+                "usage",
+                "built_in_tools",
+                "mcp_sources",
+                "mcp_tasks",
+                "plan_mode",
+                "compaction",
+                "parallel_deferred_calls",
+                "tool_cancellation",
+                "tracing",
+                "unfinished_turn_messages",
+                "tool_task_polls",
+                "tool_task_cancels",
+            ],
+            unsupported={
+                "structured_output": "the loop's final answer is the model's text; "
+                "AgentDefinition declares no output type",
+                "handoffs": "one AgentDefinition per runner; the loop has no handoff",
+            },
+        )
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 
