@@ -32,6 +32,7 @@ from dex_agents.runner import (
     DeferredToolOutcome,
     FrameworkMessage,
     ModelCallMetadata,
+    RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -56,6 +57,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from dex_agents_google_adk._capabilities import capabilities
 from dex_agents_google_adk._context import DexRunInfo, collecting_arguments, running
 from dex_agents_google_adk._events import (
     FrameworkItemError,
@@ -130,6 +132,10 @@ class AdkRunner:
         self._app: App | None = None
 
     # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What this adapter supports, each gap with its reason (docs/adapters.md)."""
+        return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         (message,) = to_framework_messages([user_event(text)])
