@@ -890,14 +890,15 @@ export type RunnerCapabilities = Message<"dex.agents.v1.RunnerCapabilities"> & {
   parallelDeferredCalls: boolean;
 
   /**
-   * `cancel_turn` reaching a tool that is running.
+   * A tool Step's cancellation (its deadline, a lost Worker) reaching the running tool:
+   * an AbortSignal in TypeScript, asyncio cancellation of an async tool in Python.
    *
    * @generated from field: bool tool_cancellation = 12;
    */
   toolCancellation: boolean;
 
   /**
-   * The framework's own spans under the session's.
+   * Model-call metadata (model, provider, response ID) that names the session's chat spans.
    *
    * @generated from field: bool tracing = 13;
    */

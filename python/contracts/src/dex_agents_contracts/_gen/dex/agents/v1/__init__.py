@@ -2099,12 +2099,13 @@ class RunnerCapabilities(betterproto2.Message):
 
     tool_cancellation: "bool" = betterproto2.field(12, betterproto2.TYPE_BOOL)
     """
-    `cancel_turn` reaching a tool that is running.
+    A tool Step's cancellation (its deadline, a lost Worker) reaching the running tool:
+    an AbortSignal in TypeScript, asyncio cancellation of an async tool in Python.
     """
 
     tracing: "bool" = betterproto2.field(13, betterproto2.TYPE_BOOL)
     """
-    The framework's own spans under the session's.
+    Model-call metadata (model, provider, response ID) that names the session's chat spans.
     """
 
     unfinished_turn_messages: "bool" = betterproto2.field(14, betterproto2.TYPE_BOOL)
