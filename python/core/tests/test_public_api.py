@@ -39,7 +39,8 @@ ADAPTER_NAMES = """
     ToolCallsRequested ToolExecutionError ToolExecutionResult ToolInputRequested ToolRouter
     ToolTaskCancellation ToolTaskCanceller ToolTaskPending ToolTaskPoll ToolTaskPoller
     ToolTaskPollOutcome ToolTaskStarted turn_failure_note TurnCompleted TurnContinued
-    UnfinishedTurnMessageBuilder USER_REJECTED_RESULT with_stored_results
+    UnfinishedTurnMessageBuilder USER_REJECTED_RESULT with_stored_results DescribedRunner
+    RunnerCapabilities declare_capabilities
 """.split()  # noqa: SIM905 - several names a line keep the pin readable
 
 

@@ -25,12 +25,9 @@ from dex_agents._remote.methods import (
     Method,
 )
 from dex_agents._runner.awaitables import resolved
+from dex_agents._runner.declared import declared_runner
 from dex_agents.offline import FakeSession, stored_message
-from dex_agents.runner import (
-    ContextCompactionRunner,
-    FrameworkMessage,
-    UnfinishedTurnMessageBuilder,
-)
+from dex_agents.runner import FrameworkMessage
 from dex_agents_contracts import (
     BuildUnfinishedTurnMessagesResponse,
     BuildUserMessageResponse,
@@ -131,12 +128,13 @@ async def _scenario() -> None:
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     try:
-        # Construction (DescribeRunner) blocks by design; it runs before a Worker's Steps.
-        runner = await asyncio.to_thread(
-            RemoteRunner, f"127.0.0.1:{port}", FLOW_TYPE, call_timeout=10.0
-        )
-        assert isinstance(runner, ContextCompactionRunner)
-        assert isinstance(runner, UnfinishedTurnMessageBuilder)
+        runner = RemoteRunner(f"127.0.0.1:{port}", FLOW_TYPE, call_timeout=10.0)
+        # describe() blocks by design, once; a Worker describes before its Steps run.
+        # This service predates declared capabilities: fields 1-5 say what it has.
+        declared = await asyncio.to_thread(declared_runner, runner)
+        assert declared.compaction_runner is runner
+        assert declared.unfinished_turn_builder is runner
+        assert declared.tool_task_poller is None
         message = await _released_while_waiting(service, runner.build_user_message("hello"))
         assert message == FrameworkMessage(role="user", framework_item="hello", text="hello")
         session = FakeSession(runner)

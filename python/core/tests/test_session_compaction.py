@@ -357,7 +357,7 @@ def test_runner_without_compaction_on_a_trimmed_session_logs_a_warning(
     assert texts[: len(kept) - 1] == [m.text for m in kept[:-1]]
     log = Path(h.worker.log_path).read_text(encoding="utf-8")
     assert f"messages before sequence {first} were deleted" in log
-    assert "does not implement ContextCompactionRunner" in log
+    assert "does not declare compaction" in log
 
 
 def test_continued_turn_after_compaction_loads_only_chunks_after_the_summary(

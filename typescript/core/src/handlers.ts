@@ -48,6 +48,7 @@ import {
   type EventWriter,
   type ToolTaskPollOutcome,
 } from "./runner.js";
+import { describeRunner } from "./capabilities.js";
 import { pollIntervalMilliseconds } from "./poll_interval.js";
 import {
   turnContext,
@@ -173,18 +174,19 @@ export function runModelStepResponse(outcome: AgentTurnOutcome): RunModelStepRes
 }
 
 export const handlers: Readonly<Record<string, Handler>> = {
-  DescribeRunner: async (runner, _request, _frames, sessionOptions) =>
-    create(DescribeRunnerResponseSchema, {
-      buildsUnfinishedTurnMessages: typeof runner.buildUnfinishedTurnMessages === "function",
-      pollsToolTasks: typeof runner.pollToolTask === "function",
-      cancelsToolTasks: typeof runner.cancelToolTask === "function",
-      compactsContext:
-        typeof runner.estimateInputTokens === "function" &&
-        typeof runner.selectCompactionCutoff === "function" &&
-        typeof runner.summarizeContext === "function",
-      supportsPlanMode: runner.supportsPlanMode === true,
+  DescribeRunner: async (runner, _request, _frames, sessionOptions) => {
+    const capabilities = describeRunner(runner);
+    return create(DescribeRunnerResponseSchema, {
+      // Fields 1-5, for a Worker that predates `capabilities`.
+      buildsUnfinishedTurnMessages: capabilities.unfinishedTurnMessages,
+      pollsToolTasks: capabilities.toolTaskPolls,
+      cancelsToolTasks: capabilities.toolTaskCancels,
+      compactsContext: capabilities.compaction,
+      supportsPlanMode: capabilities.planMode,
+      capabilities,
       sessionOptions,
-    }),
+    });
+  },
 
   BuildUserMessage: async (runner, request: BuildUserMessageRequest) =>
     create(BuildUserMessageResponseSchema, {

@@ -10,6 +10,15 @@
  */
 
 export * from "./runner.js";
+export {
+  CAPABILITIES,
+  declareCapabilities,
+  describeRunner,
+  impliedCapabilities,
+  supports,
+  type Capability,
+} from "./capabilities.js";
+export type { RunnerCapabilities } from "@dex-agents/contracts";
 export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy } from "./policies.js";
 export {
   isFinal,

@@ -17,6 +17,7 @@ import type {
   ContextSummary,
   InteractionMode,
   QuestionAnswer,
+  RunnerCapabilities,
   ToolEffect,
 } from "@dex-agents/contracts";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -251,10 +252,15 @@ export interface ContextSummaryResult {
 
 /**
  * A framework adapter: one model call per Step, tools deferred to their own
- * Steps. The optional methods are the optional capabilities; the session
- * sees exactly the ones a runner defines.
+ * Steps. The optional methods are the optional capabilities; the session calls
+ * one only when `describe()` declares its capability.
  */
 export interface AgentFrameworkRunner<ToolOutcome = ToolExecutionResult> {
+  /**
+   * What the runner supports, each gap with its reason (`declareCapabilities`);
+   * without it, the capabilities its optional methods imply.
+   */
+  describe?(): RunnerCapabilities;
   buildUserMessage(text: string): FrameworkMessage | Promise<FrameworkMessage>;
   /** At most one model call; runs no tool that can be deferred. */
   runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome>;

@@ -9,6 +9,11 @@ from dex_agents import ToolPolicy
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk._runner import max_turns_error
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
+from dex_agents_testing.capabilities import (
+    assert_text_deltas_as_declared,
+    checked_description,
+    supported,
+)
 from support import fake_agent
 
 several_deferred_error_text = (
@@ -184,3 +189,21 @@ def test_cli_builtin_read_runs_inline_without_a_permission_prompt() -> None:
         assert result.tool_output is not None
         # The last line is the command's output (a login shell may print warnings first).
         assert result.tool_output.strip().splitlines()[-1] == "hi"
+
+
+def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        capabilities = checked_description(session.runner)
+        assert supported(capabilities) == {
+            "usage",
+            "mcp_sources",
+            "tool_cancellation",
+            "tracing",
+            "unfinished_turn_messages",
+        }
+        reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
+        assert "fails the turn" in reasons["parallel_deferred_calls"]
+        session.start_turn("weather in Paris?")
+        assert isinstance(session.run_model(), TurnCompleted)
+        assert_text_deltas_as_declared(capabilities, session.events)

@@ -31,6 +31,11 @@ from dex_agents_google_adk.testing import (
     function_results,
     text,
 )
+from dex_agents_testing.capabilities import (
+    assert_text_deltas_as_declared,
+    checked_description,
+    supported,
+)
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
@@ -317,3 +322,23 @@ def test_messages_stored_by_another_runner_fail_the_turn_clearly() -> None:
     assert outcome.turn_error.startswith(
         "cannot read the stored conversation: a stored message is not an ADK event"
     )
+
+
+def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
+    session = _session()
+    capabilities = checked_description(session.runner)
+    assert supported(capabilities) == {
+        "usage",
+        "mcp_sources",
+        "mcp_tasks",
+        "handoffs",
+        "parallel_deferred_calls",
+        "tool_cancellation",
+        "tracing",
+        "unfinished_turn_messages",
+        "tool_task_polls",
+        "tool_task_cancels",
+    }
+    session.start_turn("hello")
+    session.run_model()
+    assert_text_deltas_as_declared(capabilities, session.events)

@@ -29,6 +29,11 @@ from dex_agents_langgraph import (
     LangGraphRunner,
 )
 from dex_agents_langgraph.testing import ScriptedChatModel
+from dex_agents_testing.capabilities import (
+    assert_text_deltas_as_declared,
+    checked_description,
+    supported,
+)
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -368,3 +373,28 @@ def test_a_tool_with_a_reserved_built_in_name_is_refused() -> None:
     session.start_turn("hi")
     with pytest.raises(UserError, match="built-in tool this session enables"):
         session.run_model()
+
+
+def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
+    runner, _ = runner_for([AIMessage(content="hello there")], Tools())
+    capabilities = checked_description(runner)
+    assert supported(capabilities) == {
+        "usage",
+        "built_in_tools",
+        "mcp_sources",
+        "mcp_tasks",
+        "structured_output",
+        "handoffs",
+        "parallel_deferred_calls",
+        "tool_cancellation",
+        "tracing",
+        "unfinished_turn_messages",
+        "tool_task_polls",
+        "tool_task_cancels",
+    }
+    reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
+    assert "astream" in reasons["text_deltas"]
+    session = FakeSession(runner)
+    session.start_turn("hi")
+    assert isinstance(session.run_model(), TurnCompleted)
+    assert_text_deltas_as_declared(capabilities, session.events)

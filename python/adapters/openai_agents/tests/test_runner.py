@@ -20,6 +20,11 @@ from dex_agents_contracts import (
 )
 from dex_agents_openai_agents import OpenAiAgentsRunner
 from dex_agents_openai_agents.testing import FakeSession
+from dex_agents_testing.capabilities import (
+    assert_text_deltas_as_declared,
+    checked_description,
+    supported,
+)
 from support import RAN, weather_agent
 
 
@@ -238,3 +243,28 @@ def test_a_call_of_an_unknown_tool_is_a_failure_the_model_sees() -> None:
     session.tool_calls[0] = dataclasses.replace(session.tool_calls[0], tool_name="gone")
     with pytest.raises(ToolExecutionError, match="no function tool named 'gone'"):
         session.execute("w1")
+
+
+def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
+    session = _session()
+    capabilities = checked_description(session.runner)
+    assert supported(capabilities) == {
+        "text_deltas",
+        "reasoning_deltas",
+        "usage",
+        "mcp_sources",
+        "mcp_tasks",
+        "structured_output",
+        "handoffs",
+        "parallel_deferred_calls",
+        "tool_cancellation",
+        "tracing",
+        "unfinished_turn_messages",
+        "tool_task_polls",
+        "tool_task_cancels",
+    }
+    reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
+    assert "built-ins" in reasons["built_in_tools"]
+    session.start_turn("hello")
+    session.run_model()
+    assert_text_deltas_as_declared(capabilities, session.events)

@@ -12,6 +12,11 @@ from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnComple
 from dex_agents_contracts import AgentUsage, ReasoningDeltaPayload, TextDeltaPayload
 from dex_agents_pydantic_ai import DexRunInfo, PydanticAiRunner, dex_run_info
 from dex_agents_pydantic_ai.testing import FakeSession
+from dex_agents_testing.capabilities import (
+    assert_text_deltas_as_declared,
+    checked_description,
+    supported,
+)
 from pydantic import BaseModel
 from pydantic_ai import (
     Agent,
@@ -420,3 +425,34 @@ def test_a_long_model_call_and_tool_call_heartbeat() -> None:
     assert model_beats >= 2
     assert session.execute("c1").output == "ok"
     assert beats.calls >= model_beats + 2
+
+
+def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
+    async def stream(_: list[ModelMessage], __: AgentInfo) -> AsyncIterator[Any]:
+        yield "Hi."
+
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        FunctionModel(stream_function=stream), output_type=[str, DeferredToolRequests]
+    )
+    session = FakeSession(PydanticAiRunner(agent))
+    capabilities = checked_description(session.runner)
+    assert supported(capabilities) == {
+        "text_deltas",
+        "reasoning_deltas",
+        "usage",
+        "built_in_tools",
+        "mcp_sources",
+        "mcp_tasks",
+        "structured_output",
+        "parallel_deferred_calls",
+        "tool_cancellation",
+        "tracing",
+        "unfinished_turn_messages",
+        "tool_task_polls",
+        "tool_task_cancels",
+    }
+    reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
+    assert "no handoff" in reasons["handoffs"]
+    session.start_turn("hello")
+    assert isinstance(session.run_model(), TurnCompleted)
+    assert_text_deltas_as_declared(capabilities, session.events)

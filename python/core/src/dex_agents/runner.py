@@ -6,9 +6,13 @@ can defer; the session runs every tool call in its own Step through
 data (plus the event writer and heartbeat callbacks), so a runner in another
 process can implement it behind a service.
 
-Optional capabilities are separate protocols, checked with `isinstance`:
-`UnfinishedTurnMessageBuilder`, `ToolTaskPoller`, `ToolTaskCanceller`,
-`ContextCompactionRunner` and `PlanModeRunner`.
+A runner declares what it supports with `describe()` (`DescribedRunner`), built
+with `declare_capabilities`: every capability of `RunnerCapabilities` either
+supported or given the reason it is not. The session calls an optional
+method only when its capability is declared; the methods are the protocols
+`UnfinishedTurnMessageBuilder`, `ToolTaskPoller`, `ToolTaskCanceller` and
+`ContextCompactionRunner`. A runner without `describe()` gets the capabilities
+its methods imply.
 
 The kit every adapter builds on: the Step a tool runs in (`DexRunInfo`,
 `dex_run_info`, `running`), routing a response's calls to their policies
@@ -24,6 +28,8 @@ for an adapter's offline suite. What an application author declares
 """
 
 from __future__ import annotations
+
+from dex_agents_contracts import RunnerCapabilities
 
 from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents._runner.call_results import (
@@ -48,6 +54,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents._runner.declared import DescribedRunner, declare_capabilities
 from dex_agents._runner.errors import FrameworkItemError, RunStateError
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS, heartbeats
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
@@ -133,6 +140,10 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "ToolExecutionError",
     "ToolInputRequested",
     "ToolTaskStarted",
+    # declared capabilities
+    "DescribedRunner",
+    "RunnerCapabilities",
+    "declare_capabilities",
     # optional capabilities
     "UnfinishedTurnMessageBuilder",
     "ToolTaskPoller",

@@ -17,7 +17,15 @@ import {
   type AgentMessage,
   type AgentToolCall,
 } from "@dex-agents/contracts";
-import { type AgentTurnContext, type AgentTurnOutcome, type DeferredToolExecution, type FrameworkMessage } from "@dex-agents/core";
+import {
+  type AgentTurnContext,
+  type AgentTurnOutcome,
+  type DeferredToolExecution,
+  type FrameworkMessage,
+  CAPABILITIES,
+  describeRunner,
+  supports,
+} from "@dex-agents/core";
 import { testTurn } from "@dex-agents/core/testing";
 import { z } from "zod";
 import { ClaudeAgentRunner, currentToolExecution, deniedText, maxTurnsError, type ClaudeAgentRunnerOptions } from "./index.js";
@@ -352,4 +360,11 @@ test("the max_turns bound ends the turn with the runner's error", async () => {
     assert.equal(outcome.turnError, maxTurnsError(3));
     assert.ok(agent.runs.length <= 3);
   });
+});
+
+test("describe() agrees with the runner's methods and gives each gap a reason", () => {
+  const capabilities = describeRunner(Object.create(ClaudeAgentRunner.prototype) as ClaudeAgentRunner);
+  const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
+  assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
+  assert.match(reasons.get("mcp_sources") ?? "", /Python-only/);
 });

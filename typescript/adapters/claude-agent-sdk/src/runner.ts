@@ -50,6 +50,8 @@ import {
   type ToolExecutionResult,
   type ToolPolicy,
   type Usage,
+  declareCapabilities,
+  type RunnerCapabilities,
 } from "@dex-agents/core";
 import { feedBack, inResponseOrder } from "./feedback.js";
 import { RunSessionStore } from "./store.js";
@@ -179,6 +181,26 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
     this.#options = base;
     this.#policies = new Map(Object.entries(options.toolPolicies ?? {}));
     this.#defaultEffect = options.defaultToolEffect;
+  }
+
+  /** What this adapter supports, each gap with its reason (docs/adapters.md). */
+  describe(): RunnerCapabilities {
+    return declareCapabilities({
+      supported: ["text_deltas", "usage", "parallel_deferred_calls", "tracing", "unfinished_turn_messages"],
+      unsupported: {
+        reasoning_deltas: "the runner writes no reasoning_delta events for Claude's thinking blocks",
+        built_in_tools: "the CLI declares its own tools; the session's built-in definitions do not reach it",
+        mcp_sources: "McpToolSource is Python-only; the runner offers no tool sources",
+        mcp_tasks: "no tool sources, so no MCP tasks",
+        structured_output: "the runner does not read the CLI's structured output; the answer is text",
+        handoffs: "Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn",
+        plan_mode: "not implemented",
+        compaction: "not implemented: the runner offers no token estimate, cutoff or summary call",
+        tool_cancellation: "a tool's handler is called without an AbortSignal, so a cancelled tool Step does not reach it",
+        tool_task_polls: "the runner starts no tool tasks, so it has no pollToolTask",
+        tool_task_cancels: "the runner starts no tool tasks, so it has no cancelToolTask",
+      },
+    });
   }
 
   /** The runner's policies win over the session's; either may name a tool by its CLI name or its own. */

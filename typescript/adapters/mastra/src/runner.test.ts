@@ -11,7 +11,12 @@ import {
   ToolEffect,
   type AgentEventPayload,
 } from "@dex-agents/contracts";
-import { ToolExecutionError } from "@dex-agents/core";
+import {
+  ToolExecutionError,
+  CAPABILITIES,
+  describeRunner,
+  supports,
+} from "@dex-agents/core";
 import { aiSdkStreamResponse, deferredExecution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { Agent } from "@mastra/core/agent";
 import type { MastraModelConfig } from "@mastra/core/llm";
@@ -218,4 +223,11 @@ test("toolPolicies must name the runner's tools", () => {
       }),
     /toolPolicies names "nope"/,
   );
+});
+
+test("describe() agrees with the runner's methods and gives each gap a reason", () => {
+  const capabilities = describeRunner(Object.create(MastraRunner.prototype) as MastraRunner);
+  const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
+  assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
+  assert.match(reasons.get("structured_output") ?? "", /structuredOutput/);
 });

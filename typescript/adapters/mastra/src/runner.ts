@@ -15,6 +15,9 @@ import {
   type AgentDefinitionOptions,
   type Instructions,
   type TurnContinuationHook,
+  declareCapabilities,
+  STEPWISE_CAPABILITIES,
+  type RunnerCapabilities,
 } from "@dex-agents/core";
 import { MastraModelClient, type MastraAgent } from "./model.js";
 import { mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";
@@ -64,5 +67,16 @@ export class MastraRunner extends StepwiseRunner {
         ...(options.countTokens !== undefined ? { countTokens: options.countTokens } : {}),
       }),
     );
+  }
+
+  /** The Stepwise loop's capabilities, less what Mastra's client does not map. */
+  override describe(): RunnerCapabilities {
+    return declareCapabilities({
+      supported: STEPWISE_CAPABILITIES.supported,
+      unsupported: {
+        ...STEPWISE_CAPABILITIES.unsupported,
+        structured_output: "Mastra's structuredOutput is not mapped yet; the answer is text",
+      },
+    });
   }
 }

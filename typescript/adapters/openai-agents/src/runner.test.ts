@@ -14,6 +14,9 @@ import {
   type AgentTurnContext,
   type ToolCallsRequested,
   type TurnCompleted,
+  CAPABILITIES,
+  describeRunner,
+  supports,
 } from "@dex-agents/core";
 import { Agent, handoff, tool, type InputGuardrail, type ModelRequest, type OutputGuardrail } from "@openai/agents";
 import { z } from "zod";
@@ -365,4 +368,11 @@ test("a needsApproval function that returns true for a call asks the user for th
   });
   const second = requested(await pinned.runModelStep(turn("refund", undefined, [])));
   assert.deepEqual(second.toolCalls.map((c) => c.policy.requiresApproval), [false, false], "a policy that says wins");
+});
+
+test("describe() agrees with the runner's methods and gives each gap a reason", () => {
+  const capabilities = describeRunner(Object.create(OpenAiAgentsRunner.prototype) as OpenAiAgentsRunner);
+  const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
+  assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
+  assert.match(reasons.get("built_in_tools") ?? "", /built-ins/);
 });

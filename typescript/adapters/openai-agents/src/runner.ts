@@ -33,6 +33,8 @@ import {
   type ToolExecutionResult,
   type ToolPolicy,
   type Usage as DexUsage,
+  declareCapabilities,
+  type RunnerCapabilities,
 } from "@dex-agents/core";
 import {
   InputGuardrailTripwireTriggered,
@@ -99,6 +101,32 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
     }
     this.#options = options;
     this.#graph = new GatedGraph(options.agent);
+  }
+
+  /** What this adapter supports, each gap with its reason (docs/adapters.md). */
+  describe(): RunnerCapabilities {
+    return declareCapabilities({
+      supported: [
+        "text_deltas",
+        "usage",
+        "structured_output",
+        "handoffs",
+        "parallel_deferred_calls",
+        "tool_cancellation",
+        "tracing",
+        "unfinished_turn_messages",
+      ],
+      unsupported: {
+        reasoning_deltas: "not implemented: the runner writes text_delta events only",
+        built_in_tools: "not offered: the runner does not add the session's built-ins to the agent's tools",
+        mcp_sources: "McpToolSource is Python-only, and an agent with mcpServers is refused",
+        mcp_tasks: "no tool sources, so no MCP tasks",
+        plan_mode: "not implemented",
+        compaction: "not implemented",
+        tool_task_polls: "not implemented: the runner has no pollToolTask",
+        tool_task_cancels: "not implemented: the runner has no cancelToolTask",
+      },
+    });
   }
 
   buildUserMessage(text: string): FrameworkMessage {

@@ -13,6 +13,9 @@ import {
   USER_REJECTED_RESULT,
   ToolExecutionError,
   type AgentTurnContext,
+  CAPABILITIES,
+  describeRunner,
+  supports,
 } from "@dex-agents/core";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
@@ -238,4 +241,11 @@ test("toolPolicies must name the runner's tools", () => {
   } finally {
     faux.unregister();
   }
+});
+
+test("describe() agrees with the runner's methods and gives each gap a reason", () => {
+  const capabilities = describeRunner(Object.create(PiRunner.prototype) as PiRunner);
+  const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
+  assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
+  assert.match(reasons.get("mcp_sources") ?? "", /Python-only/);
 });

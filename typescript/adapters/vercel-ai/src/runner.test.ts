@@ -14,6 +14,9 @@ import {
   type AgentTurnContext,
   type DeferredToolExecution,
   type FrameworkMessage,
+  CAPABILITIES,
+  describeRunner,
+  supports,
 } from "@dex-agents/core";
 import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
@@ -231,4 +234,11 @@ test("structured output: an answer that fails the schema is retried, and retries
   assert.equal(second.kind, "turn_completed");
   if (second.kind !== "turn_completed") return;
   assert.match(second.turnError ?? "", /^the answer failed its output check 2 times in a row: No object generated: response did not match schema/);
+});
+
+test("describe() agrees with the runner's methods and gives each gap a reason", () => {
+  const capabilities = describeRunner(Object.create(VercelAiRunner.prototype) as VercelAiRunner);
+  const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
+  assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
+  assert.match(reasons.get("handoffs") ?? "", /handoff/);
 });

@@ -32,6 +32,8 @@ import {
   type DeferredToolExecution,
   type FrameworkMessage,
   type ToolExecutionResult,
+  declareCapabilities,
+  type RunnerCapabilities,
 } from "@dex-agents/core";
 import {
   isStepCount,
@@ -152,6 +154,32 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         tool({ ...(t.description !== undefined ? { description: t.description } : {}), inputSchema: t.inputSchema }),
       ]),
     );
+  }
+
+  /** What this adapter supports, each gap with its reason (docs/adapters.md). */
+  describe(): RunnerCapabilities {
+    return declareCapabilities({
+      supported: [
+        "text_deltas",
+        "usage",
+        "structured_output",
+        "parallel_deferred_calls",
+        "tool_cancellation",
+        "tracing",
+        "unfinished_turn_messages",
+      ],
+      unsupported: {
+        reasoning_deltas: "not implemented: the runner writes text_delta events only",
+        built_in_tools: "not offered: the runner does not add the session's built-ins to its tools",
+        mcp_sources: "McpToolSource is Python-only; the runner offers no tool sources",
+        mcp_tasks: "no tool sources, so no MCP tasks",
+        handoffs: "the AI SDK has no handoff between agents",
+        plan_mode: "not implemented",
+        compaction: "not implemented",
+        tool_task_polls: "not implemented: the runner has no pollToolTask",
+        tool_task_cancels: "not implemented: the runner has no cancelToolTask",
+      },
+    });
   }
 
   buildUserMessage(text: string): FrameworkMessage {

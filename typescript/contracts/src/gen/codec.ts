@@ -16,8 +16,8 @@ import type { AgentPlan, AgentPlanTask, PlanExecutionRequest } from "./dex/agent
 import { AgentPlanSchema, AgentPlanTaskSchema, PlanExecutionRequestSchema } from "./dex/agents/v1/plan_pb.js";
 import type { AgentMessagesPage, AgentSnapshot, AnswerQuestionRequest, CancelTurnRequest, DeleteQueuedMessageRequest, ExecutePlanRequest, ListAgentMessagesRequest, ResolveInterruptRequest, SendUserMessageRequest, SteerUserMessageRequest, UpdateSessionSettingsRequest } from "./dex/agents/v1/rpc_pb.js";
 import { AgentMessagesPageSchema, AgentSnapshotSchema, AnswerQuestionRequestSchema, CancelTurnRequestSchema, DeleteQueuedMessageRequestSchema, ExecutePlanRequestSchema, ListAgentMessagesRequestSchema, ResolveInterruptRequestSchema, SendUserMessageRequestSchema, SteerUserMessageRequestSchema, UpdateSessionSettingsRequestSchema } from "./dex/agents/v1/rpc_pb.js";
-import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunStateEnvelope, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
-import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunStateEnvelopeSchema, RunnerCompactionPolicySchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerSessionOptionsSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
+import type { BuildUnfinishedTurnMessagesRequest, BuildUnfinishedTurnMessagesResponse, BuildUserMessageRequest, BuildUserMessageResponse, CancelToolTaskRequest, CancelToolTaskResponse, DescribeRunnerRequest, DescribeRunnerResponse, EstimateInputTokensRequest, EstimateInputTokensResponse, ExecuteDeferredToolCallRequest, ExecuteDeferredToolCallResponse, PollToolTaskRequest, PollToolTaskResponse, RunModelStepRequest, RunModelStepResponse, RunStateEnvelope, RunnerCapabilities, RunnerCapabilityGap, RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SummarizeContextRequest, SummarizeContextResponse } from "./dex/agents/v1/runner_pb.js";
+import { BuildUnfinishedTurnMessagesRequestSchema, BuildUnfinishedTurnMessagesResponseSchema, BuildUserMessageRequestSchema, BuildUserMessageResponseSchema, CancelToolTaskRequestSchema, CancelToolTaskResponseSchema, DescribeRunnerRequestSchema, DescribeRunnerResponseSchema, EstimateInputTokensRequestSchema, EstimateInputTokensResponseSchema, ExecuteDeferredToolCallRequestSchema, ExecuteDeferredToolCallResponseSchema, PollToolTaskRequestSchema, PollToolTaskResponseSchema, RunModelStepRequestSchema, RunModelStepResponseSchema, RunStateEnvelopeSchema, RunnerCapabilitiesSchema, RunnerCapabilityGapSchema, RunnerCompactionPolicySchema, RunnerContextSummarySchema, RunnerDeferredToolCallSchema, RunnerEventSchema, RunnerFailureSchema, RunnerFrameworkMessageSchema, RunnerHeartbeatSchema, RunnerModelCallMetadataSchema, RunnerSessionOptionsSchema, RunnerToolCallsRequestedSchema, RunnerToolErrorSchema, RunnerToolInputRequestedSchema, RunnerToolPolicySchema, RunnerToolResultSchema, RunnerToolTaskPendingSchema, RunnerToolTaskStartedSchema, RunnerTurnCompletedSchema, RunnerTurnContextSchema, RunnerTurnContinuedSchema, SelectCompactionCutoffRequestSchema, SelectCompactionCutoffResponseSchema, SummarizeContextRequestSchema, SummarizeContextResponseSchema } from "./dex/agents/v1/runner_pb.js";
 import type { AgentSessionStartInput, AgentState, AgentUsage, ClientRequestRecord, CompactContextInput, ContextSummary, TurnReplySequence, TurnSessionSettings } from "./dex/agents/v1/session_pb.js";
 import { AgentSessionStartInputSchema, AgentStateSchema, AgentUsageSchema, ClientRequestRecordSchema, CompactContextInputSchema, ContextSummarySchema, TurnReplySequenceSchema, TurnSessionSettingsSchema } from "./dex/agents/v1/session_pb.js";
 import type { AgentInterrupt, AgentInterruptResolution, AgentToolCall, QuestionAnswer, ToolCallCancellation, ToolCallCompleted } from "./dex/agents/v1/tool_pb.js";
@@ -2104,6 +2104,7 @@ function w_DescribeRunnerResponse(value: DescribeRunnerResponse, segment: string
       supports_plan_mode: writeBool(value.supportsPlanMode, ".supports_plan_mode"),
       failure: (value.failure == null ? null : w_RunnerFailure(value.failure, ".failure")),
       session_options: (value.sessionOptions == null ? null : w_RunnerSessionOptions(value.sessionOptions, ".session_options")),
+      capabilities: (value.capabilities == null ? null : w_RunnerCapabilities(value.capabilities, ".capabilities")),
     };
   } catch (error) {
     throw within(error, segment);
@@ -2122,6 +2123,87 @@ function r_DescribeRunnerResponse(value: unknown, segment: string): DescribeRunn
       supportsPlanMode: readBool(json["supports_plan_mode"], ".supports_plan_mode"),
       failure: (json["failure"] == null ? undefined : r_RunnerFailure(json["failure"], ".failure")),
       sessionOptions: (json["session_options"] == null ? undefined : r_RunnerSessionOptions(json["session_options"], ".session_options")),
+      capabilities: (json["capabilities"] == null ? undefined : r_RunnerCapabilities(json["capabilities"], ".capabilities")),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function w_RunnerCapabilities(value: RunnerCapabilities, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      text_deltas: writeBool(value.textDeltas, ".text_deltas"),
+      reasoning_deltas: writeBool(value.reasoningDeltas, ".reasoning_deltas"),
+      usage: writeBool(value.usage, ".usage"),
+      built_in_tools: writeBool(value.builtInTools, ".built_in_tools"),
+      mcp_sources: writeBool(value.mcpSources, ".mcp_sources"),
+      mcp_tasks: writeBool(value.mcpTasks, ".mcp_tasks"),
+      structured_output: writeBool(value.structuredOutput, ".structured_output"),
+      handoffs: writeBool(value.handoffs, ".handoffs"),
+      plan_mode: writeBool(value.planMode, ".plan_mode"),
+      compaction: writeBool(value.compaction, ".compaction"),
+      parallel_deferred_calls: writeBool(value.parallelDeferredCalls, ".parallel_deferred_calls"),
+      tool_cancellation: writeBool(value.toolCancellation, ".tool_cancellation"),
+      tracing: writeBool(value.tracing, ".tracing"),
+      unfinished_turn_messages: writeBool(value.unfinishedTurnMessages, ".unfinished_turn_messages"),
+      tool_task_polls: writeBool(value.toolTaskPolls, ".tool_task_polls"),
+      tool_task_cancels: writeBool(value.toolTaskCancels, ".tool_task_cancels"),
+      gaps: wl_RunnerCapabilityGap(value.gaps, ".gaps"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_RunnerCapabilities(value: unknown, segment: string): RunnerCapabilities {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.RunnerCapabilities",
+      textDeltas: readBool(json["text_deltas"], ".text_deltas"),
+      reasoningDeltas: readBool(json["reasoning_deltas"], ".reasoning_deltas"),
+      usage: readBool(json["usage"], ".usage"),
+      builtInTools: readBool(json["built_in_tools"], ".built_in_tools"),
+      mcpSources: readBool(json["mcp_sources"], ".mcp_sources"),
+      mcpTasks: readBool(json["mcp_tasks"], ".mcp_tasks"),
+      structuredOutput: readBool(json["structured_output"], ".structured_output"),
+      handoffs: readBool(json["handoffs"], ".handoffs"),
+      planMode: readBool(json["plan_mode"], ".plan_mode"),
+      compaction: readBool(json["compaction"], ".compaction"),
+      parallelDeferredCalls: readBool(json["parallel_deferred_calls"], ".parallel_deferred_calls"),
+      toolCancellation: readBool(json["tool_cancellation"], ".tool_cancellation"),
+      tracing: readBool(json["tracing"], ".tracing"),
+      unfinishedTurnMessages: readBool(json["unfinished_turn_messages"], ".unfinished_turn_messages"),
+      toolTaskPolls: readBool(json["tool_task_polls"], ".tool_task_polls"),
+      toolTaskCancels: readBool(json["tool_task_cancels"], ".tool_task_cancels"),
+      gaps: rl_RunnerCapabilityGap(json["gaps"], ".gaps"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function w_RunnerCapabilityGap(value: RunnerCapabilityGap, segment: string): WireObject {
+  checkObject(value, segment);
+  try {
+    return {
+      capability: writeString(value.capability, ".capability"),
+      reason: writeString(value.reason, ".reason"),
+    };
+  } catch (error) {
+    throw within(error, segment);
+  }
+}
+
+function r_RunnerCapabilityGap(value: unknown, segment: string): RunnerCapabilityGap {
+  const json = objectOrEmpty(value, segment);
+  try {
+    return {
+      $typeName: "dex.agents.v1.RunnerCapabilityGap",
+      capability: readString(json["capability"], ".capability"),
+      reason: readString(json["reason"], ".reason"),
     };
   } catch (error) {
     throw within(error, segment);
@@ -3357,6 +3439,33 @@ function rl_RunnerDeferredToolCall(value: unknown, segment: string): RunnerDefer
     for (; i < list.length; i++) {
       const item = list[i];
       out.push(r_RunnerDeferredToolCall(item === undefined ? null : item, ""));
+    }
+  } catch (error) {
+    throw within(error, `${segment}[${i}]`);
+  }
+  return out;
+}
+
+function wl_RunnerCapabilityGap(value: readonly RunnerCapabilityGap[], segment: string): WireValue[] {
+  const list = checkList(value, segment);
+  const out: WireValue[] = [];
+  let i = 0;
+  try {
+    for (; i < list.length; i++) out.push(w_RunnerCapabilityGap(list[i] as RunnerCapabilityGap, ""));
+  } catch (error) {
+    throw within(error, `${segment}[${i}]`);
+  }
+  return out;
+}
+
+function rl_RunnerCapabilityGap(value: unknown, segment: string): RunnerCapabilityGap[] {
+  const list = listOrEmpty(value, segment);
+  const out: RunnerCapabilityGap[] = [];
+  let i = 0;
+  try {
+    for (; i < list.length; i++) {
+      const item = list[i];
+      out.push(r_RunnerCapabilityGap(item === undefined ? null : item, ""));
     }
   } catch (error) {
     throw within(error, `${segment}[${i}]`);
@@ -5156,6 +5265,62 @@ export function decodeDescribeRunnerResponse(text: string | Uint8Array): Describ
 }
 
 /**
+ * Writes a `RunnerCapabilities` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeRunnerCapabilities(value: RunnerCapabilities): string {
+  try {
+    return wireText(w_RunnerCapabilities(value, ""));
+  } catch (error) {
+    throw encodeFailure("RunnerCapabilities", error);
+  }
+}
+
+/**
+ * Reads a `RunnerCapabilities` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `RunnerCapabilities`.
+ */
+export function decodeRunnerCapabilities(text: string | Uint8Array): RunnerCapabilities {
+  const json = parseJson("RunnerCapabilities", text);
+  try {
+    return r_RunnerCapabilities(json, "");
+  } catch (error) {
+    throw decodeFailure("RunnerCapabilities", error);
+  }
+}
+
+/**
+ * Writes a `RunnerCapabilityGap` as wire JSON (every field, keys in field-number order).
+ *
+ * @throws {WireFormatError} when a field holds what the wire format cannot write.
+ */
+export function encodeRunnerCapabilityGap(value: RunnerCapabilityGap): string {
+  try {
+    return wireText(w_RunnerCapabilityGap(value, ""));
+  } catch (error) {
+    throw encodeFailure("RunnerCapabilityGap", error);
+  }
+}
+
+/**
+ * Reads a `RunnerCapabilityGap` from wire JSON text (or UTF-8 bytes).
+ *
+ * @throws {WireFormatError} and nothing else, for any input that is not a valid
+ *   `RunnerCapabilityGap`.
+ */
+export function decodeRunnerCapabilityGap(text: string | Uint8Array): RunnerCapabilityGap {
+  const json = parseJson("RunnerCapabilityGap", text);
+  try {
+    return r_RunnerCapabilityGap(json, "");
+  } catch (error) {
+    throw decodeFailure("RunnerCapabilityGap", error);
+  }
+}
+
+/**
  * Writes a `BuildUserMessageRequest` as wire JSON (every field, keys in field-number order).
  *
  * @throws {WireFormatError} when a field holds what the wire format cannot write.
@@ -6158,6 +6323,8 @@ export interface Codecs {
   readonly RunnerCompactionPolicy: Codec<RunnerCompactionPolicy>;
   readonly RunnerSessionOptions: Codec<RunnerSessionOptions>;
   readonly DescribeRunnerResponse: Codec<DescribeRunnerResponse>;
+  readonly RunnerCapabilities: Codec<RunnerCapabilities>;
+  readonly RunnerCapabilityGap: Codec<RunnerCapabilityGap>;
   readonly BuildUserMessageRequest: Codec<BuildUserMessageRequest>;
   readonly BuildUserMessageResponse: Codec<BuildUserMessageResponse>;
   readonly RunModelStepRequest: Codec<RunModelStepRequest>;
@@ -6635,6 +6802,20 @@ export const codecs: Codecs = Object.freeze({
     schema: DescribeRunnerResponseSchema,
     encode: encodeDescribeRunnerResponse,
     decode: decodeDescribeRunnerResponse,
+  }),
+  RunnerCapabilities: Object.freeze({
+    name: "RunnerCapabilities",
+    typeName: "dex.agents.v1.RunnerCapabilities",
+    schema: RunnerCapabilitiesSchema,
+    encode: encodeRunnerCapabilities,
+    decode: decodeRunnerCapabilities,
+  }),
+  RunnerCapabilityGap: Object.freeze({
+    name: "RunnerCapabilityGap",
+    typeName: "dex.agents.v1.RunnerCapabilityGap",
+    schema: RunnerCapabilityGapSchema,
+    encode: encodeRunnerCapabilityGap,
+    decode: decodeRunnerCapabilityGap,
   }),
   BuildUserMessageRequest: Object.freeze({
     name: "BuildUserMessageRequest",

@@ -39,4 +39,9 @@ export type {
   ToolSpec,
 } from "./model.js";
 export { buildPlanNote } from "./plan.js";
-export { InvalidModelResponseError, parseArgumentsObject, StepwiseRunner } from "./runner.js";
+export {
+  InvalidModelResponseError,
+  parseArgumentsObject,
+  STEPWISE_CAPABILITIES,
+  StepwiseRunner,
+} from "./runner.js";

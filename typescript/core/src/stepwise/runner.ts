@@ -16,7 +16,9 @@ import {
   TextDeltaPayloadSchema,
   ToolCallStatus,
   type AgentToolCall,
+  type RunnerCapabilities,
 } from "@dex-agents/contracts";
+import { declareCapabilities } from "../capabilities.js";
 import { isFinal, modelVisibleResult, NO_RESULT_TEXT } from "../results.js";
 import {
   ToolExecutionError,
@@ -67,10 +69,41 @@ function toolCallIdProblem(name: string, id: string, used: ReadonlySet<string>):
   return undefined;
 }
 
+/**
+ * What the TypeScript loop supports; a runner built on it (Mastra, Pi) starts
+ * from this and changes what its model client does differently.
+ */
+export const STEPWISE_CAPABILITIES = {
+  supported: [
+    "text_deltas",
+    "reasoning_deltas",
+    "usage",
+    "built_in_tools",
+    "plan_mode",
+    "compaction",
+    "parallel_deferred_calls",
+    "tool_cancellation",
+    "tracing",
+    "unfinished_turn_messages",
+  ],
+  unsupported: {
+    mcp_sources: "McpToolSource is Python-only; the TypeScript loop takes no tool sources yet",
+    mcp_tasks: "no tool sources in the TypeScript loop, so no MCP tasks",
+    structured_output: "the loop's final answer is the model's text; AgentDefinition declares no output type",
+    handoffs: "one AgentDefinition per runner; the loop has no handoff",
+    tool_task_polls: "no tool sources start tasks in the TypeScript loop, so it has no pollToolTask",
+    tool_task_cancels: "no tool sources start tasks in the TypeScript loop, so it has no cancelToolTask",
+  },
+} as const satisfies Parameters<typeof declareCapabilities>[0];
+
 export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult> {
   readonly supportsPlanMode = true;
 
   constructor(readonly definition: AgentDefinition) {}
+
+  describe(): RunnerCapabilities {
+    return declareCapabilities(STEPWISE_CAPABILITIES);
+  }
 
   buildUserMessage(text: string): FrameworkMessage {
     return itemToMessage({ type: "user", text });

@@ -47,6 +47,7 @@ from dex_agents.runner import (
     FrameworkMessage,
     ModelCallMetadata,
     ResolvedToolPolicy,
+    RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionResult,
     ToolRouter,
@@ -57,6 +58,7 @@ from dex_agents.runner import (
 )
 from dex_agents_contracts import AgentUsage, ToolEffect
 
+from dex_agents_claude_agent_sdk._capabilities import capabilities
 from dex_agents_claude_agent_sdk._store import RunSessionStore
 from dex_agents_claude_agent_sdk._tools import RunCalls, ToolTable, canonical_arguments
 from dex_agents_claude_agent_sdk._transcript import (
@@ -208,6 +210,10 @@ class ClaudeAgentRunner:
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
 
     # --- the protocol -------------------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What this adapter supports, each gap with its reason (docs/adapters.md)."""
+        return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         return FrameworkMessage(role="user", framework_item=encode_item([], text), text=text)

@@ -34,6 +34,7 @@ from dex_agents.runner import (
     FrameworkMessage,
     ModelCallMetadata,
     PendingCall,
+    RunnerCapabilities,
     RunStateError,
     ToolCallsRequested,
     ToolExecutionError,
@@ -63,6 +64,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from dex_agents_google_adk._capabilities import capabilities
 from dex_agents_google_adk._context import collecting_arguments
 from dex_agents_google_adk._events import (
     events_from_stored,
@@ -136,6 +138,10 @@ class AdkRunner:
         self._app: App | None = None
 
     # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What this adapter supports, each gap with its reason (docs/adapters.md)."""
+        return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         (message,) = to_framework_messages([user_event(text)])

@@ -29,6 +29,7 @@ from dex_agents.runner import (
     FrameworkMessage,
     McpSources,
     ModelCallMetadata,
+    RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -54,6 +55,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Interrupt
 
+from dex_agents_langgraph._capabilities import capabilities
 from dex_agents_langgraph._messages import (
     history_from_stored,
     to_framework_message,
@@ -126,6 +128,10 @@ class LangGraphRunner:
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
 
     # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What this adapter supports, each gap with its reason (docs/adapters.md)."""
+        return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         return to_framework_message(user_message(text))

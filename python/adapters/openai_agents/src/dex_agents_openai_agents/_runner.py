@@ -50,6 +50,7 @@ from dex_agents.runner import (
     FrameworkMessage,
     ModelCallMetadata,
     PendingCall,
+    RunnerCapabilities,
     RunStateError,
     ToolCallsRequested,
     ToolExecutionError,
@@ -72,6 +73,7 @@ from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
 
 from dex_agents_openai_agents._calls import write_delta
+from dex_agents_openai_agents._capabilities import capabilities
 from dex_agents_openai_agents._gating import GatedGraph
 from dex_agents_openai_agents._items import (
     history_from_stored,
@@ -157,6 +159,10 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         self._start_with_mcp: Agent[Any] | None = None
 
     # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What this adapter supports, each gap with its reason (docs/adapters.md)."""
+        return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         (message,) = to_framework_messages([user_item(text)])

@@ -32,6 +32,7 @@ from dex_agents.runner import (
     Heartbeat,
     ModelCallMetadata,
     PendingCall,
+    RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -70,6 +71,7 @@ from typing_extensions import TypeVar
 
 from dex_agents_pydantic_ai._built_ins import built_in_tool_definitions
 from dex_agents_pydantic_ai._calls import stream_model_call
+from dex_agents_pydantic_ai._capabilities import capabilities
 from dex_agents_pydantic_ai._context import DEX_METADATA_KEY
 from dex_agents_pydantic_ai._deferral import ApproveEveryTool, DeferEveryTool
 from dex_agents_pydantic_ai._messages import (
@@ -146,6 +148,10 @@ class PydanticAiRunner(Generic[DepsT]):
         self._decoded_items = new_item_cache(decoded_item_cache_bytes)
 
     # --- AgentFrameworkRunner --------------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What this adapter supports, each gap with its reason (docs/adapters.md)."""
+        return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         return to_framework_message(user_request(text))

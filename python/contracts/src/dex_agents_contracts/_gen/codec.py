@@ -19,17 +19,18 @@ from .dex.agents.v1 import (
     PendingUserMessage, PlanExecutionRequest, PlanExecutionStartedPayload, PlanStatus,
     PlanTaskStatus, PlanUpdatedPayload, PollToolTaskRequest, PollToolTaskResponse, QuestionAnswer,
     QuestionResolution, ReasoningDeltaPayload, ResolveInterruptRequest, RunModelStepRequest,
-    RunModelStepResponse, RunStateEnvelope, RunnerCompactionPolicy, RunnerContextSummary,
-    RunnerDeferredToolCall, RunnerEvent, RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat,
-    RunnerModelCallMetadata, RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError,
-    RunnerToolInputRequested, RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending,
-    RunnerToolTaskStarted, RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued,
-    SelectCompactionCutoffRequest, SelectCompactionCutoffResponse, SendUserMessageRequest,
-    SteerUserMessageRequest, SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload,
-    TimerStartedPayload, ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload,
-    ToolCallFinishedPayload, ToolCallStartedPayload, ToolCallStatus, ToolEffect,
-    ToolTaskStartedPayload, TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload,
-    TurnControlKind, TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
+    RunModelStepResponse, RunStateEnvelope, RunnerCapabilities, RunnerCapabilityGap,
+    RunnerCompactionPolicy, RunnerContextSummary, RunnerDeferredToolCall, RunnerEvent,
+    RunnerFailure, RunnerFrameworkMessage, RunnerHeartbeat, RunnerModelCallMetadata,
+    RunnerSessionOptions, RunnerToolCallsRequested, RunnerToolError, RunnerToolInputRequested,
+    RunnerToolPolicy, RunnerToolResult, RunnerToolTaskPending, RunnerToolTaskStarted,
+    RunnerTurnCompleted, RunnerTurnContext, RunnerTurnContinued, SelectCompactionCutoffRequest,
+    SelectCompactionCutoffResponse, SendUserMessageRequest, SteerUserMessageRequest,
+    SummarizeContextRequest, SummarizeContextResponse, TextDeltaPayload, TimerStartedPayload,
+    ToolCallCancellation, ToolCallCompleted, ToolCallDeferredPayload, ToolCallFinishedPayload,
+    ToolCallStartedPayload, ToolCallStatus, ToolEffect, ToolTaskStartedPayload,
+    TurnCancellationRequest, TurnCancelledPayload, TurnCompletedPayload, TurnControlKind,
+    TurnControlRequest, TurnFailedPayload, TurnReplySequence, TurnSessionSettings,
     TurnStartedPayload, TurnSteeredPayload, UpdateSessionSettingsRequest, UsageRecordedPayload,
 )
 from .google.protobuf import Struct
@@ -88,23 +89,24 @@ __all__ = [
     'encode_runner_compaction_policy', 'decode_runner_compaction_policy',
     'encode_runner_session_options', 'decode_runner_session_options',
     'encode_describe_runner_response', 'decode_describe_runner_response',
-    'encode_build_user_message_request', 'decode_build_user_message_request',
-    'encode_build_user_message_response', 'decode_build_user_message_response',
-    'encode_run_model_step_request', 'decode_run_model_step_request',
-    'encode_run_model_step_response', 'decode_run_model_step_response',
-    'encode_execute_deferred_tool_call_request', 'decode_execute_deferred_tool_call_request',
-    'encode_execute_deferred_tool_call_response', 'decode_execute_deferred_tool_call_response',
-    'encode_poll_tool_task_request', 'decode_poll_tool_task_request',
-    'encode_poll_tool_task_response', 'decode_poll_tool_task_response',
-    'encode_cancel_tool_task_request', 'decode_cancel_tool_task_request',
-    'encode_cancel_tool_task_response', 'decode_cancel_tool_task_response',
-    'encode_estimate_input_tokens_request', 'decode_estimate_input_tokens_request',
-    'encode_estimate_input_tokens_response', 'decode_estimate_input_tokens_response',
-    'encode_select_compaction_cutoff_request', 'decode_select_compaction_cutoff_request',
-    'encode_select_compaction_cutoff_response', 'decode_select_compaction_cutoff_response',
-    'encode_summarize_context_request', 'decode_summarize_context_request',
-    'encode_summarize_context_response', 'decode_summarize_context_response',
-    'encode_build_unfinished_turn_messages_request',
+    'encode_runner_capabilities', 'decode_runner_capabilities', 'encode_runner_capability_gap',
+    'decode_runner_capability_gap', 'encode_build_user_message_request',
+    'decode_build_user_message_request', 'encode_build_user_message_response',
+    'decode_build_user_message_response', 'encode_run_model_step_request',
+    'decode_run_model_step_request', 'encode_run_model_step_response',
+    'decode_run_model_step_response', 'encode_execute_deferred_tool_call_request',
+    'decode_execute_deferred_tool_call_request', 'encode_execute_deferred_tool_call_response',
+    'decode_execute_deferred_tool_call_response', 'encode_poll_tool_task_request',
+    'decode_poll_tool_task_request', 'encode_poll_tool_task_response',
+    'decode_poll_tool_task_response', 'encode_cancel_tool_task_request',
+    'decode_cancel_tool_task_request', 'encode_cancel_tool_task_response',
+    'decode_cancel_tool_task_response', 'encode_estimate_input_tokens_request',
+    'decode_estimate_input_tokens_request', 'encode_estimate_input_tokens_response',
+    'decode_estimate_input_tokens_response', 'encode_select_compaction_cutoff_request',
+    'decode_select_compaction_cutoff_request', 'encode_select_compaction_cutoff_response',
+    'decode_select_compaction_cutoff_response', 'encode_summarize_context_request',
+    'decode_summarize_context_request', 'encode_summarize_context_response',
+    'decode_summarize_context_response', 'encode_build_unfinished_turn_messages_request',
     'decode_build_unfinished_turn_messages_request',
     'encode_build_unfinished_turn_messages_response',
     'decode_build_unfinished_turn_messages_response', 'encode_run_state_envelope',
@@ -2704,6 +2706,7 @@ def _w_describe_runner_response(m: DescribeRunnerResponse, p: str) -> dict[str, 
         _w.wrong_type(p, 'supports_plan_mode', 'bool', v4)
     v5 = m.failure
     v6 = m.session_options
+    v7 = m.capabilities
     return {
         'builds_unfinished_turn_messages': v0,
         'polls_tool_tasks': v1,
@@ -2712,6 +2715,7 @@ def _w_describe_runner_response(m: DescribeRunnerResponse, p: str) -> dict[str, 
         'supports_plan_mode': v4,
         'failure': None if v5 is None else _w_runner_failure(v5, p + '.failure'),
         'session_options': None if v6 is None else _w_runner_session_options(v6, p + '.session_options'),
+        'capabilities': None if v7 is None else _w_runner_capabilities(v7, p + '.capabilities'),
     }
 
 
@@ -2736,6 +2740,7 @@ def _r_describe_runner_response(d: object, p: str) -> DescribeRunnerResponse:
         _w.expected(p, 'supports_plan_mode', 'boolean', v4)
     v5 = g('failure')
     v6 = g('session_options')
+    v7 = g('capabilities')
     return DescribeRunnerResponse(
         builds_unfinished_turn_messages=v0,
         polls_tool_tasks=v1,
@@ -2744,6 +2749,189 @@ def _r_describe_runner_response(d: object, p: str) -> DescribeRunnerResponse:
         supports_plan_mode=v4,
         failure=None if v5 is None else _r_runner_failure(v5, p + '.failure'),
         session_options=None if v6 is None else _r_runner_session_options(v6, p + '.session_options'),
+        capabilities=None if v7 is None else _r_runner_capabilities(v7, p + '.capabilities'),
+    )
+
+
+def _w_runner_capabilities(m: RunnerCapabilities, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerCapabilities):
+        raise _w.WireFormatError(p, 'expected RunnerCapabilities, got ' + type(m).__name__)
+    v0 = m.text_deltas
+    if type(v0) is not bool:
+        _w.wrong_type(p, 'text_deltas', 'bool', v0)
+    v1 = m.reasoning_deltas
+    if type(v1) is not bool:
+        _w.wrong_type(p, 'reasoning_deltas', 'bool', v1)
+    v2 = m.usage
+    if type(v2) is not bool:
+        _w.wrong_type(p, 'usage', 'bool', v2)
+    v3 = m.built_in_tools
+    if type(v3) is not bool:
+        _w.wrong_type(p, 'built_in_tools', 'bool', v3)
+    v4 = m.mcp_sources
+    if type(v4) is not bool:
+        _w.wrong_type(p, 'mcp_sources', 'bool', v4)
+    v5 = m.mcp_tasks
+    if type(v5) is not bool:
+        _w.wrong_type(p, 'mcp_tasks', 'bool', v5)
+    v6 = m.structured_output
+    if type(v6) is not bool:
+        _w.wrong_type(p, 'structured_output', 'bool', v6)
+    v7 = m.handoffs
+    if type(v7) is not bool:
+        _w.wrong_type(p, 'handoffs', 'bool', v7)
+    v8 = m.plan_mode
+    if type(v8) is not bool:
+        _w.wrong_type(p, 'plan_mode', 'bool', v8)
+    v9 = m.compaction
+    if type(v9) is not bool:
+        _w.wrong_type(p, 'compaction', 'bool', v9)
+    v10 = m.parallel_deferred_calls
+    if type(v10) is not bool:
+        _w.wrong_type(p, 'parallel_deferred_calls', 'bool', v10)
+    v11 = m.tool_cancellation
+    if type(v11) is not bool:
+        _w.wrong_type(p, 'tool_cancellation', 'bool', v11)
+    v12 = m.tracing
+    if type(v12) is not bool:
+        _w.wrong_type(p, 'tracing', 'bool', v12)
+    v13 = m.unfinished_turn_messages
+    if type(v13) is not bool:
+        _w.wrong_type(p, 'unfinished_turn_messages', 'bool', v13)
+    v14 = m.tool_task_polls
+    if type(v14) is not bool:
+        _w.wrong_type(p, 'tool_task_polls', 'bool', v14)
+    v15 = m.tool_task_cancels
+    if type(v15) is not bool:
+        _w.wrong_type(p, 'tool_task_cancels', 'bool', v15)
+    v16 = m.gaps
+    if type(v16) is not list:
+        _w.wrong_type(p, 'gaps', 'list', v16)
+    return {
+        'text_deltas': v0,
+        'reasoning_deltas': v1,
+        'usage': v2,
+        'built_in_tools': v3,
+        'mcp_sources': v4,
+        'mcp_tasks': v5,
+        'structured_output': v6,
+        'handoffs': v7,
+        'plan_mode': v8,
+        'compaction': v9,
+        'parallel_deferred_calls': v10,
+        'tool_cancellation': v11,
+        'tracing': v12,
+        'unfinished_turn_messages': v13,
+        'tool_task_polls': v14,
+        'tool_task_cancels': v15,
+        'gaps': [_w_runner_capability_gap(x, p + '.gaps[' + str(i) + ']') for i, x in enumerate(v16)],
+    }
+
+
+def _r_runner_capabilities(d: object, p: str) -> RunnerCapabilities:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('text_deltas', False)
+    if type(v0) is not bool:
+        _w.expected(p, 'text_deltas', 'boolean', v0)
+    v1 = g('reasoning_deltas', False)
+    if type(v1) is not bool:
+        _w.expected(p, 'reasoning_deltas', 'boolean', v1)
+    v2 = g('usage', False)
+    if type(v2) is not bool:
+        _w.expected(p, 'usage', 'boolean', v2)
+    v3 = g('built_in_tools', False)
+    if type(v3) is not bool:
+        _w.expected(p, 'built_in_tools', 'boolean', v3)
+    v4 = g('mcp_sources', False)
+    if type(v4) is not bool:
+        _w.expected(p, 'mcp_sources', 'boolean', v4)
+    v5 = g('mcp_tasks', False)
+    if type(v5) is not bool:
+        _w.expected(p, 'mcp_tasks', 'boolean', v5)
+    v6 = g('structured_output', False)
+    if type(v6) is not bool:
+        _w.expected(p, 'structured_output', 'boolean', v6)
+    v7 = g('handoffs', False)
+    if type(v7) is not bool:
+        _w.expected(p, 'handoffs', 'boolean', v7)
+    v8 = g('plan_mode', False)
+    if type(v8) is not bool:
+        _w.expected(p, 'plan_mode', 'boolean', v8)
+    v9 = g('compaction', False)
+    if type(v9) is not bool:
+        _w.expected(p, 'compaction', 'boolean', v9)
+    v10 = g('parallel_deferred_calls', False)
+    if type(v10) is not bool:
+        _w.expected(p, 'parallel_deferred_calls', 'boolean', v10)
+    v11 = g('tool_cancellation', False)
+    if type(v11) is not bool:
+        _w.expected(p, 'tool_cancellation', 'boolean', v11)
+    v12 = g('tracing', False)
+    if type(v12) is not bool:
+        _w.expected(p, 'tracing', 'boolean', v12)
+    v13 = g('unfinished_turn_messages', False)
+    if type(v13) is not bool:
+        _w.expected(p, 'unfinished_turn_messages', 'boolean', v13)
+    v14 = g('tool_task_polls', False)
+    if type(v14) is not bool:
+        _w.expected(p, 'tool_task_polls', 'boolean', v14)
+    v15 = g('tool_task_cancels', False)
+    if type(v15) is not bool:
+        _w.expected(p, 'tool_task_cancels', 'boolean', v15)
+    v16 = g('gaps', _EMPTY)
+    if type(v16) is not list:
+        _w.expected(p, 'gaps', 'array', v16)
+    return RunnerCapabilities(
+        text_deltas=v0,
+        reasoning_deltas=v1,
+        usage=v2,
+        built_in_tools=v3,
+        mcp_sources=v4,
+        mcp_tasks=v5,
+        structured_output=v6,
+        handoffs=v7,
+        plan_mode=v8,
+        compaction=v9,
+        parallel_deferred_calls=v10,
+        tool_cancellation=v11,
+        tracing=v12,
+        unfinished_turn_messages=v13,
+        tool_task_polls=v14,
+        tool_task_cancels=v15,
+        gaps=[_r_runner_capability_gap(x, p + '.gaps[' + str(i) + ']') for i, x in enumerate(v16)],
+    )
+
+
+def _w_runner_capability_gap(m: RunnerCapabilityGap, p: str) -> dict[str, object]:
+    if not isinstance(m, RunnerCapabilityGap):
+        raise _w.WireFormatError(p, 'expected RunnerCapabilityGap, got ' + type(m).__name__)
+    v0 = m.capability
+    if type(v0) is not str:
+        _w.wrong_type(p, 'capability', 'str', v0)
+    v1 = m.reason
+    if type(v1) is not str:
+        _w.wrong_type(p, 'reason', 'str', v1)
+    return {
+        'capability': v0,
+        'reason': v1,
+    }
+
+
+def _r_runner_capability_gap(d: object, p: str) -> RunnerCapabilityGap:
+    if type(d) is not dict:
+        _w.expected(p, '', 'object', d)
+    g = d.get
+    v0 = g('capability', '')
+    if type(v0) is not str:
+        _w.expected(p, 'capability', 'string', v0)
+    v1 = g('reason', '')
+    if type(v1) is not str:
+        _w.expected(p, 'reason', 'string', v1)
+    return RunnerCapabilityGap(
+        capability=v0,
+        reason=v1,
     )
 
 
@@ -5081,6 +5269,32 @@ def decode_describe_runner_response(text: str | bytes | bytearray) -> DescribeRu
     return _DESCRIBE_RUNNER_RESPONSE_CODEC.decode(text)
 
 
+_RUNNER_CAPABILITIES_CODEC: Final = _w.MessageCodec(RunnerCapabilities, _w_runner_capabilities, _r_runner_capabilities)
+
+
+def encode_runner_capabilities(value: RunnerCapabilities) -> str:
+    """Write `RunnerCapabilities` as wire JSON; raises WireFormatError."""
+    return _RUNNER_CAPABILITIES_CODEC.encode(value)
+
+
+def decode_runner_capabilities(text: str | bytes | bytearray) -> RunnerCapabilities:
+    """Read `RunnerCapabilities` from wire JSON; raises WireFormatError."""
+    return _RUNNER_CAPABILITIES_CODEC.decode(text)
+
+
+_RUNNER_CAPABILITY_GAP_CODEC: Final = _w.MessageCodec(RunnerCapabilityGap, _w_runner_capability_gap, _r_runner_capability_gap)
+
+
+def encode_runner_capability_gap(value: RunnerCapabilityGap) -> str:
+    """Write `RunnerCapabilityGap` as wire JSON; raises WireFormatError."""
+    return _RUNNER_CAPABILITY_GAP_CODEC.encode(value)
+
+
+def decode_runner_capability_gap(text: str | bytes | bytearray) -> RunnerCapabilityGap:
+    """Read `RunnerCapabilityGap` from wire JSON; raises WireFormatError."""
+    return _RUNNER_CAPABILITY_GAP_CODEC.decode(text)
+
+
 _BUILD_USER_MESSAGE_REQUEST_CODEC: Final = _w.MessageCodec(BuildUserMessageRequest, _w_build_user_message_request, _r_build_user_message_request)
 
 
@@ -5575,6 +5789,8 @@ CODECS: Final[dict[type[Any], _w.MessageCodec[Any]]] = {
     RunnerCompactionPolicy: _RUNNER_COMPACTION_POLICY_CODEC,
     RunnerSessionOptions: _RUNNER_SESSION_OPTIONS_CODEC,
     DescribeRunnerResponse: _DESCRIBE_RUNNER_RESPONSE_CODEC,
+    RunnerCapabilities: _RUNNER_CAPABILITIES_CODEC,
+    RunnerCapabilityGap: _RUNNER_CAPABILITY_GAP_CODEC,
     BuildUserMessageRequest: _BUILD_USER_MESSAGE_REQUEST_CODEC,
     BuildUserMessageResponse: _BUILD_USER_MESSAGE_RESPONSE_CODEC,
     RunModelStepRequest: _RUN_MODEL_STEP_REQUEST_CODEC,

@@ -2,15 +2,16 @@
 
 The Python Worker keeps hosting the session Flow; a runner written in another
 language (the TypeScript runners of the Node sidecar) answers each call. The
-runner's optional capabilities are read once, at construction, so the session's
-`isinstance` checks see exactly what the remote runner implements.
+class has every optional method; the runner's declared capabilities, read from
+`DescribeRunner` when first needed, decide which ones the session calls.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
+import threading
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dex_agents_contracts import (
@@ -23,6 +24,7 @@ from dex_agents_contracts import (
     ExecuteDeferredToolCallRequest,
     PollToolTaskRequest,
     RunModelStepRequest,
+    RunnerCapabilities,
     RunnerEvent,
     RunnerHeartbeat,
     SelectCompactionCutoffRequest,
@@ -53,6 +55,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPoll,
     ToolTaskPollOutcome,
 )
+from dex_agents._runner.declared import CAPABILITIES, declare_capabilities
 from dex_agents._runner.protocol import (
     AgentTurnContext,
     AgentTurnOutcome,
@@ -85,76 +88,46 @@ ResponseT = TypeVar("ResponseT")
 class RemoteRunner:
     """A runner served by another process over the runner service (runner.proto).
 
-    Construction asks the service which optional capabilities the runner has
-    (waiting up to `connect_timeout` for it to come up) and returns an instance
-    that implements exactly those. A call that cannot reach the service, or
-    breaks off, raises `RemoteRunnerUnavailableError`; a runner that raises
-    answers `RemoteRunnerError`: either fails the Step attempt, and only the
-    Step's retry policy runs it again. Every protocol method is a coroutine
-    function, the protocol's synchronous ones included (`build_user_message`, token
-    estimates, cutoffs, unfinished-turn messages): the Worker awaits them, so a slow
-    sidecar holds up only the Step that waits for it.
+    Construction opens no connection. The first call that needs the runner's
+    description (`describe()`, `session_options`, or a session Flow reading its
+    capabilities) asks the service once, waiting up to `connect_timeout` for it to
+    come up, and keeps the answer. A call that cannot reach the service, or breaks
+    off, raises `RemoteRunnerUnavailableError`; a runner that raises answers
+    `RemoteRunnerError`: either fails the Step attempt, and only the Step's retry
+    policy runs it again. Every protocol method is a coroutine function, the
+    protocol's synchronous ones included (`build_user_message`, token estimates,
+    cutoffs, unfinished-turn messages): the Worker awaits them, so a slow sidecar
+    holds up only the Step that waits for it. `describe()` alone blocks, once.
 
     Args:
         target: The service's address, e.g. `127.0.0.1:50061`.
         flow_type: The Flow type the runner is served under.
-        connect_timeout: Seconds to wait for the service at construction, and for
-            a connection before each streamed call (a model call, tool call, poll or
-            summary) before the attempt fails as unreachable.
+        connect_timeout: Seconds to wait for the service when describing the runner,
+            and for a connection before each streamed call (a model call, tool call,
+            poll or summary) before the attempt fails as unreachable.
         call_timeout: Deadline in seconds of the unary methods (`build_user_message`,
             token estimates, cutoffs, unfinished-turn messages).
         stream_timeout: Deadline in seconds of a model call, tool call, poll or
             summary; the Step's own method timeout usually ends it first.
-
-    Raises:
-        UserError: the service serves no runner for `flow_type`.
-        RemoteRunnerUnavailableError: the service did not answer in time.
     """
 
-    target: str
-    flow_type: str
-    session_options: AgentSessionOptions | None
-    """What the service serves for this Flow type (`serveRunners({sessionOptions})`), or
-    None; pass it to `AgentSessionFlow(options=...)`."""
-
-    def __new__(
-        cls,
+    def __init__(
+        self,
         target: str,
         flow_type: str,
         *,
         connect_timeout: float = 10.0,
         call_timeout: float = 30.0,
         stream_timeout: float = 15 * 60.0,
-    ) -> RemoteRunner:
-        transport = Transport(target, flow_type, connect_timeout=connect_timeout)
-        described = transport.unary_blocking(
-            DESCRIBE_RUNNER,
-            DescribeRunnerRequest(flow_type=flow_type),
-            site=CallSite(method=DESCRIBE_RUNNER.name),
-            timeout=connect_timeout,
-        )
-        if described.failure is not None:
-            transport.close()
-            raise UserError(
-                f"the runner service at {target!r} has no runner for flow type "
-                f"{flow_type!r}: {described.failure.message}"
-            )
-        runner: RemoteRunner = object.__new__(_runner_class(_capabilities(described)))
-        runner._transport = transport
-        runner.target = target
-        runner.flow_type = flow_type
-        runner._call_timeout = call_timeout
-        runner._stream_timeout = stream_timeout
-        runner.session_options = (
-            None
-            if described.session_options is None
-            else agent_session_options(flow_type, described.session_options)
-        )
-        return runner
-
-    _transport: Transport
-    _call_timeout: float
-    _stream_timeout: float
+    ) -> None:
+        self.target = target
+        self.flow_type = flow_type
+        self._transport = Transport(target, flow_type, connect_timeout=connect_timeout)
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._stream_timeout = stream_timeout
+        self._description: _Description | None = None
+        self._describing = threading.Lock()
 
     def __repr__(self) -> str:
         return f"RemoteRunner({self.target!r}, {self.flow_type!r})"
@@ -162,6 +135,54 @@ class RemoteRunner:
     def close(self) -> None:
         """Closes the blocking channel; asyncio channels end with their event loop."""
         self._transport.close()
+
+    # --- the description, read once ---------------------------------------------------
+
+    def describe(self) -> RunnerCapabilities:
+        """What the remote runner declares; connects and asks the service on first use.
+
+        Raises:
+            UserError: the service serves no runner for `flow_type`.
+            RemoteRunnerUnavailableError: the service did not answer in time.
+        """
+        return self._described().capabilities
+
+    @property
+    def session_options(self) -> AgentSessionOptions | None:
+        """What the service serves for this Flow type (`serveRunners({sessionOptions})`),
+        or None; pass it to `AgentSessionFlow(options=...)`. Connects on first use."""
+        return self._described().session_options
+
+    def _described(self) -> _Description:
+        with self._describing:
+            if self._description is None:
+                self._description = self._ask_description()
+            return self._description
+
+    def _ask_description(self) -> _Description:
+        described = self._transport.unary_blocking(
+            DESCRIBE_RUNNER,
+            DescribeRunnerRequest(flow_type=self.flow_type),
+            site=CallSite(method=DESCRIBE_RUNNER.name),
+            timeout=self._connect_timeout,
+        )
+        if described.failure is not None:
+            raise UserError(
+                f"the runner service at {self.target!r} has no runner for flow type "
+                f"{self.flow_type!r}: {described.failure.message}"
+            )
+        return _Description(
+            capabilities=(
+                described.capabilities
+                if described.capabilities is not None
+                else _capabilities_of_older_service(described)
+            ),
+            session_options=(
+                None
+                if described.session_options is None
+                else agent_session_options(self.flow_type, described.session_options)
+            ),
+        )
 
     # --- the protocol ---------------------------------------------------------------
 
@@ -236,7 +257,131 @@ class RemoteRunner:
             return outcome
         raise AssertionError("unreachable: the stream raises when it ends without an outcome")
 
-    # --- helpers shared with the capabilities ----------------------------------------
+    # --- the optional methods: called only when declared ---------------------------
+
+    async def build_unfinished_turn_messages(
+        self, turn: AgentTurnContext
+    ) -> Sequence[FrameworkMessage]:
+        site = CallSite(
+            method=BUILD_UNFINISHED_TURN_MESSAGES.name,
+            attempt=turn.attempt,
+            session_id=turn.flow_id,
+        )
+        response = await self._unary(
+            BUILD_UNFINISHED_TURN_MESSAGES,
+            BuildUnfinishedTurnMessagesRequest(
+                flow_type=self.flow_type, turn=frames.turn_context(turn)
+            ),
+            site,
+        )
+        if response.failure is not None:
+            raise self._transport.failure(site, response.failure)
+        return self._messages(site, response.messages)
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        site = CallSite(method=POLL_TOOL_TASK.name, attempt=poll.attempt, session_id=poll.flow_id)
+        request = PollToolTaskRequest(
+            flow_type=self.flow_type,
+            flow_id=poll.flow_id,
+            tool_call=poll.tool_call,
+            idempotency_key=poll.idempotency_key,
+            attempt=poll.attempt,
+            input_answers=list(poll.input_answers),
+            pending_answer=poll.pending_answer,
+        )
+        async for name, value in self._frames(POLL_TOOL_TASK, request, site):
+            if await _side_frame(name, value, poll.events, poll.heartbeat, None):
+                continue
+            if name == "task_pending":
+                return ToolTaskPending(
+                    poll_interval_seconds=value.poll_interval_milliseconds / 1000,
+                    continuation=value.continuation,
+                )
+            outcome: ToolTaskPollOutcome = self._tool_outcome(site, name, value)
+            return outcome
+        raise AssertionError("unreachable: the stream raises when it ends without an outcome")
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        site = CallSite(
+            method=CANCEL_TOOL_TASK.name,
+            attempt=cancellation.attempt,
+            session_id=cancellation.flow_id,
+        )
+        request = CancelToolTaskRequest(
+            flow_type=self.flow_type,
+            flow_id=cancellation.flow_id,
+            tool_call=cancellation.tool_call,
+            idempotency_key=cancellation.idempotency_key,
+            attempt=cancellation.attempt,
+        )
+        async for name, value in self._frames(CANCEL_TOOL_TASK, request, site):
+            if name == "heartbeat":
+                await cancellation.heartbeat()
+                continue
+            if name == "cancelled":
+                return
+            raise self._outcome_error(site, name, value)
+
+    async def estimate_input_tokens(self, turn: AgentTurnContext) -> int:
+        site = CallSite(
+            method=ESTIMATE_INPUT_TOKENS.name, attempt=turn.attempt, session_id=turn.flow_id
+        )
+        response = await self._unary(
+            ESTIMATE_INPUT_TOKENS,
+            EstimateInputTokensRequest(flow_type=self.flow_type, turn=frames.turn_context(turn)),
+            site,
+        )
+        if response.failure is not None:
+            raise self._transport.failure(site, response.failure)
+        return int(response.input_tokens)
+
+    async def select_compaction_cutoff(
+        self, turn: AgentTurnContext, retained_token_budget: int
+    ) -> int | None:
+        site = CallSite(
+            method=SELECT_COMPACTION_CUTOFF.name, attempt=turn.attempt, session_id=turn.flow_id
+        )
+        response = await self._unary(
+            SELECT_COMPACTION_CUTOFF,
+            SelectCompactionCutoffRequest(
+                flow_type=self.flow_type,
+                turn=frames.turn_context(turn),
+                retained_token_budget=retained_token_budget,
+            ),
+            site,
+        )
+        if response.failure is not None:
+            raise self._transport.failure(site, response.failure)
+        return None if response.cutoff_sequence is None else int(response.cutoff_sequence)
+
+    async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult:
+        site = CallSite(
+            method=SUMMARIZE_CONTEXT.name, attempt=request.attempt, session_id=request.flow_id
+        )
+        wire = SummarizeContextRequest(
+            flow_type=self.flow_type,
+            flow_id=request.flow_id,
+            turn_id=request.turn_id,
+            attempt=request.attempt,
+            previous_summary=request.previous_summary,
+            messages=list(request.messages),
+            through_sequence=request.through_sequence,
+            input_token_budget=request.input_token_budget,
+            session_settings=frames.session_settings_struct(request.session_settings),
+        )
+        async for name, value in self._frames(SUMMARIZE_CONTEXT, wire, site):
+            if await _side_frame(name, value, request.events, request.heartbeat, None):
+                continue
+            if name == "summary":
+                return ContextSummaryResult(
+                    text=value.text,
+                    usage=value.usage,
+                    model_call_metadata=frames.model_call_metadata(value.model_call_metadata),
+                )
+            raise self._outcome_error(site, name, value)
+        raise AssertionError("unreachable: the stream raises when it ends without an outcome")
+
+    # --- helpers ---------------------------------------------------------------------
 
     async def _unary(
         self, method: Method[Any, ResponseT], request: object, site: CallSite
@@ -311,162 +456,27 @@ async def _side_frame(
     return False
 
 
-# --- optional capabilities -----------------------------------------------------------
+@dataclass(frozen=True)
+class _Description:
+    capabilities: RunnerCapabilities
+    session_options: AgentSessionOptions | None
 
 
-class _UnfinishedTurnMessages(RemoteRunner):
-    async def build_unfinished_turn_messages(
-        self, turn: AgentTurnContext
-    ) -> Sequence[FrameworkMessage]:
-        site = CallSite(
-            method=BUILD_UNFINISHED_TURN_MESSAGES.name,
-            attempt=turn.attempt,
-            session_id=turn.flow_id,
-        )
-        response = await self._unary(
-            BUILD_UNFINISHED_TURN_MESSAGES,
-            BuildUnfinishedTurnMessagesRequest(
-                flow_type=self.flow_type, turn=frames.turn_context(turn)
-            ),
-            site,
-        )
-        if response.failure is not None:
-            raise self._transport.failure(site, response.failure)
-        return self._messages(site, response.messages)
+_OLDER_SERVICE = "the runner service predates declared capabilities and did not say"
 
-
-class _ToolTaskPolls(RemoteRunner):
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        site = CallSite(method=POLL_TOOL_TASK.name, attempt=poll.attempt, session_id=poll.flow_id)
-        request = PollToolTaskRequest(
-            flow_type=self.flow_type,
-            flow_id=poll.flow_id,
-            tool_call=poll.tool_call,
-            idempotency_key=poll.idempotency_key,
-            attempt=poll.attempt,
-            input_answers=list(poll.input_answers),
-            pending_answer=poll.pending_answer,
-        )
-        async for name, value in self._frames(POLL_TOOL_TASK, request, site):
-            if await _side_frame(name, value, poll.events, poll.heartbeat, None):
-                continue
-            if name == "task_pending":
-                return ToolTaskPending(
-                    poll_interval_seconds=value.poll_interval_milliseconds / 1000,
-                    continuation=value.continuation,
-                )
-            outcome: ToolTaskPollOutcome = self._tool_outcome(site, name, value)
-            return outcome
-        raise AssertionError("unreachable: the stream raises when it ends without an outcome")
-
-
-class _ToolTaskCancels(RemoteRunner):
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        site = CallSite(
-            method=CANCEL_TOOL_TASK.name,
-            attempt=cancellation.attempt,
-            session_id=cancellation.flow_id,
-        )
-        request = CancelToolTaskRequest(
-            flow_type=self.flow_type,
-            flow_id=cancellation.flow_id,
-            tool_call=cancellation.tool_call,
-            idempotency_key=cancellation.idempotency_key,
-            attempt=cancellation.attempt,
-        )
-        async for name, value in self._frames(CANCEL_TOOL_TASK, request, site):
-            if name == "heartbeat":
-                await cancellation.heartbeat()
-                continue
-            if name == "cancelled":
-                return
-            raise self._outcome_error(site, name, value)
-
-
-class _ContextCompaction(RemoteRunner):
-    async def estimate_input_tokens(self, turn: AgentTurnContext) -> int:
-        site = CallSite(
-            method=ESTIMATE_INPUT_TOKENS.name, attempt=turn.attempt, session_id=turn.flow_id
-        )
-        response = await self._unary(
-            ESTIMATE_INPUT_TOKENS,
-            EstimateInputTokensRequest(flow_type=self.flow_type, turn=frames.turn_context(turn)),
-            site,
-        )
-        if response.failure is not None:
-            raise self._transport.failure(site, response.failure)
-        return int(response.input_tokens)
-
-    async def select_compaction_cutoff(
-        self, turn: AgentTurnContext, retained_token_budget: int
-    ) -> int | None:
-        site = CallSite(
-            method=SELECT_COMPACTION_CUTOFF.name, attempt=turn.attempt, session_id=turn.flow_id
-        )
-        response = await self._unary(
-            SELECT_COMPACTION_CUTOFF,
-            SelectCompactionCutoffRequest(
-                flow_type=self.flow_type,
-                turn=frames.turn_context(turn),
-                retained_token_budget=retained_token_budget,
-            ),
-            site,
-        )
-        if response.failure is not None:
-            raise self._transport.failure(site, response.failure)
-        return None if response.cutoff_sequence is None else int(response.cutoff_sequence)
-
-    async def summarize_context(self, request: ContextSummaryRequest) -> ContextSummaryResult:
-        site = CallSite(
-            method=SUMMARIZE_CONTEXT.name, attempt=request.attempt, session_id=request.flow_id
-        )
-        wire = SummarizeContextRequest(
-            flow_type=self.flow_type,
-            flow_id=request.flow_id,
-            turn_id=request.turn_id,
-            attempt=request.attempt,
-            previous_summary=request.previous_summary,
-            messages=list(request.messages),
-            through_sequence=request.through_sequence,
-            input_token_budget=request.input_token_budget,
-            session_settings=frames.session_settings_struct(request.session_settings),
-        )
-        async for name, value in self._frames(SUMMARIZE_CONTEXT, wire, site):
-            if await _side_frame(name, value, request.events, request.heartbeat, None):
-                continue
-            if name == "summary":
-                return ContextSummaryResult(
-                    text=value.text,
-                    usage=value.usage,
-                    model_call_metadata=frames.model_call_metadata(value.model_call_metadata),
-                )
-            raise self._outcome_error(site, name, value)
-        raise AssertionError("unreachable: the stream raises when it ends without an outcome")
-
-
-class _PlanMode(RemoteRunner):
-    @property
-    def supports_plan_mode(self) -> bool:
-        return True
-
-
-_CAPABILITY_CLASSES: dict[str, type[RemoteRunner]] = {
-    "builds_unfinished_turn_messages": _UnfinishedTurnMessages,
-    "polls_tool_tasks": _ToolTaskPolls,
-    "cancels_tool_tasks": _ToolTaskCancels,
-    "compacts_context": _ContextCompaction,
-    "supports_plan_mode": _PlanMode,
+# The five capabilities an older service answers as booleans (fields 1-5).
+_OLDER_FIELDS = {
+    "unfinished_turn_messages": "builds_unfinished_turn_messages",
+    "tool_task_polls": "polls_tool_tasks",
+    "tool_task_cancels": "cancels_tool_tasks",
+    "compaction": "compacts_context",
+    "plan_mode": "supports_plan_mode",
 }
 
 
-def _capabilities(described: DescribeRunnerResponse) -> tuple[str, ...]:
-    return tuple(name for name in _CAPABILITY_CLASSES if getattr(described, name))
-
-
-@functools.cache
-def _runner_class(capabilities: tuple[str, ...]) -> type[RemoteRunner]:
-    """RemoteRunner with exactly the capability methods the remote runner has."""
-    if not capabilities:
-        return RemoteRunner
-    bases = tuple(_CAPABILITY_CLASSES[name] for name in capabilities)
-    return type("RemoteRunner", bases, {"__module__": __name__})
+def _capabilities_of_older_service(described: DescribeRunnerResponse) -> RunnerCapabilities:
+    supported = [name for name, field in _OLDER_FIELDS.items() if getattr(described, field)]
+    return declare_capabilities(
+        supported=supported,
+        unsupported={name: _OLDER_SERVICE for name in CAPABILITIES if name not in supported},
+    )

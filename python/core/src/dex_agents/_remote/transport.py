@@ -71,8 +71,9 @@ def frame_field(frame: object, *, site: CallSite) -> tuple[str, Any]:
 
 
 class Transport:
-    """One runner service address: a blocking channel for `DescribeRunner` at
-    construction and one asyncio channel per event loop for every protocol call."""
+    """One runner service address: a blocking channel for `DescribeRunner`, opened when
+    the runner is first described, and one asyncio channel per event loop for every
+    protocol call; constructing it connects nothing."""
 
     def __init__(self, target: str, flow_type: str, *, connect_timeout: float) -> None:
         self.target = target
@@ -163,8 +164,8 @@ class Transport:
         site: CallSite,
         timeout: float,
     ) -> ResponseT:
-        """One blocking call: `DescribeRunner`, made where `RemoteRunner` is constructed,
-        before any event loop runs Steps on it.
+        """One blocking call: `DescribeRunner`, made once when `RemoteRunner` is first
+        described, normally before any event loop runs Steps on it.
 
         Like the other calls, it fails as unreachable when no connection is up
         within `connect_timeout`.

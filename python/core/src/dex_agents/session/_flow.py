@@ -42,7 +42,7 @@ from dex_agents_contracts import (
 
 from dex_agents.errors import UserError
 from dex_agents.options import AgentSessionOptions
-from dex_agents.runner import AgentFrameworkRunner, ContextCompactionRunner, PlanModeRunner
+from dex_agents.runner import AgentFrameworkRunner
 from dex_agents.session._rpcs import control, interrupts, plan, reads, settings
 from dex_agents.session._rpcs.client_requests import answer_once
 from dex_agents.session._rpcs.reads import (
@@ -156,15 +156,6 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         if not isinstance(flow_type, str) or not flow_type or "/" in flow_type:
             raise UserError(f"`flow_type` {flow_type!r} must be a non-empty name without '/'")
         options = options or AgentSessionOptions()
-        if options.plan_mode_enabled and not (
-            isinstance(runner, PlanModeRunner) and runner.supports_plan_mode
-        ):
-            raise UserError("`plan_mode_enabled` needs a runner whose `supports_plan_mode` is true")
-        if options.compaction is not None and not isinstance(runner, ContextCompactionRunner):
-            raise UserError(
-                "`compaction` needs a runner that implements ContextCompactionRunner "
-                "(estimate_input_tokens, select_compaction_cutoff, summarize_context)"
-            )
         self.runner = runner
         self.options = options
         self.schema = SessionSchema.create(self.options.event_stream_capacity_bytes)
@@ -172,6 +163,16 @@ class AgentSessionFlow(Flow[AgentSessionStartInput]):
         self._runtime = self.runtime_type(
             runner=runner, options=self.options, schema=self.schema, steps=self.step_table
         )
+        # Only options that need a capability read the declaration here: a RemoteRunner
+        # connects when first asked, and a Flow with default options asks on its first Step.
+        if options.plan_mode_enabled and not self._runtime.declared.capabilities.plan_mode:
+            raise UserError("`plan_mode_enabled` needs a runner that declares plan_mode")
+        if options.compaction is not None and not self._runtime.declared.capabilities.compaction:
+            raise UserError(
+                "`compaction` needs a runner that declares compaction and implements "
+                "ContextCompactionRunner (estimate_input_tokens, select_compaction_cutoff, "
+                "summarize_context)"
+            )
         self.tracing_options: TracingOptions | None = None
         if tracing is not None:
             self.enable_tracing(tracing)

@@ -20,7 +20,6 @@ from dataclasses import replace
 from dex import AttributeMapLoad, Context, StepDecision, StepMovement, StepOptions, go_to_many
 from dex_agents_contracts import AgentToolCall, CompactContextInput, ToolEffect
 
-from dex_agents.runner import ContextCompactionRunner
 from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._schema import SessionSchema, next_tool_call_key, sequence_key
 from dex_agents.session._step_options import (
@@ -54,7 +53,7 @@ def run_model_options(steps: SessionSteps) -> StepOptions:
 
 def _summarized_through(runtime: SessionRuntime, context: Context) -> int:
     """The last sequence the runner no longer sees; 0 for a runner that sees every message."""
-    if not isinstance(runtime.runner, ContextCompactionRunner):
+    if runtime.declared.compaction_runner is None:
         return 0
     summary = runtime.schema.context_summary.get(context)
     return summary.last_sequence if summary is not None else 0

@@ -7,6 +7,7 @@ routes), and tests stand in for an older Worker by overriding `begin_turn`.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,15 +42,14 @@ from dex_agents_contracts import (
 )
 
 from dex_agents._runner.awaitables import resolved
+from dex_agents._runner.declared import DeclaredRunner, declared_runner
 from dex_agents.errors import ValueTooLarge
 from dex_agents.options import AgentSessionOptions
 from dex_agents.results import is_final, turn_failure_note
 from dex_agents.runner import (
     AgentFrameworkRunner,
     AgentTurnContext,
-    ContextCompactionRunner,
     FrameworkMessage,
-    UnfinishedTurnMessageBuilder,
 )
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._schema import SessionSchema
@@ -83,6 +83,12 @@ class SessionRuntime:
     """The Step table: where a Step finds the Steps of other families."""
     tracing: SessionTracing = field(default_factory=SessionTracing)
     """Spans of this Flow type's Steps; off until a Worker or the Flow enables it."""
+
+    @functools.cached_property
+    def declared(self) -> DeclaredRunner:
+        """The runner's declared capabilities, read once on first use (a RemoteRunner connects
+        then); every optional runner method is reached through it."""
+        return declared_runner(self.runner)
 
     @property
     def store(self) -> MessageStore:
@@ -142,7 +148,7 @@ class SessionRuntime:
         """
 
         summary: ContextSummary | None = self.schema.context_summary.get(context)
-        if summary is not None and isinstance(self.runner, ContextCompactionRunner):
+        if summary is not None and self.declared.compaction_runner is not None:
             messages = self.store.read_range(context, after=summary.last_sequence)
         else:
             summary = None
@@ -151,7 +157,7 @@ class SessionRuntime:
             if index is not None and index.first_sequence > 1:
                 _log.warning(
                     "session %s: messages before sequence %d were deleted, and the runner "
-                    "%s does not implement ContextCompactionRunner, so the model input "
+                    "%s does not declare compaction, so the model input "
                     "lacks them and has no summary",
                     context.flow_id,
                     index.first_sequence,
@@ -399,7 +405,7 @@ class SessionRuntime:
     ) -> None:
         """RecordTurnFailure's rule: unfinished-turn messages, the note, then end the turn."""
         records = self.turn_records(context, turn_id)
-        if isinstance(self.runner, UnfinishedTurnMessageBuilder):
+        if self.declared.unfinished_turn_builder is not None:
             unfinished = await self.unfinished_messages(context, state, turn_id, events) or []
             try:
                 self.append_messages(context, state, turn_id, unfinished)
@@ -423,8 +429,8 @@ class SessionRuntime:
 
         A faulty runner is logged, never raised: the turn's end must not be blocked.
         """
-        runner = self.runner
-        assert isinstance(runner, UnfinishedTurnMessageBuilder)
+        runner = self.declared.unfinished_turn_builder
+        assert runner is not None
         try:
             built = await resolved(
                 runner.build_unfinished_turn_messages(

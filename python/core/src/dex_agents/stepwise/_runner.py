@@ -36,6 +36,7 @@ from dex_agents.runner import (
     DeferredToolOutcome,
     DexRunInfo,
     FrameworkMessage,
+    RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -45,6 +46,7 @@ from dex_agents.runner import (
     ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
+    declare_capabilities,
     pending_records,
     result_text,
     running,
@@ -95,6 +97,31 @@ class StepwiseRunner:
     @property
     def supports_plan_mode(self) -> bool:
         return True
+
+    def describe(self) -> RunnerCapabilities:
+        return declare_capabilities(
+            supported=[
+                "text_deltas",
+                "reasoning_deltas",
+                "usage",
+                "built_in_tools",
+                "mcp_sources",
+                "mcp_tasks",
+                "plan_mode",
+                "compaction",
+                "parallel_deferred_calls",
+                "tool_cancellation",
+                "tracing",
+                "unfinished_turn_messages",
+                "tool_task_polls",
+                "tool_task_cancels",
+            ],
+            unsupported={
+                "structured_output": "the loop's final answer is the model's text; "
+                "AgentDefinition declares no output type",
+                "handoffs": "one AgentDefinition per runner; the loop has no handoff",
+            },
+        )
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 

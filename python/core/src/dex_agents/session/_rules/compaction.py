@@ -12,7 +12,7 @@ from dex import AsyncContext, StepDecision
 from dex_agents_contracts import AgentState, AgentStatus
 
 from dex_agents._runner.awaitables import resolved
-from dex_agents.runner import AgentTurnContext, ContextCompactionRunner
+from dex_agents.runner import AgentTurnContext
 from dex_agents.session._movements import go_to_compact_context
 from dex_agents.session._runtime import SessionRuntime
 
@@ -26,8 +26,8 @@ async def compaction_decision(
 ) -> StepDecision | None:
     """The movement into CompactContext instead of a model call, or None to make the call."""
     policy = runtime.options.compaction
-    runner = runtime.runner
-    if policy is None or not isinstance(runner, ContextCompactionRunner):
+    runner = runtime.declared.compaction_runner
+    if policy is None or runner is None:
         return None
     if await resolved(runner.estimate_input_tokens(turn)) < policy.trigger_tokens:
         return None

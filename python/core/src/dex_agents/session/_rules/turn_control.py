@@ -22,7 +22,6 @@ from dex_agents_contracts import (
 from dex_agents._runner.awaitables import resolved
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import tool_call_note
-from dex_agents.runner import UnfinishedTurnMessageBuilder
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._schema import SessionSchema
@@ -174,7 +173,7 @@ async def end_controlled_turn(
     assert turn_id is not None
     records = runtime.turn_records(context, turn_id)
     stored = False
-    if isinstance(runtime.runner, UnfinishedTurnMessageBuilder):
+    if runtime.declared.unfinished_turn_builder is not None:
         unfinished = await runtime.unfinished_messages(context, state, turn_id, events)
         if unfinished is not None:
             try:

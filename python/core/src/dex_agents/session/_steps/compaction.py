@@ -13,7 +13,7 @@ from dex_agents_contracts import (
 )
 
 from dex_agents.errors import AgentSessionRunError
-from dex_agents.runner import ContextCompactionRunner, ContextSummaryRequest
+from dex_agents.runner import ContextSummaryRequest
 from dex_agents.session._movements import go_to_run_model
 from dex_agents.session._step_base import SessionStep
 from dex_agents.session._step_options import LOAD_MESSAGES_AND_CHUNKS, model_call_options
@@ -38,7 +38,7 @@ class CompactContext(SessionStep[CompactContextInput | None]):
 
     async def run(self, context: AsyncContext, input: CompactContextInput | None) -> StepDecision:
         runtime = self._runtime
-        runner = runtime.runner
+        runner = runtime.declared.compaction_runner
         policy = runtime.options.compaction
         state = runtime.state(context)
         if (
@@ -47,7 +47,7 @@ class CompactContext(SessionStep[CompactContextInput | None]):
             or state.active_turn_id is None
             or state.status is not AgentStatus.COMPACTING_CONTEXT
             or policy is None
-            or not isinstance(runner, ContextCompactionRunner)
+            or runner is None
         ):
             return dead_end()  # defensive: only RunModel moves here, for an active turn
         turn_id = state.active_turn_id

@@ -37,7 +37,6 @@ from dex_agents.runner import (
     ToolCallsRequested,
     TurnCompleted,
     TurnContinued,
-    UnfinishedTurnMessageBuilder,
     invalid_tool_call_ids,
 )
 from dex_agents.session._event_writer import StepEventWriter
@@ -179,7 +178,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 runtime.end_turn(context, state, turn_id, events, error=outcome.turn_error)
                 return go_to(runtime.steps.await_user_message, None)
             incremental = bool(outcome.new_messages)
-            if incremental and not isinstance(runtime.runner, UnfinishedTurnMessageBuilder):
+            if incremental and runtime.declared.unfinished_turn_builder is None:
                 await runtime.fail_turn(
                     context, state, turn_id, events, INCREMENTAL_MESSAGES_NEED_BUILDER
                 )

@@ -18,10 +18,8 @@ from dex_agents.runner import (
     ToolExecutionResult,
     ToolInputRequested,
     ToolTaskCancellation,
-    ToolTaskCanceller,
     ToolTaskPending,
     ToolTaskPoll,
-    ToolTaskPoller,
 )
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._movements import go_to_poll
@@ -78,9 +76,9 @@ class PollToolTask(WaitingSessionStep[str]):
             return go_to(
                 runtime.steps.finish_turn_cancellation, state.active_turn_id or record.turn_id
             )
-        runner = runtime.runner
-        if not isinstance(runner, ToolTaskPoller):
-            raise TypeError("dex-agents: the runner no longer implements poll_tool_task")
+        runner = runtime.declared.tool_task_poller
+        if runner is None:
+            raise TypeError("dex-agents: the runner no longer declares tool_task_polls")
         with runtime.writer(context, record.turn_id) as events:
             pending_answer = (
                 record.input_answers[-1]
@@ -153,8 +151,8 @@ class CancelToolTask(SessionStep[str]):
         record = runtime.schema.tool_calls.get(context, input)
         if record is None or is_final(record.status):
             return dead_end()
-        runner = runtime.runner
-        if isinstance(runner, ToolTaskCanceller):
+        runner = runtime.declared.tool_task_canceller
+        if runner is not None:
             await runner.cancel_tool_task(
                 ToolTaskCancellation(
                     flow_id=context.flow_id,

@@ -26,7 +26,6 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskPoller,
     ToolTaskStarted,
 )
 from dex_agents.session._event_writer import StepEventWriter
@@ -269,7 +268,7 @@ class _ToolStep(SessionStep[str]):
             save_heartbeat_checkpoint=save_checkpoint,
             heartbeat_checkpoint=checkpoint,
             input_answers=tuple(record.input_answers),
-            supports_tool_tasks=isinstance(runtime.runner, ToolTaskPoller),
+            supports_tool_tasks=runtime.declared.tool_task_poller is not None,
         )
         try:
             with runtime.tracing.tool_call(record) as span:
@@ -316,7 +315,7 @@ class _ToolStep(SessionStep[str]):
         interval = poll_interval_seconds(started.poll_interval_seconds)
         task_id = started.task_id
         problem: str | None = None
-        if not isinstance(runtime.runner, ToolTaskPoller):
+        if runtime.declared.tool_task_poller is None:
             problem = TASK_POLLING_UNSUPPORTED_ERROR
         elif not isinstance(task_id, str) or not task_id.strip():
             problem = TASK_ID_BLANK_ERROR

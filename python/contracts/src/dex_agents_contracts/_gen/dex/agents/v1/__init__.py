@@ -64,6 +64,8 @@ __all__ = (
     "RunModelStepRequest",
     "RunModelStepResponse",
     "RunStateEnvelope",
+    "RunnerCapabilities",
+    "RunnerCapabilityGap",
     "RunnerCompactionPolicy",
     "RunnerContextSummary",
     "RunnerDeferredToolCall",
@@ -1496,12 +1498,15 @@ default_message_pool.register_message(
 @dataclass(eq=False, repr=False)
 class DescribeRunnerResponse(betterproto2.Message):
     """
-    The runner's optional capabilities; `failure` for an unknown flow type.
+    The runner's capabilities; `failure` for an unknown flow type.
     """
 
     builds_unfinished_turn_messages: "bool" = betterproto2.field(
         1, betterproto2.TYPE_BOOL
     )
+    """
+    Fields 1-5 repeat five of `capabilities` for a Worker that predates it.
+    """
 
     polls_tool_tasks: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
 
@@ -1520,6 +1525,13 @@ class DescribeRunnerResponse(betterproto2.Message):
     )
     """
     Absent: the Worker's default options.
+    """
+
+    capabilities: "RunnerCapabilities | None" = betterproto2.field(
+        8, betterproto2.TYPE_MESSAGE, optional=True
+    )
+    """
+    Absent from a runner service that predates it: read fields 1-5.
     """
 
 
@@ -2021,6 +2033,126 @@ class RunModelStepResponse(betterproto2.Message):
 
 default_message_pool.register_message(
     "dex.agents.v1", "RunModelStepResponse", RunModelStepResponse
+)
+
+
+@dataclass(eq=False, repr=False)
+class RunnerCapabilities(betterproto2.Message):
+    """
+    What a runner supports (its `describe()`); the session calls only what is declared,
+    and docs/adapters.md shows the table of every adapter's.
+    """
+
+    text_deltas: "bool" = betterproto2.field(1, betterproto2.TYPE_BOOL)
+    """
+    `text_delta` events while the model answers.
+    """
+
+    reasoning_deltas: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
+    """
+    `reasoning_delta` events while the model reasons.
+    """
+
+    usage: "bool" = betterproto2.field(3, betterproto2.TYPE_BOOL)
+    """
+    Token counts of each model call.
+    """
+
+    built_in_tools: "bool" = betterproto2.field(4, betterproto2.TYPE_BOOL)
+    """
+    The session's built-in tools (`ask_user`, `durable_wait`, `write_todos`).
+    """
+
+    mcp_sources: "bool" = betterproto2.field(5, betterproto2.TYPE_BOOL)
+    """
+    Tools listed from the session's MCP sources.
+    """
+
+    mcp_tasks: "bool" = betterproto2.field(6, betterproto2.TYPE_BOOL)
+    """
+    MCP tools that run as tasks the session polls.
+    """
+
+    structured_output: "bool" = betterproto2.field(7, betterproto2.TYPE_BOOL)
+    """
+    A final answer validated against a declared output type.
+    """
+
+    handoffs: "bool" = betterproto2.field(8, betterproto2.TYPE_BOOL)
+    """
+    One agent handing the turn to another.
+    """
+
+    plan_mode: "bool" = betterproto2.field(9, betterproto2.TYPE_BOOL)
+    """
+    Planning turns (`supports_plan_mode`).
+    """
+
+    compaction: "bool" = betterproto2.field(10, betterproto2.TYPE_BOOL)
+    """
+    Summarizing older context (estimate, cutoff, summary).
+    """
+
+    parallel_deferred_calls: "bool" = betterproto2.field(11, betterproto2.TYPE_BOOL)
+    """
+    Several deferred tool calls from one model response.
+    """
+
+    tool_cancellation: "bool" = betterproto2.field(12, betterproto2.TYPE_BOOL)
+    """
+    A tool Step's cancellation (its deadline, a lost Worker) reaching the running tool:
+    an AbortSignal in TypeScript, asyncio cancellation of an async tool in Python.
+    """
+
+    tracing: "bool" = betterproto2.field(13, betterproto2.TYPE_BOOL)
+    """
+    Model-call metadata (model, provider, response ID) that names the session's chat spans.
+    """
+
+    unfinished_turn_messages: "bool" = betterproto2.field(14, betterproto2.TYPE_BOOL)
+    """
+    Stores an unfinished turn's items (`build_unfinished_turn_messages`).
+    """
+
+    tool_task_polls: "bool" = betterproto2.field(15, betterproto2.TYPE_BOOL)
+    """
+    Polls long tool tasks (`poll_tool_task`).
+    """
+
+    tool_task_cancels: "bool" = betterproto2.field(16, betterproto2.TYPE_BOOL)
+    """
+    Cancels abandoned tool tasks (`cancel_tool_task`).
+    """
+
+    gaps: "list[RunnerCapabilityGap]" = betterproto2.field(
+        17, betterproto2.TYPE_MESSAGE, repeated=True
+    )
+    """
+    Why each unsupported capability is missing.
+    """
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "RunnerCapabilities", RunnerCapabilities
+)
+
+
+@dataclass(eq=False, repr=False)
+class RunnerCapabilityGap(betterproto2.Message):
+    """
+    One capability a runner lacks and why (the framework, or the adapter so far).
+    """
+
+    capability: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The field name in `RunnerCapabilities`, e.g. `text_deltas`.
+    """
+
+    reason: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+
+
+default_message_pool.register_message(
+    "dex.agents.v1", "RunnerCapabilityGap", RunnerCapabilityGap
 )
 
 

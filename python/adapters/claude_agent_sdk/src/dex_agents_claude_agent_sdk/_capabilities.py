@@ -1,0 +1,44 @@
+"""What ClaudeAgentRunner declares: each gap with its reason, for docs/adapters.md."""
+
+from __future__ import annotations
+
+from dex_agents.runner import RunnerCapabilities, declare_capabilities
+
+__all__ = ["capabilities"]
+
+_SUPPORTED = (
+    "usage",
+    "mcp_sources",
+    "tool_cancellation",
+    "tracing",
+    "unfinished_turn_messages",
+)
+
+_UNSUPPORTED = {
+    "text_deltas": (
+        "the runner reads whole assistant messages from the CLI and writes no text_delta events"
+    ),
+    "reasoning_deltas": (
+        "the runner writes no reasoning_delta events for Claude's thinking blocks"
+    ),
+    "built_in_tools": (
+        "the CLI declares its own tools; the session's built-in definitions do not reach it"
+    ),
+    "mcp_tasks": ("an MCP source's task handle fails the call: the runner has no poll_tool_task"),
+    "structured_output": (
+        "the runner does not read the CLI's structured output; the answer is text"
+    ),
+    "handoffs": ("Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn"),
+    "plan_mode": "not implemented: the runner declares no planning turns",
+    "compaction": ("not implemented: the runner offers no token estimate, cutoff or summary call"),
+    "parallel_deferred_calls": (
+        "a response with two calls that need their own Steps fails the "
+        "turn; the TypeScript adapter's one-at-a-time fix is not ported"
+    ),
+    "tool_task_polls": "the runner has no poll_tool_task",
+    "tool_task_cancels": "the runner starts no tool tasks, so it has nothing to cancel",
+}
+
+
+def capabilities() -> RunnerCapabilities:
+    return declare_capabilities(supported=_SUPPORTED, unsupported=_UNSUPPORTED)

@@ -1,0 +1,37 @@
+"""What AdkRunner declares: each gap with its reason, for docs/adapters.md."""
+
+from __future__ import annotations
+
+from dex_agents.runner import RunnerCapabilities, declare_capabilities
+
+__all__ = ["capabilities"]
+
+_SUPPORTED = (
+    "usage",
+    "mcp_sources",
+    "mcp_tasks",
+    "handoffs",
+    "parallel_deferred_calls",
+    "tool_cancellation",
+    "tracing",
+    "unfinished_turn_messages",
+    "tool_task_polls",
+    "tool_task_cancels",
+)
+
+_UNSUPPORTED = {
+    "text_deltas": "model calls are not streamed, so no text_delta events",
+    "reasoning_deltas": "model calls are not streamed, so no reasoning_delta events",
+    "built_in_tools": (
+        "not offered yet: the runner does not add the session's built-ins to the agent"
+    ),
+    "structured_output": (
+        "not wired: the runner does not map an agent's output_schema, and no test covers it"
+    ),
+    "plan_mode": "not implemented",
+    "compaction": "not implemented",
+}
+
+
+def capabilities() -> RunnerCapabilities:
+    return declare_capabilities(supported=_SUPPORTED, unsupported=_UNSUPPORTED)

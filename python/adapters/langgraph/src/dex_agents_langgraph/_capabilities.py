@@ -1,0 +1,37 @@
+"""What LangGraphRunner declares: each gap with its reason, for docs/adapters.md."""
+
+from __future__ import annotations
+
+from dex_agents.runner import RunnerCapabilities, declare_capabilities
+
+__all__ = ["capabilities"]
+
+_SUPPORTED = (
+    "usage",
+    "built_in_tools",
+    "mcp_sources",
+    "mcp_tasks",
+    "structured_output",
+    "handoffs",
+    "parallel_deferred_calls",
+    "tool_cancellation",
+    "tracing",
+    "unfinished_turn_messages",
+    "tool_task_polls",
+    "tool_task_cancels",
+)
+
+_UNSUPPORTED = {
+    "text_deltas": (
+        'the graph is run without astream(stream_mode="messages"), so no text_delta events'
+    ),
+    "reasoning_deltas": (
+        'the graph is run without astream(stream_mode="messages"), so no reasoning_delta events'
+    ),
+    "plan_mode": "not implemented",
+    "compaction": ("not implemented; summarizing middleware shifts the runner's message count"),
+}
+
+
+def capabilities() -> RunnerCapabilities:
+    return declare_capabilities(supported=_SUPPORTED, unsupported=_UNSUPPORTED)

@@ -1,0 +1,33 @@
+"""What PydanticAiRunner declares: each gap with its reason, for docs/adapters.md."""
+
+from __future__ import annotations
+
+from dex_agents.runner import RunnerCapabilities, declare_capabilities
+
+__all__ = ["capabilities"]
+
+_SUPPORTED = (
+    "text_deltas",
+    "reasoning_deltas",
+    "usage",
+    "built_in_tools",
+    "mcp_sources",
+    "mcp_tasks",
+    "structured_output",
+    "parallel_deferred_calls",
+    "tool_cancellation",
+    "tracing",
+    "unfinished_turn_messages",
+    "tool_task_polls",
+    "tool_task_cancels",
+)
+
+_UNSUPPORTED = {
+    "handoffs": ("Pydantic AI has no handoff: one agent delegates to another only inside a tool"),
+    "plan_mode": "not implemented: the runner is no PlanModeRunner",
+    "compaction": "not implemented: the runner is no ContextCompactionRunner",
+}
+
+
+def capabilities() -> RunnerCapabilities:
+    return declare_capabilities(supported=_SUPPORTED, unsupported=_UNSUPPORTED)
