@@ -5,6 +5,7 @@
  * the Mastra tool's `execute`. The session owns the history, so an agent
  * with Mastra memory is refused; so are tools configured on the agent itself,
  * at the first model call (they may be a function of the request context).
+ * With `output` the answer is structured output (`output.ts`).
  *
  * @module
  */
@@ -17,6 +18,7 @@ import {
   type TurnContinuationHook,
 } from "@dex-agents/core";
 import { MastraModelClient, type MastraAgent } from "./model.js";
+import type { MastraOutput } from "./output.js";
 import { mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";
 
 export interface MastraRunnerOptions {
@@ -33,6 +35,12 @@ export interface MastraRunnerOptions {
   readonly planningToolChoice?: AgentDefinitionOptions["planningToolChoice"];
   readonly summaryInstructions?: string;
   readonly countTokens?: AgentDefinitionOptions["countTokens"];
+  /**
+   * Structured output: the answer must match `output.schema` (Mastra's
+   * `structuredOutput`); one that fails it or `output.validate` is stored with a
+   * retry prompt and asked again in the next RunModel Step. Plain text when absent.
+   */
+  readonly output?: MastraOutput<any>;
 }
 
 /** Mastra memory would keep a second history beside the session's. */
@@ -55,13 +63,14 @@ export class MastraRunner extends StepwiseRunner {
     super(
       new AgentDefinition({
         name: options.agent.name,
-        model: new MastraModelClient(options.agent),
+        model: new MastraModelClient(options.agent, options.output),
         tools: Object.entries(tools).map(([name, t]) => mastraTool(name, t, options.toolPolicies?.[name])),
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
         ...(options.decideTurnContinuation !== undefined ? { decideTurnContinuation: options.decideTurnContinuation } : {}),
         ...(options.planningToolChoice !== undefined ? { planningToolChoice: options.planningToolChoice } : {}),
         ...(options.summaryInstructions !== undefined ? { summaryInstructions: options.summaryInstructions } : {}),
         ...(options.countTokens !== undefined ? { countTokens: options.countTokens } : {}),
+        ...(options.output !== undefined ? { output: options.output } : {}),
       }),
     );
   }

@@ -10,6 +10,7 @@ import type { DeferredToolExecution } from "../runner.js";
 import { approximateTokens, DEFAULT_SUMMARY_INSTRUCTIONS, type TokenCounter } from "./compaction.js";
 import type { TurnContinuationHook } from "./continuation.js";
 import type { ModelClient, ToolSpec } from "./model.js";
+import type { StructuredOutput } from "./output.js";
 
 /** One tool: the model sees its spec; the session runs `execute` in the call's tool Step. */
 export interface StepwiseTool extends ToolSpec {
@@ -49,6 +50,11 @@ export interface AgentDefinitionOptions {
   /** Output tokens the model may use, kept out of the summary call's input budget. */
   readonly maxOutputTokens?: number;
   readonly countTokens?: TokenCounter;
+  /**
+   * The answer is structured output: the model client asks its framework for
+   * the schema it was built with, and the loop retries a bad answer.
+   */
+  readonly output?: StructuredOutput<any>;
 }
 
 /** A Stepwise agent; the constructor checks what the Python `AgentDefinition` checks. */
@@ -61,6 +67,7 @@ export class AgentDefinition {
   readonly summaryInstructions: string;
   readonly maxOutputTokens: number;
   readonly countTokens: TokenCounter;
+  readonly output: StructuredOutput<any> | undefined;
   readonly #model: ModelClient | undefined;
   readonly #resolver: AgentDefinitionOptions["modelResolver"];
 
@@ -82,6 +89,7 @@ export class AgentDefinition {
     this.summaryInstructions = options.summaryInstructions ?? DEFAULT_SUMMARY_INSTRUCTIONS;
     this.maxOutputTokens = options.maxOutputTokens ?? 0;
     this.countTokens = options.countTokens ?? approximateTokens;
+    this.output = options.output;
     this.#model = options.model;
     this.#resolver = options.modelResolver;
   }

@@ -38,5 +38,6 @@ export type {
   ModelUsage,
   ToolSpec,
 } from "./model.js";
+export { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, type StructuredOutput } from "./output.js";
 export { buildPlanNote } from "./plan.js";
 export { InvalidModelResponseError, parseArgumentsObject, StepwiseRunner } from "./runner.js";

@@ -41,6 +41,7 @@ import {
 import type { AgentDefinition } from "./definition.js";
 import { itemFromMessage, itemsToModelMessages, itemToMessage, RunStateError, type Item } from "./items.js";
 import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
+import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";
 import { buildPlanNote } from "./plan.js";
 import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
 
@@ -80,6 +81,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     const state = decodeRunState(turn.frameworkRunState);
     const pending: Item[] = [...state.items, ...resultsFor(state, turn.toolCalls, true)];
     const continuations = state.consecutiveContinuations;
+    const outputRetries = state.outputRetries ?? 0;
     const decision = state.afterToolCalls;
     if (decision === "end") return { kind: "turn_completed", newMessages: pending.map(itemToMessage) };
     if (decision !== undefined) {
@@ -113,6 +115,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
       toolChoice,
       sessionSettings: turn.sessionSettings,
       signal: turn.cancellationSignal,
+      ...(this.definition.output !== undefined ? { structuredOutput: true } : {}),
       onDelta: (delta) =>
         turn.events.write(
           delta.kind === "text"
@@ -124,7 +127,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     const metadata = response.metadata;
     const answer: Item = {
       type: "assistant",
-      text: response.text ?? null,
+      text: answerText(response, this.definition.output !== undefined),
       ...(response.reasoning !== undefined ? { reasoning: response.reasoning } : {}),
     };
 
@@ -140,7 +143,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
       const inARow = after !== undefined && after !== "end" ? continuations + 1 : 0;
       return {
         kind: "tool_calls_requested",
-        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after }),
+        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after, outputRetries }),
         toolCalls: calls,
         usage,
         modelCallMetadata: metadata,
@@ -148,6 +151,33 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
 
     const finished = [...pending, answer];
+    const output = this.definition.output;
+    const retryPrompt = output === undefined ? undefined : await checkStructuredOutput(output, response);
+    if (output !== undefined && retryPrompt !== undefined) {
+      const limit = output.maxRetries ?? DEFAULT_OUTPUT_RETRIES;
+      if (outputRetries >= limit) {
+        return {
+          kind: "turn_completed",
+          newMessages: finished.map(itemToMessage),
+          usage,
+          modelCallMetadata: metadata,
+          turnError: outputRetriesSpent(limit, retryPrompt),
+        };
+      }
+      // The bad answer and the retry prompt are stored; the next Step asks again.
+      return {
+        kind: "turn_continued",
+        frameworkRunState: encodeRunState({
+          items: [],
+          consecutiveContinuations: continuations,
+          afterToolCalls: undefined,
+          outputRetries: outputRetries + 1,
+        }),
+        newMessages: [...finished, { type: "user" as const, text: retryPrompt }].map(itemToMessage),
+        usage,
+        modelCallMetadata: metadata,
+      };
+    }
     const after = await this.#decide(turn, response, continuations);
     if (after !== undefined && after !== "end") {
       if (continuations + 1 > MAX_CONSECUTIVE_CONTINUATIONS) {
@@ -365,6 +395,12 @@ function resultsFor(state: RunState, records: readonly AgentToolCall[], strict: 
     } else output = NO_RESULT_TEXT;
     return { type: "tool_result", tool_call_id: call.tool_call_id, tool_name: call.tool_name, output };
   });
+}
+
+/** The answer's text; a structured answer the framework gave only as a value is its JSON. */
+function answerText(response: ModelResponse, structured: boolean): string | null {
+  if (structured && !response.text && response.output !== undefined) return JSON.stringify(response.output);
+  return response.text ?? null;
 }
 
 function agentUsage(usage: ModelUsage | undefined): Usage {
