@@ -10,7 +10,7 @@
  */
 
 export * from "./runner.js";
-export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy } from "./policies.js";
+export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy, toolEffectFromAnnotations } from "./policies.js";
 export {
   isFinal,
   modelVisibleResult,

@@ -11,12 +11,15 @@ import { approximateTokens, DEFAULT_SUMMARY_INSTRUCTIONS, type TokenCounter } fr
 import type { TurnContinuationHook } from "./continuation.js";
 import type { ModelClient, ToolSpec } from "./model.js";
 import type { StructuredOutput } from "./output.js";
+import type { StepwiseToolSource } from "./sources.js";
 
 /** One tool: the model sees its spec; the session runs `execute` in the call's tool Step. */
 export interface StepwiseTool extends ToolSpec {
   /** What the tool does to the world; the session's `toolPolicies` win over it. */
   readonly effect?: ToolEffect;
   readonly requiresApproval?: boolean;
+  /** What a `StepwiseToolSource` needs to call the tool in its Step without a listing. */
+  readonly sourceReference?: string;
   /**
    * Runs the tool once with the parsed arguments; a string is shown to the
    * model as is, anything else as JSON. Throw `ToolExecutionError` for a
@@ -38,6 +41,8 @@ export interface AgentDefinitionOptions {
   readonly name?: string;
   readonly instructions?: Instructions;
   readonly tools?: readonly StepwiseTool[];
+  /** Sources of tools listed at run time (e.g. `McpToolSource` of `@dex-agents/core/mcp`). */
+  readonly toolSources?: readonly StepwiseToolSource[];
   /** Give exactly one of `model` and `modelResolver`. */
   readonly model?: ModelClient;
   /** Maps the turn's session settings to the client of one model call. */
@@ -62,6 +67,7 @@ export class AgentDefinition {
   readonly name: string;
   readonly instructions: Instructions | undefined;
   readonly tools: readonly StepwiseTool[];
+  readonly toolSources: readonly StepwiseToolSource[];
   readonly decideTurnContinuation: TurnContinuationHook | undefined;
   readonly planningToolChoice: "auto" | "required";
   readonly summaryInstructions: string;
@@ -84,6 +90,7 @@ export class AgentDefinition {
     this.name = options.name ?? "agent";
     this.instructions = options.instructions;
     this.tools = [...(options.tools ?? [])];
+    this.toolSources = [...(options.toolSources ?? [])];
     this.decideTurnContinuation = options.decideTurnContinuation;
     this.planningToolChoice = options.planningToolChoice ?? "auto";
     this.summaryInstructions = options.summaryInstructions ?? DEFAULT_SUMMARY_INSTRUCTIONS;

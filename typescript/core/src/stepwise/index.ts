@@ -40,4 +40,5 @@ export type {
 } from "./model.js";
 export { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, type StructuredOutput } from "./output.js";
 export { buildPlanNote } from "./plan.js";
+export { isTaskToolSource, type StepwiseToolSource, type TaskToolSource } from "./sources.js";
 export { InvalidModelResponseError, parseArgumentsObject, StepwiseRunner } from "./runner.js";

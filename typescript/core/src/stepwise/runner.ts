@@ -27,8 +27,11 @@ import {
   type ContextSummaryResult,
   type DeferredToolCall,
   type DeferredToolExecution,
+  type DeferredToolOutcome,
   type FrameworkMessage,
-  type ToolExecutionResult,
+  type ToolTaskCancellation,
+  type ToolTaskPoll,
+  type ToolTaskPollOutcome,
   type Usage,
 } from "../runner.js";
 import { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS } from "./built_ins.js";
@@ -38,11 +41,12 @@ import {
   tooManyContinuations,
   type TurnContinuationDecision,
 } from "./continuation.js";
-import type { AgentDefinition } from "./definition.js";
+import type { AgentDefinition, StepwiseTool } from "./definition.js";
 import { itemFromMessage, itemsToModelMessages, itemToMessage, RunStateError, type Item } from "./items.js";
 import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
 import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";
 import { buildPlanNote } from "./plan.js";
+import { isTaskToolSource, type TaskToolSource } from "./sources.js";
 import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
 
 const WRITE_TODOS = "write_todos";
@@ -68,8 +72,12 @@ function toolCallIdProblem(name: string, id: string, used: ReadonlySet<string>):
   return undefined;
 }
 
-export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult> {
+export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly supportsPlanMode = true;
+  /** The tool sources' tools, listed once per runner (that is, per Worker process). */
+  #sourceTools: Promise<readonly StepwiseTool[]> | undefined;
+  /** The same, once listed, for the synchronous token estimate. */
+  #listed: readonly StepwiseTool[] = [];
 
   constructor(readonly definition: AgentDefinition) {}
 
@@ -92,7 +100,8 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
 
     const client = this.definition.resolveModel(turn.sessionSettings);
-    const offered = this.#offeredTools(turn);
+    const tools = await this.#tools();
+    const offered = this.#offeredTools(turn, tools);
     const toolChoice = this.#toolChoice(turn, offered, client);
     if (toolChoice === undefined) {
       return {
@@ -132,7 +141,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     };
 
     if (response.toolCalls.length > 0) {
-      const calls = this.#deferredCalls(turn, pending, response);
+      const calls = this.#deferredCalls(turn, pending, response, tools);
       const items: Item[] = [...pending];
       if (response.text || response.reasoning) items.push(answer);
       for (const call of calls) {
@@ -200,9 +209,16 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return { kind: "turn_completed", newMessages: finished.map(itemToMessage), usage, modelCallMetadata: metadata };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  /**
+   * Runs the call's tool; a call a `TaskToolSource` owns goes to that source
+   * whole, so it may start a task that `pollToolTask` follows. A sourced tool
+   * comes from the record's reference, so the Step needs no listing.
+   */
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     const record = call.toolCall;
-    const tool = this.definition.toolNamed(record.toolName);
+    const owner = this.#taskSource(record.toolSourceReference);
+    if (owner !== undefined) return await owner.executeDeferredToolCall(call);
+    const tool = this.#toolForCall(record.toolName, record.toolSourceReference);
     if (tool === undefined) {
       const known = this.definition.tools.map((t) => t.name).join(", ") || "none";
       throw new ToolExecutionError(`unknown tool '${record.toolName}'; this agent's tools are: ${known}`);
@@ -211,6 +227,21 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     await call.heartbeat();
     const output = await tool.execute(args, call);
     return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+  }
+
+  /** The owning source's poll: only sourced calls start tasks in Stepwise. */
+  async pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
+    const owner = this.#taskSource(poll.toolCall.toolSourceReference);
+    if (owner === undefined) {
+      // Not a ToolExecutionError: the call is recorded by its effect.
+      throw new Error(`no tool source of this agent owns the task of '${poll.toolCall.toolName}'`);
+    }
+    return await owner.pollToolTask(poll);
+  }
+
+  /** Cancels through the owning source; a task nobody owns has nothing to cancel. */
+  async cancelToolTask(cancellation: ToolTaskCancellation): Promise<void> {
+    await this.#taskSource(cancellation.toolCall.toolSourceReference)?.cancelToolTask(cancellation);
   }
 
   /** The turn's unstored items, with a result for every tool call they hold. */
@@ -229,7 +260,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
     let total = estimateItems(this.#modelInput(turn, pending), count);
     if (typeof this.definition.instructions === "string") total += count(this.definition.instructions);
-    for (const spec of this.#offeredTools(turn)) {
+    for (const spec of this.#offeredTools(turn, [...this.definition.tools, ...this.#listed])) {
       total += count(JSON.stringify({ name: spec.name, description: spec.description, parameters: spec.parameters }));
     }
     return total;
@@ -262,18 +293,49 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return { text: response.text ?? "", usage: agentUsage(response.usage), modelCallMetadata: response.metadata };
   }
 
-  #offeredTools(turn: AgentTurnContext): ToolSpec[] {
+  /** The agent's own tools, then the sources' (listed on the first call). */
+  async #tools(): Promise<readonly StepwiseTool[]> {
+    const sources = this.definition.toolSources;
+    if (sources.length === 0) return this.definition.tools;
+    this.#sourceTools ??= (async () => {
+      const listed: StepwiseTool[] = [];
+      for (const source of sources) {
+        const taken = [...this.definition.tools, ...listed].map((t) => t.name);
+        listed.push(...(await source.stepwiseTools(taken)).filter((t) => !taken.includes(t.name)));
+      }
+      return listed;
+    })();
+    this.#listed = await this.#sourceTools;
+    return [...this.definition.tools, ...this.#listed];
+  }
+
+  #taskSource(reference: string | undefined): TaskToolSource | undefined {
+    if (!reference) return undefined;
+    return this.definition.toolSources.find((s): s is TaskToolSource => isTaskToolSource(s) && s.owns(reference));
+  }
+
+  #toolForCall(name: string, reference: string | undefined): StepwiseTool | undefined {
+    if (reference) {
+      for (const source of this.definition.toolSources) {
+        const tool = source.stepwiseTool(name, reference);
+        if (tool !== undefined) return tool;
+      }
+    }
+    return this.definition.toolNamed(name);
+  }
+
+  #offeredTools(turn: AgentTurnContext, tools: readonly StepwiseTool[]): ToolSpec[] {
     const builtIns = turn.enabledBuiltInTools.flatMap((name) => {
       const spec = BUILT_IN_TOOL_SPECS[name];
       return spec === undefined ? [] : [spec];
     });
-    for (const t of this.definition.tools) {
+    for (const t of tools) {
       if (turn.enabledBuiltInTools.includes(t.name)) {
         throw new Error(`tool '${t.name}' uses the name of an enabled built-in tool, which the session reserves`);
       }
     }
     if (turn.interactionMode === InteractionMode.PLANNING) return builtIns.filter((s) => s.name === WRITE_TODOS);
-    const own = this.definition.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    const own = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     return [...own, ...builtIns];
   }
 
@@ -309,7 +371,12 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return items;
   }
 
-  #deferredCalls(turn: AgentTurnContext, pending: readonly Item[], response: ModelResponse): DeferredToolCall[] {
+  #deferredCalls(
+    turn: AgentTurnContext,
+    pending: readonly Item[],
+    response: ModelResponse,
+    tools: readonly StepwiseTool[],
+  ): DeferredToolCall[] {
     const used = turnToolCallIds(turn, pending);
     return response.toolCalls.map((call) => {
       const { toolCallId: id, toolName: name } = call;
@@ -319,9 +386,9 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
       if (turn.enabledBuiltInTools.includes(name)) {
         return { toolCallId: id, toolName: name, arguments: call.arguments, policy: BUILT_IN_TOOL_POLICY };
       }
-      const tool = this.definition.toolNamed(name);
+      const tool = tools.find((t) => t.name === name);
       if (tool === undefined) {
-        const offered = [...this.definition.tools.map((t) => t.name), ...turn.enabledBuiltInTools];
+        const offered = [...tools.map((t) => t.name), ...turn.enabledBuiltInTools];
         throw new InvalidModelResponseError(
           `the model called tool '${name}' (ID '${id}'), which this agent does not have; ` +
             `its tools are: ${offered.join(", ") || "none"}`,
@@ -334,6 +401,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
         toolName: name,
         arguments: call.arguments,
         policy: turn.resolveToolPolicy(name, tool.effect, tool.requiresApproval),
+        ...(tool.sourceReference !== undefined ? { toolSourceReference: tool.sourceReference } : {}),
       };
     });
   }
