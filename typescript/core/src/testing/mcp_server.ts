@@ -8,7 +8,7 @@
  * protocol session, as the SDK's task store does.
  *
  * Tools: `lookup` (readOnlyHint), `set_flag` (idempotentHint), `broken`
- * (answers isError), `job` (taskSupport required: a task that completes after
+ * (answers isError), `job` (idempotentHint, taskSupport required: a task that completes after
  * `ms` milliseconds, or never for `ms` < 0).
  *
  * @module
@@ -71,7 +71,7 @@ function build(): McpServer {
   });
   server.experimental.tasks.registerToolTask(
     "job",
-    { description: "A long job that runs as a task.", inputSchema: { ms: z.number() } },
+    { description: "A long job that runs as a task.", inputSchema: { ms: z.number() }, annotations: { idempotentHint: true } },
     {
       async createTask({ ms }, extra) {
         log("job", { ms }, extra._meta);
