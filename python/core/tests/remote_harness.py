@@ -68,12 +68,16 @@ def running_remote(
     script: Path,
     flow_type_prefix: str,
     sidecar_args: Sequence[str] = (),
+    sidecar_script: str | None = None,
 ) -> Iterator[tuple[Sidecar, WorkerApp]]:
     """A sidecar of `package` for a new Flow type, and a started Worker app on it."""
     flow_type = f"{flow_type_prefix}{uuid.uuid4().hex[:10]}"
     log = directory / "sidecar.jsonl"
     log.touch()
-    sidecar = Sidecar(package, log, [flow_type], args=list(sidecar_args)).start()
+    sidecar = Sidecar(package, log, [flow_type], args=list(sidecar_args))
+    if sidecar_script is not None:
+        sidecar.script = sidecar_script
+    sidecar.start()
     monkeypatch.setenv(TARGET_VARIABLE, sidecar.address)
     app = WorkerApp(dexlite, directory, script, flow_type=flow_type)
     try:

@@ -8,9 +8,14 @@ SIGKILL the Python Worker; the sidecar tests of remote_matrix.py SIGKILL the sid
 from __future__ import annotations
 
 import pytest
-from dex_agents_testing.matrix import MatrixExpectations
+from dex_agents_testing.matrix import (
+    MatrixExpectations,
+    test_structured_output_with_a_validator_retry_is_two_run_model_steps,
+)
 from remote_matrix_suite import *  # noqa: F403  (the matrix pytest collects here)
 from remote_sidecar import pinned_node
+
+__all__ = ["test_structured_output_with_a_validator_retry_is_two_run_model_steps"]
 
 SIDECAR_PACKAGE = "typescript/adapters/mastra"
 FLOW_TYPE_PREFIX = "Mastra"
@@ -22,5 +27,6 @@ def matrix() -> MatrixExpectations:
     # The "book" turn as Mastra's model sees it replayed: the user message, one assistant
     # message with both calls (Stepwise joins a response's stored calls), one tool message
     # with both results (consecutive results join, as the AI SDK writes them), the answer;
-    # plus the new user message.
-    return MatrixExpectations(messages_after_booking=5)
+    # plus the new user message. Structured output (Mastra's `structuredOutput`) is the
+    # answer's JSON text, a retry prompt a user message.
+    return MatrixExpectations(messages_after_booking=5, structured_output_as_text=True)

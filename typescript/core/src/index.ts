@@ -19,7 +19,7 @@ export {
   type Capability,
 } from "./capabilities.js";
 export type { RunnerCapabilities } from "@dex-agents/contracts";
-export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy } from "./policies.js";
+export { DEFAULT_REQUIRES_APPROVAL, resolveToolPolicy, toolEffectFromAnnotations } from "./policies.js";
 export {
   isFinal,
   modelVisibleResult,

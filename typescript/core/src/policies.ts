@@ -36,3 +36,13 @@ export function resolveToolPolicy(
   }
   return { effect, requiresApproval: explicit ?? fallback };
 }
+
+/**
+ * The effect MCP tool annotations imply: readOnlyHint is a read, idempotentHint
+ * an idempotent write whatever destructiveHint says; anything else says nothing.
+ */
+export function toolEffectFromAnnotations(annotations: Readonly<Record<string, unknown>> | undefined): ToolEffect | undefined {
+  if (annotations?.["readOnlyHint"] === true) return ToolEffect.READ;
+  if (annotations?.["idempotentHint"] === true) return ToolEffect.IDEMPOTENT_WRITE;
+  return undefined;
+}

@@ -5,7 +5,8 @@
  * the model's calls unrun and the session runs each in its own tool Step.
  * The SDK does not retry (`maxRetries: 0`): the RunModel Step's retry policy
  * does. Text and reasoning deltas stream as events; an error or abort chunk
- * fails the attempt.
+ * fails the attempt, except Mastra's schema-validation error of a structured
+ * answer (`output.ts`), which the Stepwise loop retries.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import type { ModelClient, ModelRequest, ModelResponse, ModelToolChoice, ToolSpe
 import type { Agent } from "@mastra/core/agent";
 import { createTool } from "@mastra/core/tools";
 import { aiSdkMessages } from "./messages.js";
+import { mastraStructuredOutput, schemaFailure, type MastraOutput } from "./output.js";
 
 type JsonSchemaInput = Parameters<typeof createTool>[0]["inputSchema"];
 
@@ -47,10 +49,13 @@ function asError(value: unknown, fallback: string): Error {
 
 export class MastraModelClient implements ModelClient {
   readonly agent: MastraAgent;
+  readonly output: MastraOutput<any> | undefined;
   #ownToolsChecked: Promise<void> | undefined;
 
-  constructor(agent: MastraAgent) {
+  /** With `output`, a request for structured output passes its schema to Mastra. */
+  constructor(agent: MastraAgent, output?: MastraOutput<any>) {
     this.agent = agent;
+    this.output = output;
   }
 
   /** Refuses, once per client, an agent that carries tools of its own. */
@@ -69,19 +74,32 @@ export class MastraModelClient implements ModelClient {
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     await this.#checkOwnTools();
-    const output = await this.agent.stream(aiSdkMessages(request.messages), {
+    const structured = request.structuredOutput === true ? this.output : undefined;
+    if (request.structuredOutput === true && structured === undefined) {
+      throw new TypeError("structured output was asked of a MastraModelClient built without `output`");
+    }
+    const messages = aiSdkMessages(request.messages);
+    const options = {
       ...(request.instructions !== undefined ? { system: request.instructions } : {}),
       clientTools: clientTools(request.tools),
       toolChoice: mastraToolChoice(request.toolChoice),
       maxSteps: 1,
       abortSignal: request.signal,
       modelSettings: { maxRetries: 0 },
-    });
+    };
+    // Two calls: `stream`'s overloads type its output by whether `structuredOutput` is given.
+    const output =
+      structured === undefined
+        ? await this.agent.stream(messages, options)
+        : await this.agent.stream(messages, { ...options, structuredOutput: mastraStructuredOutput(structured) });
+    let outputError: string | undefined;
     for await (const chunk of output.fullStream) {
       if (chunk.type === "text-delta") request.onDelta({ kind: "text", text: chunk.payload.text });
       else if (chunk.type === "reasoning-delta") request.onDelta({ kind: "reasoning", text: chunk.payload.text });
-      else if (chunk.type === "error") throw asError(chunk.payload.error, "the Mastra model call failed");
-      else if (chunk.type === "abort") throw asError(request.signal.reason, "the model call was aborted");
+      else if (chunk.type === "error") {
+        outputError = structured !== undefined ? schemaFailure(chunk.payload.error) : undefined;
+        if (outputError === undefined) throw asError(chunk.payload.error, "the Mastra model call failed");
+      } else if (chunk.type === "abort") throw asError(request.signal.reason, "the model call was aborted");
     }
     const [text, reasoning, toolCalls, usage, finishReason, response] = await Promise.all([
       output.text,
@@ -91,8 +109,18 @@ export class MastraModelClient implements ModelClient {
       output.finishReason,
       output.response,
     ]);
-    if (finishReason === "error") throw new Error("the Mastra model call failed without an error chunk");
+    if (finishReason === "error" && outputError === undefined) {
+      throw new Error("the Mastra model call failed without an error chunk");
+    }
+    // Mastra validates every final step; a response with tool calls is no answer yet.
+    const answer =
+      structured === undefined || toolCalls.length > 0
+        ? {}
+        : outputError !== undefined
+          ? { outputError }
+          : { output: (await output.object) as unknown };
     return {
+      ...answer,
       text: text === "" ? undefined : text,
       reasoning: reasoning === undefined || reasoning === "" ? undefined : reasoning,
       toolCalls: toolCalls.map((call) => ({

@@ -229,5 +229,92 @@ test("describe() agrees with the runner's methods and gives each gap a reason", 
   const capabilities = describeRunner(Object.create(MastraRunner.prototype) as MastraRunner);
   const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
   assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
-  assert.match(reasons.get("structured_output") ?? "", /structuredOutput/);
+  assert.ok(supports(capabilities, "structured_output"));
+  assert.match(reasons.get("mcp_sources") ?? "", /no tool sources/);
+});
+
+// --- structured output (Mastra's `structuredOutput`) --------------------------------
+
+const citySchema = z.object({ name: z.string(), country: z.string() });
+
+function cityRunner(model: MockLanguageModelV4, maxRetries?: number): MastraRunner {
+  return new MastraRunner({
+    agent: agentOn(model),
+    tools: { get_weather: weather },
+    output: {
+      schema: citySchema,
+      validate: (city: z.infer<typeof citySchema>) =>
+        city.name === city.name.charAt(0).toUpperCase() + city.name.slice(1) ? undefined : "Capitalize the city name.",
+      ...(maxRetries !== undefined ? { maxRetries } : {}),
+    },
+  });
+}
+
+test("structured output: the schema goes to the model as its response format, a valid answer ends the turn", async () => {
+  const seen: Options[] = [];
+  const model = new MockLanguageModelV4({
+    doStream: async (options) => {
+      seen.push(options);
+      return aiSdkStreamResponse('{"name":"Paris","country":"FR"}');
+    },
+  });
+  const done = await cityRunner(model).runModelStep(turn());
+  assert.equal(done.kind, "turn_completed");
+  if (done.kind !== "turn_completed") return;
+  assert.equal(done.turnError, undefined);
+  assert.deepEqual(JSON.parse(done.newMessages.at(-1)?.text ?? ""), { name: "Paris", country: "FR" });
+  const format = seen[0]?.responseFormat;
+  assert.equal(format?.type, "json");
+  assert.deepEqual(format?.type === "json" ? format.schema?.["required"] : undefined, ["name", "country"]);
+  // The tools are still offered beside the response format.
+  assert.deepEqual(seen[0]?.tools?.map((t) => t.name), ["get_weather"]);
+});
+
+test("structured output: a tool call is no answer yet; a validator retry is turn_continued, then the answer ends the turn", async () => {
+  let call = 0;
+  const model = new MockLanguageModelV4({
+    doStream: async () => {
+      call += 1;
+      if (call === 1) return aiSdkStreamResponse(undefined, [{ id: "w1", name: "get_weather", input: { city: "Paris" } }]);
+      return aiSdkStreamResponse(call === 2 ? '{"name":"paris","country":"FR"}' : '{"name":"Paris","country":"FR"}');
+    },
+  });
+  const r = cityRunner(model);
+  const first = await r.runModelStep(turn());
+  assert.equal(first.kind, "tool_calls_requested", "Mastra's schema check of a tool-call step must not fail it");
+  if (first.kind !== "tool_calls_requested") return;
+  const record = create(AgentToolCallSchema, {
+    toolCallId: "w1",
+    toolName: "get_weather",
+    arguments: '{"city":"Paris"}',
+    status: ToolCallStatus.SUCCEEDED,
+    output: "sunny in Paris",
+  });
+  const second = await r.runModelStep(turn({ frameworkRunState: first.frameworkRunState, toolCalls: [record] }));
+  assert.equal(second.kind, "turn_continued");
+  if (second.kind !== "turn_continued") return;
+  assert.deepEqual(second.newMessages?.slice(-2).map((m) => [m.role, m.text]), [
+    ["assistant", '{"name":"paris","country":"FR"}'],
+    ["user", "Capitalize the city name."],
+  ]);
+  const third = await r.runModelStep(turn({ frameworkRunState: second.frameworkRunState }));
+  assert.equal(third.kind, "turn_completed");
+  if (third.kind !== "turn_completed") return;
+  assert.deepEqual(third.newMessages.map((m) => [m.role, m.text]), [["assistant", '{"name":"Paris","country":"FR"}']]);
+});
+
+test("structured output: an answer Mastra's schema check refuses is retried, and retries in a row are bounded", async () => {
+  const answers = ["not json", '{"name":"Paris"}'];
+  const model = new MockLanguageModelV4({ doStream: async () => aiSdkStreamResponse(answers.shift()) });
+  const r = cityRunner(model, 1);
+  const first = await r.runModelStep(turn());
+  assert.equal(first.kind, "turn_continued");
+  if (first.kind !== "turn_continued") return;
+  const retry = first.newMessages?.at(-1);
+  assert.equal(retry?.role, "user");
+  assert.match(retry?.text ?? "", /^Structured output validation failed: .* Answer again with only the JSON/);
+  const second = await r.runModelStep(turn({ frameworkRunState: first.frameworkRunState }));
+  assert.equal(second.kind, "turn_completed");
+  if (second.kind !== "turn_completed") return;
+  assert.match(second.turnError ?? "", /^the answer failed its output check 2 times in a row: Structured output validation failed: - country/);
 });

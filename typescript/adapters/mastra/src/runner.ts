@@ -5,6 +5,7 @@
  * the Mastra tool's `execute`. The session owns the history, so an agent
  * with Mastra memory is refused; so are tools configured on the agent itself,
  * at the first model call (they may be a function of the request context).
+ * With `output` the answer is structured output (`output.ts`).
  *
  * @module
  */
@@ -15,11 +16,11 @@ import {
   type AgentDefinitionOptions,
   type Instructions,
   type TurnContinuationHook,
-  declareCapabilities,
-  STEPWISE_CAPABILITIES,
+  stepwiseCapabilitiesWithout,
   type RunnerCapabilities,
 } from "@dex-agents/core";
 import { MastraModelClient, type MastraAgent } from "./model.js";
+import type { MastraOutput } from "./output.js";
 import { mastraTool, type MastraTool, type MastraToolPolicy } from "./tools.js";
 
 export interface MastraRunnerOptions {
@@ -36,6 +37,12 @@ export interface MastraRunnerOptions {
   readonly planningToolChoice?: AgentDefinitionOptions["planningToolChoice"];
   readonly summaryInstructions?: string;
   readonly countTokens?: AgentDefinitionOptions["countTokens"];
+  /**
+   * Structured output: the answer must match `output.schema` (Mastra's
+   * `structuredOutput`); one that fails it or `output.validate` is stored with a
+   * retry prompt and asked again in the next RunModel Step. Plain text when absent.
+   */
+  readonly output?: MastraOutput<any>;
 }
 
 /** Mastra memory would keep a second history beside the session's. */
@@ -58,25 +65,25 @@ export class MastraRunner extends StepwiseRunner {
     super(
       new AgentDefinition({
         name: options.agent.name,
-        model: new MastraModelClient(options.agent),
+        model: new MastraModelClient(options.agent, options.output),
         tools: Object.entries(tools).map(([name, t]) => mastraTool(name, t, options.toolPolicies?.[name])),
         ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
         ...(options.decideTurnContinuation !== undefined ? { decideTurnContinuation: options.decideTurnContinuation } : {}),
         ...(options.planningToolChoice !== undefined ? { planningToolChoice: options.planningToolChoice } : {}),
         ...(options.summaryInstructions !== undefined ? { summaryInstructions: options.summaryInstructions } : {}),
         ...(options.countTokens !== undefined ? { countTokens: options.countTokens } : {}),
+        ...(options.output !== undefined ? { output: options.output } : {}),
       }),
     );
   }
 
   /** The Stepwise loop's capabilities, less what Mastra's client does not map. */
   override describe(): RunnerCapabilities {
-    return declareCapabilities({
-      supported: STEPWISE_CAPABILITIES.supported,
-      unsupported: {
-        ...STEPWISE_CAPABILITIES.unsupported,
-        structured_output: "Mastra's structuredOutput is not mapped yet; the answer is text",
-      },
+    return stepwiseCapabilitiesWithout({
+      mcp_sources: "MastraRunner takes no tool sources; Mastra tools (MCPClient's among them) run as plain tools",
+      mcp_tasks: "no tool sources in MastraRunner, so no MCP tasks",
+      tool_task_polls: "no tool source of MastraRunner starts a task, so nothing to poll",
+      tool_task_cancels: "no tool source of MastraRunner starts a task, so nothing to cancel",
     });
   }
 }

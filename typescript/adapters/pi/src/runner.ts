@@ -10,6 +10,8 @@
 import {
   AgentDefinition,
   StepwiseRunner,
+  stepwiseCapabilitiesWithout,
+  type RunnerCapabilities,
   type AgentDefinitionOptions,
   type Instructions,
   type TurnContinuationHook,
@@ -49,5 +51,15 @@ export class PiRunner extends StepwiseRunner {
         ...(options.streamOptions?.maxTokens !== undefined ? { maxOutputTokens: options.streamOptions.maxTokens } : {}),
       }),
     );
+  }
+
+  override describe(): RunnerCapabilities {
+    return stepwiseCapabilitiesWithout({
+      mcp_sources: "PiRunner takes no tool sources; its tools are Pi AgentTools",
+      mcp_tasks: "no tool sources in PiRunner, so no MCP tasks",
+      structured_output: "PiRunnerOptions has no output definition for the loop yet",
+      tool_task_polls: "no tool source of PiRunner starts a task, so nothing to poll",
+      tool_task_cancels: "no tool source of PiRunner starts a task, so nothing to cancel",
+    });
   }
 }

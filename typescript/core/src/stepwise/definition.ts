@@ -10,12 +10,16 @@ import type { DeferredToolExecution } from "../runner.js";
 import { approximateTokens, DEFAULT_SUMMARY_INSTRUCTIONS, type TokenCounter } from "./compaction.js";
 import type { TurnContinuationHook } from "./continuation.js";
 import type { ModelClient, ToolSpec } from "./model.js";
+import type { StructuredOutput } from "./output.js";
+import type { StepwiseToolSource } from "./sources.js";
 
 /** One tool: the model sees its spec; the session runs `execute` in the call's tool Step. */
 export interface StepwiseTool extends ToolSpec {
   /** What the tool does to the world; the session's `toolPolicies` win over it. */
   readonly effect?: ToolEffect;
   readonly requiresApproval?: boolean;
+  /** What a `StepwiseToolSource` needs to call the tool in its Step without a listing. */
+  readonly sourceReference?: string;
   /**
    * Runs the tool once with the parsed arguments; a string is shown to the
    * model as is, anything else as JSON. Throw `ToolExecutionError` for a
@@ -37,6 +41,8 @@ export interface AgentDefinitionOptions {
   readonly name?: string;
   readonly instructions?: Instructions;
   readonly tools?: readonly StepwiseTool[];
+  /** Sources of tools listed at run time (e.g. `McpToolSource` of `@dex-agents/core/mcp`). */
+  readonly toolSources?: readonly StepwiseToolSource[];
   /** Give exactly one of `model` and `modelResolver`. */
   readonly model?: ModelClient;
   /** Maps the turn's session settings to the client of one model call. */
@@ -49,6 +55,11 @@ export interface AgentDefinitionOptions {
   /** Output tokens the model may use, kept out of the summary call's input budget. */
   readonly maxOutputTokens?: number;
   readonly countTokens?: TokenCounter;
+  /**
+   * The answer is structured output: the model client asks its framework for
+   * the schema it was built with, and the loop retries a bad answer.
+   */
+  readonly output?: StructuredOutput<any>;
 }
 
 /** A Stepwise agent; the constructor checks what the Python `AgentDefinition` checks. */
@@ -56,11 +67,13 @@ export class AgentDefinition {
   readonly name: string;
   readonly instructions: Instructions | undefined;
   readonly tools: readonly StepwiseTool[];
+  readonly toolSources: readonly StepwiseToolSource[];
   readonly decideTurnContinuation: TurnContinuationHook | undefined;
   readonly planningToolChoice: "auto" | "required";
   readonly summaryInstructions: string;
   readonly maxOutputTokens: number;
   readonly countTokens: TokenCounter;
+  readonly output: StructuredOutput<any> | undefined;
   readonly #model: ModelClient | undefined;
   readonly #resolver: AgentDefinitionOptions["modelResolver"];
 
@@ -77,11 +90,13 @@ export class AgentDefinition {
     this.name = options.name ?? "agent";
     this.instructions = options.instructions;
     this.tools = [...(options.tools ?? [])];
+    this.toolSources = [...(options.toolSources ?? [])];
     this.decideTurnContinuation = options.decideTurnContinuation;
     this.planningToolChoice = options.planningToolChoice ?? "auto";
     this.summaryInstructions = options.summaryInstructions ?? DEFAULT_SUMMARY_INSTRUCTIONS;
     this.maxOutputTokens = options.maxOutputTokens ?? 0;
     this.countTokens = options.countTokens ?? approximateTokens;
+    this.output = options.output;
     this.#model = options.model;
     this.#resolver = options.modelResolver;
   }

@@ -38,10 +38,13 @@ export type {
   ModelUsage,
   ToolSpec,
 } from "./model.js";
+export { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, type StructuredOutput } from "./output.js";
 export { buildPlanNote } from "./plan.js";
+export { isTaskToolSource, type StepwiseToolSource, type TaskToolSource } from "./sources.js";
 export {
   InvalidModelResponseError,
   parseArgumentsObject,
   STEPWISE_CAPABILITIES,
+  stepwiseCapabilitiesWithout,
   StepwiseRunner,
 } from "./runner.js";

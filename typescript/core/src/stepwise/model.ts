@@ -47,6 +47,12 @@ export interface ModelRequest {
   readonly toolChoice: ModelToolChoice;
   readonly sessionSettings: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;
+  /**
+   * The answer must be the agent's structured output (`AgentDefinition.output`):
+   * the client asks its framework for it and reports `output` or `outputError`.
+   * Unset for a summary call.
+   */
+  readonly structuredOutput?: boolean;
   /** Streams deltas as `text_delta` / `reasoning_delta` events. */
   onDelta(delta: ModelDelta): void;
 }
@@ -64,6 +70,10 @@ export interface ModelResponse {
   readonly toolCalls: readonly ModelToolCall[];
   readonly usage?: ModelUsage;
   readonly metadata?: ModelCallMetadata | undefined;
+  /** With `structuredOutput`: the framework's parsed answer, when it matched the schema. */
+  readonly output?: unknown;
+  /** With `structuredOutput`: why the framework could not read an answer as the schema. */
+  readonly outputError?: string | undefined;
 }
 
 /** One model call per `complete`; the RunModel Step retries, so a client does not. */

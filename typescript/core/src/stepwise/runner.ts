@@ -18,7 +18,7 @@ import {
   type AgentToolCall,
   type RunnerCapabilities,
 } from "@dex-agents/contracts";
-import { declareCapabilities } from "../capabilities.js";
+import { declareCapabilities, type Capability } from "../capabilities.js";
 import { isFinal, modelVisibleResult, NO_RESULT_TEXT } from "../results.js";
 import {
   ToolExecutionError,
@@ -29,8 +29,11 @@ import {
   type ContextSummaryResult,
   type DeferredToolCall,
   type DeferredToolExecution,
+  type DeferredToolOutcome,
   type FrameworkMessage,
-  type ToolExecutionResult,
+  type ToolTaskCancellation,
+  type ToolTaskPoll,
+  type ToolTaskPollOutcome,
   type Usage,
 } from "../runner.js";
 import { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS } from "./built_ins.js";
@@ -40,10 +43,12 @@ import {
   tooManyContinuations,
   type TurnContinuationDecision,
 } from "./continuation.js";
-import type { AgentDefinition } from "./definition.js";
+import type { AgentDefinition, StepwiseTool } from "./definition.js";
 import { itemFromMessage, itemsToModelMessages, itemToMessage, RunStateError, type Item } from "./items.js";
 import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
+import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";
 import { buildPlanNote } from "./plan.js";
+import { isTaskToolSource, type TaskToolSource } from "./sources.js";
 import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
 
 const WRITE_TODOS = "write_todos";
@@ -71,7 +76,8 @@ function toolCallIdProblem(name: string, id: string, used: ReadonlySet<string>):
 
 /**
  * What the TypeScript loop supports; a runner built on it (Mastra, Pi) starts
- * from this and changes what its model client does differently.
+ * from this and takes out, with `stepwiseCapabilitiesWithout`, what its
+ * options do not offer.
  */
 export const STEPWISE_CAPABILITIES = {
   supported: [
@@ -79,25 +85,37 @@ export const STEPWISE_CAPABILITIES = {
     "reasoning_deltas",
     "usage",
     "built_in_tools",
+    "mcp_sources",
+    "mcp_tasks",
+    "structured_output",
     "plan_mode",
     "compaction",
     "parallel_deferred_calls",
     "tool_cancellation",
     "tracing",
     "unfinished_turn_messages",
+    "tool_task_polls",
+    "tool_task_cancels",
   ],
   unsupported: {
-    mcp_sources: "McpToolSource is Python-only; the TypeScript loop takes no tool sources yet",
-    mcp_tasks: "no tool sources in the TypeScript loop, so no MCP tasks",
-    structured_output: "the loop's final answer is the model's text; AgentDefinition declares no output type",
     handoffs: "one AgentDefinition per runner; the loop has no handoff",
-    tool_task_polls: "no tool sources start tasks in the TypeScript loop, so it has no pollToolTask",
-    tool_task_cancels: "no tool sources start tasks in the TypeScript loop, so it has no cancelToolTask",
   },
 } as const satisfies Parameters<typeof declareCapabilities>[0];
 
-export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult> {
+/** The loop's capabilities less `gaps`, each with the reason the runner lacks it. */
+export function stepwiseCapabilitiesWithout(gaps: Readonly<Partial<Record<Capability, string>>>): RunnerCapabilities {
+  return declareCapabilities({
+    supported: STEPWISE_CAPABILITIES.supported.filter((c) => !(c in gaps)),
+    unsupported: { ...STEPWISE_CAPABILITIES.unsupported, ...gaps },
+  });
+}
+
+export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome> {
   readonly supportsPlanMode = true;
+  /** The tool sources' tools, listed once per runner (that is, per Worker process). */
+  #sourceTools: Promise<readonly StepwiseTool[]> | undefined;
+  /** The same, once listed, for the synchronous token estimate. */
+  #listed: readonly StepwiseTool[] = [];
 
   constructor(readonly definition: AgentDefinition) {}
 
@@ -113,6 +131,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     const state = decodeRunState(turn.frameworkRunState);
     const pending: Item[] = [...state.items, ...resultsFor(state, turn.toolCalls, true)];
     const continuations = state.consecutiveContinuations;
+    const outputRetries = state.outputRetries ?? 0;
     const decision = state.afterToolCalls;
     if (decision === "end") return { kind: "turn_completed", newMessages: pending.map(itemToMessage) };
     if (decision !== undefined) {
@@ -123,7 +142,8 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
 
     const client = this.definition.resolveModel(turn.sessionSettings);
-    const offered = this.#offeredTools(turn);
+    const tools = await this.#tools();
+    const offered = this.#offeredTools(turn, tools);
     const toolChoice = this.#toolChoice(turn, offered, client);
     if (toolChoice === undefined) {
       return {
@@ -146,6 +166,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
       toolChoice,
       sessionSettings: turn.sessionSettings,
       signal: turn.cancellationSignal,
+      ...(this.definition.output !== undefined ? { structuredOutput: true } : {}),
       onDelta: (delta) =>
         turn.events.write(
           delta.kind === "text"
@@ -157,12 +178,12 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     const metadata = response.metadata;
     const answer: Item = {
       type: "assistant",
-      text: response.text ?? null,
+      text: answerText(response, this.definition.output !== undefined),
       ...(response.reasoning !== undefined ? { reasoning: response.reasoning } : {}),
     };
 
     if (response.toolCalls.length > 0) {
-      const calls = this.#deferredCalls(turn, pending, response);
+      const calls = this.#deferredCalls(turn, pending, response, tools);
       const items: Item[] = [...pending];
       if (response.text || response.reasoning) items.push(answer);
       for (const call of calls) {
@@ -173,7 +194,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
       const inARow = after !== undefined && after !== "end" ? continuations + 1 : 0;
       return {
         kind: "tool_calls_requested",
-        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after }),
+        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after, outputRetries }),
         toolCalls: calls,
         usage,
         modelCallMetadata: metadata,
@@ -181,6 +202,33 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
 
     const finished = [...pending, answer];
+    const output = this.definition.output;
+    const retryPrompt = output === undefined ? undefined : await checkStructuredOutput(output, response);
+    if (output !== undefined && retryPrompt !== undefined) {
+      const limit = output.maxRetries ?? DEFAULT_OUTPUT_RETRIES;
+      if (outputRetries >= limit) {
+        return {
+          kind: "turn_completed",
+          newMessages: finished.map(itemToMessage),
+          usage,
+          modelCallMetadata: metadata,
+          turnError: outputRetriesSpent(limit, retryPrompt),
+        };
+      }
+      // The bad answer and the retry prompt are stored; the next Step asks again.
+      return {
+        kind: "turn_continued",
+        frameworkRunState: encodeRunState({
+          items: [],
+          consecutiveContinuations: continuations,
+          afterToolCalls: undefined,
+          outputRetries: outputRetries + 1,
+        }),
+        newMessages: [...finished, { type: "user" as const, text: retryPrompt }].map(itemToMessage),
+        usage,
+        modelCallMetadata: metadata,
+      };
+    }
     const after = await this.#decide(turn, response, continuations);
     if (after !== undefined && after !== "end") {
       if (continuations + 1 > MAX_CONSECUTIVE_CONTINUATIONS) {
@@ -203,9 +251,16 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return { kind: "turn_completed", newMessages: finished.map(itemToMessage), usage, modelCallMetadata: metadata };
   }
 
-  async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  /**
+   * Runs the call's tool; a call a `TaskToolSource` owns goes to that source
+   * whole, so it may start a task that `pollToolTask` follows. A sourced tool
+   * comes from the record's reference, so the Step needs no listing.
+   */
+  async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     const record = call.toolCall;
-    const tool = this.definition.toolNamed(record.toolName);
+    const owner = this.#taskSource(record.toolSourceReference);
+    if (owner !== undefined) return await owner.executeDeferredToolCall(call);
+    const tool = this.#toolForCall(record.toolName, record.toolSourceReference);
     if (tool === undefined) {
       const known = this.definition.tools.map((t) => t.name).join(", ") || "none";
       throw new ToolExecutionError(`unknown tool '${record.toolName}'; this agent's tools are: ${known}`);
@@ -214,6 +269,21 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     await call.heartbeat();
     const output = await tool.execute(args, call);
     return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+  }
+
+  /** The owning source's poll: only sourced calls start tasks in Stepwise. */
+  async pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
+    const owner = this.#taskSource(poll.toolCall.toolSourceReference);
+    if (owner === undefined) {
+      // Not a ToolExecutionError: the call is recorded by its effect.
+      throw new Error(`no tool source of this agent owns the task of '${poll.toolCall.toolName}'`);
+    }
+    return await owner.pollToolTask(poll);
+  }
+
+  /** Cancels through the owning source; a task nobody owns has nothing to cancel. */
+  async cancelToolTask(cancellation: ToolTaskCancellation): Promise<void> {
+    await this.#taskSource(cancellation.toolCall.toolSourceReference)?.cancelToolTask(cancellation);
   }
 
   /** The turn's unstored items, with a result for every tool call they hold. */
@@ -232,7 +302,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
     let total = estimateItems(this.#modelInput(turn, pending), count);
     if (typeof this.definition.instructions === "string") total += count(this.definition.instructions);
-    for (const spec of this.#offeredTools(turn)) {
+    for (const spec of this.#offeredTools(turn, [...this.definition.tools, ...this.#listed])) {
       total += count(JSON.stringify({ name: spec.name, description: spec.description, parameters: spec.parameters }));
     }
     return total;
@@ -265,18 +335,49 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return { text: response.text ?? "", usage: agentUsage(response.usage), modelCallMetadata: response.metadata };
   }
 
-  #offeredTools(turn: AgentTurnContext): ToolSpec[] {
+  /** The agent's own tools, then the sources' (listed on the first call). */
+  async #tools(): Promise<readonly StepwiseTool[]> {
+    const sources = this.definition.toolSources;
+    if (sources.length === 0) return this.definition.tools;
+    this.#sourceTools ??= (async () => {
+      const listed: StepwiseTool[] = [];
+      for (const source of sources) {
+        const taken = [...this.definition.tools, ...listed].map((t) => t.name);
+        listed.push(...(await source.stepwiseTools(taken)).filter((t) => !taken.includes(t.name)));
+      }
+      return listed;
+    })();
+    this.#listed = await this.#sourceTools;
+    return [...this.definition.tools, ...this.#listed];
+  }
+
+  #taskSource(reference: string | undefined): TaskToolSource | undefined {
+    if (!reference) return undefined;
+    return this.definition.toolSources.find((s): s is TaskToolSource => isTaskToolSource(s) && s.owns(reference));
+  }
+
+  #toolForCall(name: string, reference: string | undefined): StepwiseTool | undefined {
+    if (reference) {
+      for (const source of this.definition.toolSources) {
+        const tool = source.stepwiseTool(name, reference);
+        if (tool !== undefined) return tool;
+      }
+    }
+    return this.definition.toolNamed(name);
+  }
+
+  #offeredTools(turn: AgentTurnContext, tools: readonly StepwiseTool[]): ToolSpec[] {
     const builtIns = turn.enabledBuiltInTools.flatMap((name) => {
       const spec = BUILT_IN_TOOL_SPECS[name];
       return spec === undefined ? [] : [spec];
     });
-    for (const t of this.definition.tools) {
+    for (const t of tools) {
       if (turn.enabledBuiltInTools.includes(t.name)) {
         throw new Error(`tool '${t.name}' uses the name of an enabled built-in tool, which the session reserves`);
       }
     }
     if (turn.interactionMode === InteractionMode.PLANNING) return builtIns.filter((s) => s.name === WRITE_TODOS);
-    const own = this.definition.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    const own = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     return [...own, ...builtIns];
   }
 
@@ -312,7 +413,12 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return items;
   }
 
-  #deferredCalls(turn: AgentTurnContext, pending: readonly Item[], response: ModelResponse): DeferredToolCall[] {
+  #deferredCalls(
+    turn: AgentTurnContext,
+    pending: readonly Item[],
+    response: ModelResponse,
+    tools: readonly StepwiseTool[],
+  ): DeferredToolCall[] {
     const used = turnToolCallIds(turn, pending);
     return response.toolCalls.map((call) => {
       const { toolCallId: id, toolName: name } = call;
@@ -322,9 +428,9 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
       if (turn.enabledBuiltInTools.includes(name)) {
         return { toolCallId: id, toolName: name, arguments: call.arguments, policy: BUILT_IN_TOOL_POLICY };
       }
-      const tool = this.definition.toolNamed(name);
+      const tool = tools.find((t) => t.name === name);
       if (tool === undefined) {
-        const offered = [...this.definition.tools.map((t) => t.name), ...turn.enabledBuiltInTools];
+        const offered = [...tools.map((t) => t.name), ...turn.enabledBuiltInTools];
         throw new InvalidModelResponseError(
           `the model called tool '${name}' (ID '${id}'), which this agent does not have; ` +
             `its tools are: ${offered.join(", ") || "none"}`,
@@ -337,6 +443,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<ToolExecutionResult>
         toolName: name,
         arguments: call.arguments,
         policy: turn.resolveToolPolicy(name, tool.effect, tool.requiresApproval),
+        ...(tool.sourceReference !== undefined ? { toolSourceReference: tool.sourceReference } : {}),
       };
     });
   }
@@ -398,6 +505,12 @@ function resultsFor(state: RunState, records: readonly AgentToolCall[], strict: 
     } else output = NO_RESULT_TEXT;
     return { type: "tool_result", tool_call_id: call.tool_call_id, tool_name: call.tool_name, output };
   });
+}
+
+/** The answer's text; a structured answer the framework gave only as a value is its JSON. */
+function answerText(response: ModelResponse, structured: boolean): string | null {
+  if (structured && !response.text && response.output !== undefined) return JSON.stringify(response.output);
+  return response.text ?? null;
 }
 
 function agentUsage(usage: ModelUsage | undefined): Usage {

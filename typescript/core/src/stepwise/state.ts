@@ -16,6 +16,8 @@ export interface RunState {
   readonly consecutiveContinuations: number;
   /** The hook's decision on the pending tool calls, applied on resume. */
   readonly afterToolCalls: TurnContinuation | "end" | undefined;
+  /** Structured-output retries in a row (absent: none). */
+  readonly outputRetries?: number;
 }
 
 export const EMPTY_RUN_STATE: RunState = { items: [], consecutiveContinuations: 0, afterToolCalls: undefined };
@@ -23,6 +25,7 @@ export const EMPTY_RUN_STATE: RunState = { items: [], consecutiveContinuations: 
 export function encodeRunState(state: RunState): string {
   const value: Record<string, unknown> = { version: VERSION, items: state.items };
   if (state.consecutiveContinuations) value["consecutive_continuations"] = state.consecutiveContinuations;
+  if (state.outputRetries) value["output_retries"] = state.outputRetries;
   if (state.afterToolCalls === "end") value["after_tool_calls"] = { decision: "end" };
   else if (state.afterToolCalls !== undefined) {
     value["after_tool_calls"] = { decision: "continue", message: state.afterToolCalls.continueWith };
@@ -49,12 +52,21 @@ export function decodeRunState(text: string | undefined): RunState {
   if (typeof count !== "number" || !Number.isInteger(count) || count < 0) {
     throw new RunStateError("`consecutive_continuations` must be a non-negative integer");
   }
+  const retries = v["output_retries"] ?? 0;
+  if (typeof retries !== "number" || !Number.isInteger(retries) || retries < 0) {
+    throw new RunStateError("`output_retries` must be a non-negative integer");
+  }
   const after = v["after_tool_calls"] as Record<string, unknown> | undefined;
   let decision: RunState["afterToolCalls"];
   if (after?.["decision"] === "end") decision = "end";
   else if (typeof after?.["message"] === "string") decision = { continueWith: after["message"] };
   else if (after !== undefined) throw new RunStateError(`unknown \`after_tool_calls\` value ${JSON.stringify(after)}`);
-  return { items: items.map(itemFromJson), consecutiveContinuations: count, afterToolCalls: decision };
+  return {
+    items: items.map(itemFromJson),
+    consecutiveContinuations: count,
+    afterToolCalls: decision,
+    ...(retries ? { outputRetries: retries } : {}),
+  };
 }
 
 /** Tool calls in the state that have no result item yet, in call order. */

@@ -346,3 +346,57 @@ test("compaction: estimate, a cut that keeps tool calls with their results, and 
   assert.ok(only.text.endsWith("Assistant: sunny\n\nSummarize the conversation above for the agent that continues it."));
   assert.ok(!only.text.includes("and tomorrow?"));
 });
+
+test("structured output: a bad answer is stored with a retry prompt, retried in the next Step, and bounded", async () => {
+  type City = { name: string };
+  const model = new ScriptedModel([
+    { text: "not json", toolCalls: [], outputError: "The answer is not JSON." },
+    { text: '{"name":"paris"}', toolCalls: [], output: { name: "paris" } },
+    { text: '{"name":"Paris"}', toolCalls: [], output: { name: "Paris" } },
+  ]);
+  const validate = (city: City) => (city.name.startsWith("P") ? undefined : "Capitalize the city name.");
+  const runner = new StepwiseRunner(new AgentDefinition({ model, output: { validate } }));
+  const first = await runner.runModelStep(turn(runner));
+  assert.equal(first.kind, "turn_continued");
+  if (first.kind !== "turn_continued") return;
+  assert.equal(model.requests[0]?.structuredOutput, true);
+  assert.deepEqual(first.newMessages?.map((m) => [m.role, m.text]), [
+    ["assistant", "not json"],
+    ["user", "The answer is not JSON. Answer again with only the JSON the response format asks for."],
+  ]);
+  const stored1 = [stored(runner.buildUserMessage("weather in Paris?")), ...(first.newMessages ?? []).map((m) => stored(m))];
+  const second = await runner.runModelStep(turn(runner, { messages: stored1, frameworkRunState: first.frameworkRunState }));
+  assert.equal(second.kind, "turn_continued");
+  if (second.kind !== "turn_continued") return;
+  assert.deepEqual(second.newMessages?.map((m) => m.text), ['{"name":"paris"}', "Capitalize the city name."]);
+  // The retry's model call saw the bad answer and its prompt.
+  assert.deepEqual(model.requests[1]?.messages.map((m) => m.role), ["user", "assistant", "user"]);
+  const stored2 = [...stored1, ...(second.newMessages ?? []).map((m) => stored(m))];
+  const third = await runner.runModelStep(turn(runner, { messages: stored2, frameworkRunState: second.frameworkRunState }));
+  assert.equal(third.kind, "turn_completed");
+  if (third.kind !== "turn_completed") return;
+  assert.equal(third.turnError, undefined);
+  assert.deepEqual(third.newMessages.map((m) => m.text), ['{"name":"Paris"}']);
+
+  // One retry allowed: the second bad answer in a row fails the turn.
+  const strict = new StepwiseRunner(
+    new AgentDefinition({
+      model: new ScriptedModel([
+        { text: "{}", toolCalls: [], outputError: "name is missing." },
+        { text: "{}", toolCalls: [], outputError: "name is missing." },
+      ]),
+      output: { maxRetries: 1 },
+    }),
+  );
+  const retry = await strict.runModelStep(turn(strict));
+  assert.equal(retry.kind, "turn_continued");
+  if (retry.kind !== "turn_continued") return;
+  const failed = await strict.runModelStep(turn(strict, { frameworkRunState: retry.frameworkRunState }));
+  assert.equal(failed.kind, "turn_completed");
+  if (failed.kind !== "turn_completed") return;
+  assert.match(failed.turnError ?? "", /^the answer failed its output check 2 times in a row: name is missing\./);
+
+  // A client that ignores the request is a bug, not a retry.
+  const deaf = new StepwiseRunner(new AgentDefinition({ model: new ScriptedModel([{ text: "hi", toolCalls: [] }]), output: {} }));
+  await assert.rejects(deaf.runModelStep(turn(deaf)), /answered without structured output/);
+});

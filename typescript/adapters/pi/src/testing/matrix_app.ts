@@ -10,7 +10,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ToolEffect } from "@dex-agents/contracts";
-import type { DeferredToolExecution, ToolExecutionResult } from "@dex-agents/core";
+import type { DeferredToolExecution, DeferredToolOutcome } from "@dex-agents/core";
 import type { MatrixModelCall, MatrixReply } from "@dex-agents/core/testing";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
@@ -51,7 +51,7 @@ function tool<S extends typeof city | typeof usd>(
 }
 
 class LoggedPiRunner extends PiRunner {
-  override executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
+  override executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
     return callKey.run(call.idempotencyKey, () => super.executeDeferredToolCall(call));
   }
 }

@@ -62,6 +62,7 @@ async function adapter(): Promise<void> {
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: first.toolCalls[0]!.arguments });
   const call = deferredExecution(record);
   const result = await runner.executeDeferredToolCall(call);
+  if (result.kind !== "result") throw new Error(`expected a result, got ${result.kind}`);
   const done = await runner.runModelStep(context(first.frameworkRunState, [{ ...record, status: ToolCallStatus.SUCCEEDED, output: result.output }]));
   if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
 }
