@@ -51,14 +51,15 @@ test("a runner without describe() gets what its methods imply; a false declarati
   assert.throws(() => describeRunner({ ...bare, describe: () => claims }), /does not implement: tool_task_polls/);
 });
 
-test("the TypeScript Stepwise loop declares no MCP sources or tool tasks, and says why", () => {
+test("the TypeScript Stepwise loop declares MCP sources, tool tasks and structured output; handoffs with a reason", () => {
   const runner = new StepwiseRunner(new AgentDefinition({ model: { complete: async () => ({}) } as never, instructions: "" }));
   const capabilities = describeRunner(runner);
   assert.equal(capabilities.planMode, true);
   assert.equal(capabilities.compaction, true);
-  assert.equal(capabilities.mcpSources, false);
-  assert.equal(capabilities.toolTaskPolls, false);
+  assert.equal(capabilities.mcpSources, true);
+  assert.equal(capabilities.structuredOutput, true);
+  assert.equal(capabilities.toolTaskPolls, true);
+  assert.equal(typeof (runner as AgentFrameworkRunner).pollToolTask, "function");
   const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
-  assert.match(reasons.get("mcp_sources") ?? "", /Python-only/);
-  assert.equal(typeof (runner as AgentFrameworkRunner).pollToolTask, "undefined");
+  assert.deepEqual([...reasons.keys()], ["handoffs"]);
 });

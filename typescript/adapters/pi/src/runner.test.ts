@@ -247,5 +247,6 @@ test("describe() agrees with the runner's methods and gives each gap a reason", 
   const capabilities = describeRunner(Object.create(PiRunner.prototype) as PiRunner);
   const reasons = new Map(capabilities.gaps.map((g) => [g.capability, g.reason]));
   assert.equal(reasons.size + CAPABILITIES.filter((c) => supports(capabilities, c)).length, CAPABILITIES.length);
-  assert.match(reasons.get("mcp_sources") ?? "", /Python-only/);
+  assert.match(reasons.get("mcp_sources") ?? "", /no tool sources/);
+  assert.match(reasons.get("structured_output") ?? "", /no output definition/);
 });
