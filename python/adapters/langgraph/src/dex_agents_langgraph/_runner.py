@@ -1,6 +1,7 @@
 """`LangGraphRunner`: a LangGraph graph (or a `create_agent` agent) in Step mode.
 
-A RunModel Step invokes the graph once. `DexStepMiddleware` turns every tool
+A RunModel Step runs the graph once, streamed (`stream_mode="messages"`), so
+the model's text reaches the session as `text_delta` events. `DexStepMiddleware` turns every tool
 call into an interrupt and pauses a second model call, so the invocation makes
 one model call and runs no tool. The graph's checkpoint thread then goes into
 FrameworkRunState; the next RunModel imports it into the shared
@@ -69,6 +70,7 @@ from dex_agents_langgraph._middleware import (
 )
 from dex_agents_langgraph._saver import DexCheckpointSaver
 from dex_agents_langgraph._state import InterruptedCall, RunState
+from dex_agents_langgraph._streaming import run_streamed
 from dex_agents_langgraph._tool_context import DexToolContext
 
 if TYPE_CHECKING:
@@ -155,7 +157,7 @@ class LangGraphRunner:
         try:
             with step_scope(self._built_in_specs(turn)):
                 async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
-                    await self.graph.ainvoke(graph_input, config)
+                    await run_streamed(self.graph, graph_input, config, turn.events)
             snapshot = await self.graph.aget_state(config)
             messages: list[BaseMessage] = list(snapshot.values.get(_MESSAGES_KEY, []))
             interrupts = [i for task in snapshot.tasks for i in task.interrupts]
