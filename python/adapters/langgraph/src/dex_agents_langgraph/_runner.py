@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
-    BUILT_IN_TOOL_DEFINITIONS,
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -41,6 +40,7 @@ from dex_agents.runner import (
     TurnCompleted,
     TurnContinued,
     heartbeats,
+    offered_built_ins,
     parse_tool_arguments,
     pending_records,
     result_text,
@@ -257,13 +257,7 @@ class LangGraphRunner:
 
     def _built_in_specs(self, turn: AgentTurnContext) -> tuple[dict[str, Any], ...]:
         """The enabled built-ins as OpenAI function specs; their names are reserved."""
-        for name in turn.enabled_built_in_tools:
-            if name in self.tools:
-                raise UserError(
-                    f"the graph has a tool named {name!r}, the name of a built-in tool this "
-                    "session enables (`AgentSessionOptions.built_in_tools`), which the session "
-                    f"reserves: rename the tool, or leave {name!r} out of `built_in_tools`"
-                )
+        offered = offered_built_ins(turn.enabled_built_in_tools, self.tools, owner="the graph")
         return tuple(
             {
                 "type": "function",
@@ -273,7 +267,7 @@ class LangGraphRunner:
                     "parameters": dict(definition.parameters),
                 },
             }
-            for definition in (BUILT_IN_TOOL_DEFINITIONS[n] for n in turn.enabled_built_in_tools)
+            for definition in offered
         )
 
     def _deferred(
