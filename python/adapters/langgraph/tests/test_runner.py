@@ -407,7 +407,9 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
     assert_text_deltas_as_declared(capabilities, session.events)
 
 
-def deltas(session: FakeSession[LangGraphRunner], kind: type) -> list[str]:
+def deltas(
+    session: FakeSession[LangGraphRunner], kind: type[TextDeltaPayload | ReasoningDeltaPayload]
+) -> list[str]:
     return [p.text for _, p in session.events.events if isinstance(p, kind)]
 
 
