@@ -32,8 +32,9 @@ ADAPTER_NAMES = """
     framework_version FrameworkItemError FrameworkMessage Heartbeat heartbeats
     invalid_tool_call_ids is_final McpSources model_tool_call_id_problem
     model_visible_result ModelCallMetadata no_checkpoint no_heartbeat NO_RESULT_TEXT
-    NullEventWriter OUTCOME_UNKNOWN_RESULT parse_tool_arguments pending_records PendingCall
-    PlanModeRunner RecordingEventWriter resolve_tool_policy ResolvedToolPolicy result_text
+    NullEventWriter offered_built_ins OUTCOME_UNKNOWN_RESULT parse_tool_arguments
+    pending_records PendingCall PlanModeRunner RecordingEventWriter ReservedToolNameError
+    resolve_tool_policy ResolvedToolPolicy result_text
     result_texts run_sync RunnerCapabilities running RunStateError RunStateFormat
     SourcedTool stored_message stored_result TOOL_CALL_NOT_RUN_ERROR_PREFIX
     tool_call_status_text tool_effect_from_annotations tool_effect_named

@@ -42,20 +42,13 @@ def turn_results(request: MessagesRequest) -> list[tuple[str, str]]:
     return results
 
 
-def last_has_results(request: MessagesRequest) -> bool:
-    """Whether tool results came back after the model's last response."""
-    messages = request.messages
-    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
-    return bool(MessagesRequest({"messages": messages[last + 1 :]}).tool_results())
-
-
 def results_text(request: MessagesRequest) -> str:
     return "Results: " + "; ".join(f"{n}={t}" for n, t in turn_results(request))
 
 
 def default_script(request: MessagesRequest) -> ScriptedReply:
     prompt = prompt_of(request)
-    if last_has_results(request) and not prompt.startswith("loop"):
+    if request.owes_answer() and not prompt.startswith("loop"):
         return text_reply(results_text(request))
     if prompt.startswith("weather"):
         return tool_use_reply(("w1", "mcp__app__get_weather", {"city": "Paris"}))

@@ -14,13 +14,7 @@ from dex_agents_testing.capabilities import (
     checked_description,
     supported,
 )
-from support import fake_agent
-
-several_deferred_error_text = (
-    "Claude asked for 2 tool calls that need their own Steps in one response "
-    "(mcp__app__book_trip (k1), mcp__app__book_trip (k2)); this adapter runs one such call "
-    "per response, so none of them ran"
-)
+from support import fake_agent, turn_results
 
 
 def test_inline_read_turn_is_one_model_step() -> None:
@@ -117,14 +111,85 @@ def test_rejected_write_is_answered_from_its_record() -> None:
         assert [name for name, _ in agent.runs] == ["get_weather"]
 
 
-def test_two_deferred_writes_of_one_response_fail_the_turn_and_neither_runs() -> None:
+def test_two_deferred_writes_of_one_response_run_one_tool_step_each_in_order() -> None:
     with fake_agent() as agent:
         session = agent.session()
         session.start_turn("two bookings")
-        outcome = session.run_model()
-        assert isinstance(outcome, TurnCompleted)
-        assert outcome.turn_error == several_deferred_error_text
+        first = session.run_model()
+        assert isinstance(first, ToolCallsRequested)
+        assert [c.tool_call_id for c in first.tool_calls] == ["k1"]  # the response's first
         assert agent.runs == [("get_weather", {"city": "Lima"})]  # the read ran inline
+        model_calls = len(agent.server.requests)
+        session.finish("k1", ToolCallStatus.APPROVED)
+        session.execute_and_record("k1")
+
+        # The second write's Step comes next, after the first ran and before Claude
+        # sees any result: no model call.
+        second = session.run_model()
+        assert isinstance(second, ToolCallsRequested)
+        (call,) = second.tool_calls
+        assert (call.tool_call_id, call.tool_name) == ("k2", "mcp__app__book_trip")
+        assert call.policy.requires_approval
+        assert second.usage.model_calls == 0
+        assert len(agent.server.requests) == model_calls
+        session.finish("k2", ToolCallStatus.APPROVED)
+        session.execute_and_record("k2")
+        assert agent.keys == ["session-1/turn-1/k1", "session-1/turn-1/k2"]
+
+        done = session.run_model()
+        assert isinstance(done, TurnCompleted)
+        assert done.turn_error is None
+        results = dict(turn_results(agent.server.requests[-1]))
+        assert results == {
+            "book_trip": "booked Oslo",  # the last of each name
+            "get_weather": "sunny in Lima",
+        }
+        assert [(i, t) for i, t, _ in agent.server.requests[-1].tool_results()] == [
+            ("w1", "sunny in Lima"),
+            ("k1", "booked Rome"),
+            ("k2", "booked Oslo"),
+        ]
+        assert [name for name, _ in agent.runs] == ["get_weather", "book_trip", "book_trip"]
+        calls = [str(m.tool_call_id) for m in session.messages if m.role is MessageRole.TOOL]
+        assert sorted(calls) == ["k1", "k2", "w1"]
+        # The CLI's stand-in answer to the fed-back results is no message of the turn.
+        texts = [m.text for m in session.messages if m.role is MessageRole.ASSISTANT and m.text]
+        assert texts == [session.messages[-1].text]
+
+
+def test_a_turn_stopped_between_two_deferred_writes_shows_each_call_once() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("two bookings")
+        session.run_model()
+        session.finish("k1", ToolCallStatus.APPROVED)
+        session.execute_and_record("k1")
+        assert isinstance(session.run_model(), ToolCallsRequested)  # k2's Step is next
+        # Steered before k2 ran: the unfinished turn shows k1 with its result, not k2.
+        shown = session.runner.build_unfinished_turn_messages(session.context())
+        results = [(m.tool_call_id, m.tool_output) for m in shown if m.role == "tool"]
+        assert results == [("k1", "booked Rome")]
+        calls = [m.tool_call_id for m in shown if m.role == "assistant" and m.tool_call_id]
+        assert calls == ["k1"]
+
+
+def test_a_rejected_first_write_still_lets_the_second_run_and_claude_sees_both() -> None:
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("two bookings")
+        assert isinstance(session.run_model(), ToolCallsRequested)
+        session.finish("k1", ToolCallStatus.REJECTED, rejection_message="Not Rome.")
+        second = session.run_model()
+        assert isinstance(second, ToolCallsRequested)
+        assert [c.tool_call_id for c in second.tool_calls] == ["k2"]
+        session.finish("k2", ToolCallStatus.APPROVED)
+        session.execute_and_record("k2")
+        done = session.run_model()
+        assert isinstance(done, TurnCompleted)
+        results = {i: t for i, t, _ in agent.server.requests[-1].tool_results()}
+        assert results["k1"] == "Not Rome."
+        assert results["k2"] == "booked Oslo"
+        assert [name for name, _ in agent.runs] == ["get_weather", "book_trip"]
 
 
 def test_a_stopped_turn_shows_a_finished_call_once_and_no_call_without_its_result() -> None:
@@ -198,12 +263,13 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         assert supported(capabilities) == {
             "usage",
             "mcp_sources",
+            "parallel_deferred_calls",
             "tool_cancellation",
             "tracing",
             "unfinished_turn_messages",
         }
         reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
-        assert "fails the turn" in reasons["parallel_deferred_calls"]
+        assert "parallel_deferred_calls" not in reasons
         session.start_turn("weather in Paris?")
         assert isinstance(session.run_model(), TurnCompleted)
         assert_text_deltas_as_declared(capabilities, session.events)

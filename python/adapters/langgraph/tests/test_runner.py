@@ -21,7 +21,12 @@ from dex_agents.runner import (
     TurnCompleted,
     TurnContinued,
 )
-from dex_agents_contracts import ToolCallStatus, ToolEffect
+from dex_agents_contracts import (
+    ReasoningDeltaPayload,
+    TextDeltaPayload,
+    ToolCallStatus,
+    ToolEffect,
+)
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
@@ -379,6 +384,8 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
     runner, _ = runner_for([AIMessage(content="hello there")], Tools())
     capabilities = checked_description(runner)
     assert supported(capabilities) == {
+        "text_deltas",
+        "reasoning_deltas",
         "usage",
         "built_in_tools",
         "mcp_sources",
@@ -393,8 +400,67 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         "tool_task_cancels",
     }
     reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
-    assert "astream" in reasons["text_deltas"]
+    assert set(reasons) == {"plan_mode", "compaction"}
     session = FakeSession(runner)
     session.start_turn("hi")
     assert isinstance(session.run_model(), TurnCompleted)
     assert_text_deltas_as_declared(capabilities, session.events)
+
+
+def deltas(
+    session: FakeSession[LangGraphRunner], kind: type[TextDeltaPayload | ReasoningDeltaPayload]
+) -> list[str]:
+    return [p.text for _, p in session.events.events if isinstance(p, kind)]
+
+
+def test_the_answer_streams_as_text_deltas_once_per_model_call() -> None:
+    """Each Step writes only its own model call's text, piece by piece and once
+    (the whole message LangGraph also sees at the node's end is not written again)."""
+    tools = Tools()
+    runner, _ = runner_for(
+        [
+            AIMessage(content="Let me check.", tool_calls=[call("get_weather", "c1", city="Oslo")]),
+            AIMessage(content="It is sunny in Oslo."),
+        ],
+        tools,
+    )
+    session = FakeSession(runner)
+    session.start_turn("Oslo?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    assert deltas(session, TextDeltaPayload) == ["Let", " ", "me", " ", "check."]
+    session.events.events.clear()
+    session.execute_and_record("c1")
+    final = session.run_model()
+    assert isinstance(final, TurnCompleted)
+    streamed = deltas(session, TextDeltaPayload)
+    assert len(streamed) > 1
+    assert "".join(streamed) == final.new_messages[-1].text == "It is sunny in Oslo."
+
+
+def test_reasoning_blocks_stream_as_reasoning_deltas() -> None:
+    reply = AIMessage(
+        content=[
+            {"type": "reasoning", "reasoning": "The user greets me."},
+            {"type": "text", "text": "Hello!"},
+        ]
+    )
+    runner, _ = runner_for([reply], Tools())
+    session = FakeSession(runner)
+    session.start_turn("hi")
+    assert isinstance(session.run_model(), TurnCompleted)
+    assert deltas(session, ReasoningDeltaPayload) == ["The user greets me."]
+    assert deltas(session, TextDeltaPayload) == ["Hello!"]
+
+
+def test_a_model_that_does_not_stream_writes_its_answer_as_one_delta() -> None:
+    """`disable_streaming` is LangChain's own switch; the answer then arrives whole."""
+    model = ScriptedChatModel(
+        messages=iter([AIMessage(content="All at once.")]), disable_streaming=True
+    )
+    agent = create_agent(
+        model, [], middleware=[DexStepMiddleware()], checkpointer=DexCheckpointSaver()
+    )
+    session = FakeSession(LangGraphRunner(agent))
+    session.start_turn("hi")
+    assert isinstance(session.run_model(), TurnCompleted)
+    assert deltas(session, TextDeltaPayload) == ["All at once."]

@@ -31,7 +31,11 @@ from __future__ import annotations
 
 from dex_agents_contracts import RunnerCapabilities
 
-from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.built_ins import (
+    BUILT_IN_TOOL_DEFINITIONS,
+    ReservedToolNameError,
+    offered_built_ins,
+)
 from dex_agents._runner.call_results import (
     PendingCall,
     failed_turn_messages,
@@ -191,6 +195,8 @@ __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     "BUILT_IN_TOOL_NAMES",
     "BUILT_IN_TOOL_POLICY",
     "BUILT_IN_TOOL_DEFINITIONS",
+    "offered_built_ins",
+    "ReservedToolNameError",
     # decoding stored messages
     "DecodedItemCache",
     "DEFAULT_ITEM_CACHE_BYTES",

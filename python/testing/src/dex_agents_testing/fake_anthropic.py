@@ -95,6 +95,11 @@ def _block_text(block: Mapping[str, Any]) -> str:
     )
 
 
+NO_RESPONSE = "No response requested."
+"""What the Claude Code CLI puts as the model's answer to a user entry that got none
+(tool results a client wrote into the transcript before resuming it)."""
+
+
 @dataclass(frozen=True)
 class MessagesRequest:
     """A `POST /v1/messages` body, with the views a scripted model answers from."""
@@ -150,6 +155,22 @@ class MessagesRequest:
                 if block.get("type") == "tool_use":
                     uses.append((str(block.get("id")), str(block.get("name")), block["input"]))
         return uses
+
+    def owes_answer(self) -> bool:
+        """Whether tool results came back after the model's last response. The Claude Code
+        CLI's stand-in answer to results a client wrote into the transcript itself
+        ("No response requested.", see `NO_RESPONSE`) is no response of the model's."""
+        messages = self.messages
+        last = max(
+            (
+                i
+                for i, m in enumerate(messages)
+                if m.get("role") == "assistant"
+                and [b.get("text") for b in _content_blocks(m.get("content"))] != [NO_RESPONSE]
+            ),
+            default=-1,
+        )
+        return bool(MessagesRequest({"messages": messages[last + 1 :]}).tool_results())
 
     def tool_results(self) -> list[tuple[str, str, bool]]:
         """Every `(tool_use_id, text, is_error)` sent back, oldest first."""

@@ -9,6 +9,7 @@ __all__ = ["capabilities"]
 _SUPPORTED = (
     "usage",
     "mcp_sources",
+    "parallel_deferred_calls",
     "tool_cancellation",
     "tracing",
     "unfinished_turn_messages",
@@ -31,10 +32,6 @@ _UNSUPPORTED = {
     "handoffs": ("Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn"),
     "plan_mode": "not implemented: the runner declares no planning turns",
     "compaction": ("not implemented: the runner offers no token estimate, cutoff or summary call"),
-    "parallel_deferred_calls": (
-        "a response with two calls that need their own Steps fails the "
-        "turn; the TypeScript adapter's one-at-a-time fix is not ported"
-    ),
     "tool_task_polls": "the runner has no poll_tool_task",
     "tool_task_cancels": "the runner starts no tool tasks, so it has nothing to cancel",
 }

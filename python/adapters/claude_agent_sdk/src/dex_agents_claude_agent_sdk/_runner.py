@@ -9,6 +9,8 @@ and a tool the runner cannot run (a CLI built-in, a server in
 `options.mcp_servers`) runs inline only when its policy is an unapproved read,
 else the hook denies it. When the next RunModel resumes the session, the CLI
 re-runs the deferred call and the runner's server answers it from the record.
+A response that deferred several calls is fed back one tool Step at a time
+instead (see `_feedback`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from dex_agents.runner import (
 from dex_agents_contracts import AgentUsage, ToolEffect
 
 from dex_agents_claude_agent_sdk._capabilities import capabilities
+from dex_agents_claude_agent_sdk._feedback import CONTINUE_PROMPT, feed_back, in_response_order
 from dex_agents_claude_agent_sdk._store import RunSessionStore
 from dex_agents_claude_agent_sdk._tools import RunCalls, ToolTable, canonical_arguments
 from dex_agents_claude_agent_sdk._transcript import (
@@ -88,14 +91,6 @@ def session_uuid(flow_id: str) -> str:
 
 def max_turns_error(max_turns: int) -> str:
     return f"the Claude Code run stopped at max_turns={max_turns} before Claude answered"
-
-
-def several_deferred_error(calls: Sequence[DeferredToolCall]) -> str:
-    named = ", ".join(f"{c.tool_name} ({c.tool_call_id})" for c in calls)
-    return (
-        f"Claude asked for {len(calls)} tool calls that need their own Steps in one response "
-        f"({named}); this adapter runs one such call per response, so none of them ran"
-    )
 
 
 def denied_text(tool_name: str) -> str:
@@ -221,16 +216,29 @@ class ClaudeAgentRunner:
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         await self.tools.list_sources()
         history = session_transcript(turn.messages)
+        session_id = session_uuid(turn.flow_id)
         turn_entries: list[TranscriptEntry] = []
-        prompt: list[str] | None = None
+        prompt: list[str] | None = None  # None: the CLI's own resume of a deferred call
         if turn.framework_run_state is not None:
-            turn_entries = decode_run_state(turn.framework_run_state)
+            state = decode_run_state(turn.framework_run_state)
+            turn_entries = state.entries
+            if state.deferred:  # several calls of one response: one tool Step at a time
+                fed = feed_back(
+                    state.deferred, turn.tool_calls, turn_entries, history.entries, session_id
+                )
+                if fed.next is not None:  # its Step comes before Claude sees any result
+                    return ToolCallsRequested(
+                        framework_run_state=encode_run_state(fed.entries, state.deferred),
+                        tool_calls=[fed.next],
+                        usage=AgentUsage(),
+                    )
+                turn_entries = fed.entries
+                prompt = [CONTINUE_PROMPT]
         else:
             if not history.pending_user_texts:
                 raise ValueError("the turn has no user message to send to Claude")
             prompt = history.pending_user_texts
         run = _Run(self, turn)
-        session_id = session_uuid(turn.flow_id)
         store = RunSessionStore(session_id, history.entries + turn_entries)
         config_dir = tempfile.mkdtemp(prefix="dex-claude-")
         try:
@@ -262,18 +270,14 @@ class ClaudeAgentRunner:
                 raise RuntimeError(
                     f"the CLI deferred a tool call the runner's hook did not defer: {deferred!r}"
                 )
-            if len(run.deferred) > 1:
-                # The CLI reports, and on resume re-runs, only the last deferred call:
-                # the others would never run nor get a result. Say so instead.
-                return TurnCompleted(
-                    new_messages=[],
-                    usage=usage,
-                    model_call_metadata=metadata,
-                    turn_error=several_deferred_error(list(run.deferred.values())),
-                )
+            # The CLI reports, and on resume re-runs, only the last deferred call, so
+            # several are fed back by the runner, first to last (see `_feedback`).
+            several = in_response_order(run.deferred.values(), turn_entries)
+            if len(several) == 1:
+                several = []
             return ToolCallsRequested(
-                framework_run_state=encode_run_state(turn_entries),
-                tool_calls=[call],
+                framework_run_state=encode_run_state(turn_entries, several),
+                tool_calls=[several[0] if several else call],
                 usage=usage,
                 model_call_metadata=metadata,
             )
@@ -369,7 +373,7 @@ class ClaudeAgentRunner:
         tool call, then each final record the transcript lacks (for display only:
         the next turn's prompt and the session's note tell the model what ran)."""
         entries = (
-            decode_run_state(turn.framework_run_state)
+            decode_run_state(turn.framework_run_state).entries
             if turn.framework_run_state is not None
             else []
         )

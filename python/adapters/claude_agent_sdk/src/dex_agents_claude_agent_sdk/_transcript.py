@@ -10,23 +10,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from dex_agents.runner import FrameworkMessage, RunStateFormat
-from dex_agents_contracts import AgentMessage
+from dex_agents.runner import (
+    DeferredToolCall,
+    FrameworkMessage,
+    ResolvedToolPolicy,
+    RunStateFormat,
+)
+from dex_agents_contracts import AgentMessage, ToolEffect
 
 __all__ = [
+    "RunState",
     "TranscriptEntry",
+    "answered_calls",
     "decode_item",
     "decode_run_state",
     "encode_item",
     "encode_run_state",
+    "entry_blocks",
     "project_turn",
     "session_transcript",
 ]
 
 _FORMAT = "claude-agent-sdk/1"
+
+NO_RESPONSE = "No response requested."
+"""The CLI's stand-in answer to a user entry that got none (results the runner fed back),
+kept in the transcript but not shown as a message of the turn."""
 
 TranscriptEntry = tuple[str, dict[str, Any]]
 """`(subpath, entry)`: the store key's subpath ("" for the main transcript) and one JSONL line."""
@@ -92,13 +104,57 @@ _RUN_STATE = RunStateFormat(
 )
 
 
-def encode_run_state(entries: Sequence[TranscriptEntry]) -> str:
-    return _RUN_STATE.encode({"entries": [list(e) for e in entries]})
+@dataclass(frozen=True)
+class RunState:
+    """A turn's entries so far and, when its last response deferred several calls, those
+    calls in the response's order (fed back one tool Step at a time, see `_feedback`)."""
+
+    entries: list[TranscriptEntry]
+    deferred: list[DeferredToolCall] = field(default_factory=list)
 
 
-def decode_run_state(state: str) -> list[TranscriptEntry]:
+def encode_run_state(
+    entries: Sequence[TranscriptEntry], deferred: Sequence[DeferredToolCall] = ()
+) -> str:
+    payload: dict[str, Any] = {"entries": [list(e) for e in entries]}
+    if deferred:  # absent otherwise, so a one-call state reads as it always has
+        payload["deferred"] = [_call_json(call) for call in deferred]
+    return _RUN_STATE.encode(payload)
+
+
+def decode_run_state(state: str) -> RunState:
     """Raises RunStateError for a state this runner did not write."""
-    return _RUN_STATE.decode(state, lambda data: _entries(data["entries"], "FrameworkRunState"))
+    return _RUN_STATE.decode(
+        state,
+        lambda data: RunState(
+            entries=_entries(data["entries"], "FrameworkRunState"),
+            deferred=[_call(raw) for raw in data.get("deferred", [])],
+        ),
+    )
+
+
+def _call_json(call: DeferredToolCall) -> dict[str, Any]:
+    return {
+        "tool_call_id": call.tool_call_id,
+        "tool_name": call.tool_name,
+        "arguments": call.arguments,
+        "effect": call.policy.effect.name,
+        "requires_approval": call.policy.requires_approval,
+        "tool_source_reference": call.tool_source_reference,
+    }
+
+
+def _call(raw: Mapping[str, Any]) -> DeferredToolCall:
+    return DeferredToolCall(
+        tool_call_id=str(raw["tool_call_id"]),
+        tool_name=str(raw["tool_name"]),
+        arguments=str(raw["arguments"]),
+        policy=ResolvedToolPolicy(
+            effect=ToolEffect[str(raw["effect"])],
+            requires_approval=bool(raw["requires_approval"]),
+        ),
+        tool_source_reference=raw.get("tool_source_reference"),
+    )
 
 
 @dataclass(frozen=True)
@@ -120,6 +176,23 @@ def session_transcript(messages: Iterable[AgentMessage]) -> SessionTranscript:
         if item.user_text is not None:
             pending.append(item.user_text)
     return SessionTranscript(entries=entries, pending_user_texts=pending)
+
+
+def entry_blocks(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The content blocks of one transcript entry's message."""
+    message = entry.get("message")
+    return _blocks(message) if isinstance(message, dict) else []
+
+
+def answered_calls(entries: Iterable[TranscriptEntry]) -> set[str]:
+    """The IDs of the tool uses the entries hold a result for."""
+    return {
+        str(block.get("tool_use_id"))
+        for _, entry in entries
+        if entry.get("type") == "user"
+        for block in entry_blocks(entry)
+        if block.get("type") == "tool_result"
+    }
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -156,7 +229,7 @@ def project_turn(entries: Sequence[TranscriptEntry]) -> list[FrameworkMessage]:
             continue
         if entry.get("type") == "assistant":
             for block in _blocks(message):
-                if block.get("type") == "text" and block.get("text"):
+                if block.get("type") == "text" and block.get("text") not in ("", None, NO_RESPONSE):
                     messages.append(
                         FrameworkMessage(role="assistant", framework_item=empty, text=block["text"])
                     )

@@ -64,13 +64,6 @@ def _turn_results(request: MessagesRequest) -> list[tuple[str, str, str]]:
     return results
 
 
-def _answered(request: MessagesRequest) -> bool:
-    """Whether tool results came back after the model's last response."""
-    messages = request.messages
-    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
-    return bool(MessagesRequest({"messages": messages[last + 1 :]}).tool_results())
-
-
 def _wait_for(gate: Path) -> None:
     """Waits for a gate file the test creates from its own process (hence the polling)."""
     while not gate.exists():
@@ -81,7 +74,7 @@ def scripted_model(log_path: str) -> Callable[[MessagesRequest], ScriptedReply]:
     def respond(request: MessagesRequest) -> ScriptedReply:
         said = _prompts(request)
         prompt = said[-1] if said else ""
-        results = _turn_results(request) if _answered(request) else []
+        results = _turn_results(request) if request.owes_answer() else []
         _log(
             log_path,
             {
@@ -112,6 +105,11 @@ def scripted_model(log_path: str) -> Callable[[MessagesRequest], ScriptedReply]:
             return tool_use_reply(
                 (f"r{n}", "mcp__app__get_weather", {"city": "Rome"}),
                 (f"k{n}", "mcp__app__book_trip", {"city": "Rome"}),
+            )
+        if prompt.startswith("two bookings"):
+            return tool_use_reply(
+                (f"k{n}", "mcp__app__book_trip", {"city": "Rome"}),
+                (f"m{n}", "mcp__app__book_trip", {"city": "Oslo"}),
             )
         if prompt.startswith("charge"):
             return tool_use_reply((f"p{n}", "mcp__app__charge", {"usd": 5}))
@@ -187,7 +185,7 @@ def scripted_runner(
     script = ModelScript(model_script)
 
     def respond(request: MessagesRequest) -> ScriptedReply:
-        results = _turn_results(request) if _answered(request) else []
+        results = _turn_results(request) if request.owes_answer() else []
         reply = script.next_reply(
             results=[(name, output) for _, name, output in results],
             tools=[n.rsplit("__", 1)[-1] for n in request.tool_names if n.startswith("mcp__")],

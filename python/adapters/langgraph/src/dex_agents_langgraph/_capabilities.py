@@ -7,6 +7,8 @@ from dex_agents.runner import RunnerCapabilities, declare_capabilities
 __all__ = ["capabilities"]
 
 _SUPPORTED = (
+    "text_deltas",
+    "reasoning_deltas",
     "usage",
     "built_in_tools",
     "mcp_sources",
@@ -22,12 +24,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "text_deltas": (
-        'the graph is run without astream(stream_mode="messages"), so no text_delta events'
-    ),
-    "reasoning_deltas": (
-        'the graph is run without astream(stream_mode="messages"), so no reasoning_delta events'
-    ),
     "plan_mode": "not implemented",
     "compaction": ("not implemented; summarizing middleware shifts the runner's message count"),
 }

@@ -1,6 +1,7 @@
 """`LangGraphRunner`: a LangGraph graph (or a `create_agent` agent) in Step mode.
 
-A RunModel Step invokes the graph once. `DexStepMiddleware` turns every tool
+A RunModel Step runs the graph once, streamed (`stream_mode="messages"`), so
+the model's text reaches the session as `text_delta` events. `DexStepMiddleware` turns every tool
 call into an interrupt and pauses a second model call, so the invocation makes
 one model call and runs no tool. The graph's checkpoint thread then goes into
 FrameworkRunState; the next RunModel imports it into the shared
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from dex_agents import ToolPolicy, UserError
 from dex_agents.runner import (
-    BUILT_IN_TOOL_DEFINITIONS,
     DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -40,6 +40,7 @@ from dex_agents.runner import (
     TurnCompleted,
     TurnContinued,
     heartbeats,
+    offered_built_ins,
     parse_tool_arguments,
     pending_records,
     result_text,
@@ -69,6 +70,7 @@ from dex_agents_langgraph._middleware import (
 )
 from dex_agents_langgraph._saver import DexCheckpointSaver
 from dex_agents_langgraph._state import InterruptedCall, RunState
+from dex_agents_langgraph._streaming import run_streamed
 from dex_agents_langgraph._tool_context import DexToolContext
 
 if TYPE_CHECKING:
@@ -155,7 +157,7 @@ class LangGraphRunner:
         try:
             with step_scope(self._built_in_specs(turn)):
                 async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
-                    await self.graph.ainvoke(graph_input, config)
+                    await run_streamed(self.graph, graph_input, config, turn.events)
             snapshot = await self.graph.aget_state(config)
             messages: list[BaseMessage] = list(snapshot.values.get(_MESSAGES_KEY, []))
             interrupts = [i for task in snapshot.tasks for i in task.interrupts]
@@ -255,13 +257,7 @@ class LangGraphRunner:
 
     def _built_in_specs(self, turn: AgentTurnContext) -> tuple[dict[str, Any], ...]:
         """The enabled built-ins as OpenAI function specs; their names are reserved."""
-        for name in turn.enabled_built_in_tools:
-            if name in self.tools:
-                raise UserError(
-                    f"the graph has a tool named {name!r}, the name of a built-in tool this "
-                    "session enables (`AgentSessionOptions.built_in_tools`), which the session "
-                    f"reserves: rename the tool, or leave {name!r} out of `built_in_tools`"
-                )
+        offered = offered_built_ins(turn.enabled_built_in_tools, self.tools, owner="the graph")
         return tuple(
             {
                 "type": "function",
@@ -271,7 +267,7 @@ class LangGraphRunner:
                     "parameters": dict(definition.parameters),
                 },
             }
-            for definition in (BUILT_IN_TOOL_DEFINITIONS[n] for n in turn.enabled_built_in_tools)
+            for definition in offered
         )
 
     def _deferred(

@@ -10,6 +10,7 @@ _SUPPORTED = (
     "text_deltas",
     "reasoning_deltas",
     "usage",
+    "built_in_tools",
     "mcp_sources",
     "mcp_tasks",
     "structured_output",
@@ -23,9 +24,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "built_in_tools": (
-        "not offered yet: the runner does not add the session's built-ins to the agent's tools"
-    ),
     "plan_mode": "not implemented",
     "compaction": "not implemented",
 }

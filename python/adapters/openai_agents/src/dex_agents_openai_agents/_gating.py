@@ -8,7 +8,9 @@ the call's Dex record is final, the runner approves the interruption and the
 body returns the stored result (`dex_agents.runner.stored_result`). The copies keep
 the agents' names, which is how `RunState.from_json` finds the current agent.
 Hosted tools (web search, file search, code interpreter, ...) run on the model
-provider's side inside the model call; they are left as they are.
+provider's side inside the model call; they are left as they are. Each copy also
+carries the session's built-in tools (`_built_ins`), offered in the turns that
+enable them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from agents import Agent, FunctionTool, Handoff, RunContextWrapper
 from agents.tool_context import ToolContext
 from dex_agents import UserError
 from dex_agents.runner import stored_result
+
+from dex_agents_openai_agents._built_ins import built_in_tools
 
 __all__ = ["GatedGraph", "agents_of"]
 
@@ -73,6 +77,7 @@ class GatedGraph:
         self.requires_approval: dict[str, object] = {}
         """Each tool's own `needs_approval`, which the runner maps to a Dex approval."""
         self._copies: dict[int, Agent[Any]] = {}
+        self._built_ins = built_in_tools()
         for agent in agents_of(start):
             if agent.mcp_servers:
                 raise UserError(
@@ -90,6 +95,7 @@ class GatedGraph:
         if copied is not None:
             return copied
         tools = [_gated_tool(t) if isinstance(t, FunctionTool) else t for t in agent.tools]
+        tools.extend(self._built_ins)
         copied = agent.clone(tools=tools, handoffs=[])
         self._copies[id(agent)] = copied  # before the handoffs: graphs may have cycles
         copied.handoffs = [self._copy_handoff(item) for item in agent.handoffs]

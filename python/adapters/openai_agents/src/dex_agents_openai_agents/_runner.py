@@ -9,7 +9,8 @@ outcome is unknown), while the gated tool body returns the stored result, and
 rejects failed and rejected calls with the text the model should see; the SDK
 then makes the next model call. A handoff is not a tool: the SDK runs it and
 the next agent's model call in the same Step, and the runner reports it with an
-`openai_agents.handoff` event.
+`openai_agents.handoff` event. The session's enabled built-ins are gated tools of
+every agent (see `_built_ins`): their calls reach the session the same way.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from dex_agents.runner import (
     declared_approval,
     failed_turn_messages,
     heartbeats,
+    offered_built_ins,
     result_text,
     result_texts,
     running,
@@ -72,6 +74,7 @@ from dex_agents.runner import (
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
 
+from dex_agents_openai_agents._built_ins import offering
 from dex_agents_openai_agents._calls import write_delta
 from dex_agents_openai_agents._capabilities import capabilities
 from dex_agents_openai_agents._gating import GatedGraph
@@ -191,6 +194,12 @@ class OpenAiAgentsRunner(Generic[ContextT]):
     ) -> AgentTurnOutcome:
         results: dict[str, str] = {}
         start = await self._start_agent()
+        # An enabled built-in's name is reserved (the session routes its calls).
+        offered_built_ins(
+            turn.enabled_built_in_tools,
+            [*self._graph.tools, *filter(self._mcp.listed, turn.enabled_built_in_tools)],
+            owner="the agent graph",
+        )
         run_input: list[Any] | RunState[Any, Agent[Any]]
         if previous is None:
             run_input = history_from_stored(turn.messages, self._decoded_items)
@@ -213,7 +222,11 @@ class OpenAiAgentsRunner(Generic[ContextT]):
             run_input = state
 
         try:
-            with running(info), with_stored_results(results):
+            with (
+                running(info),
+                with_stored_results(results),
+                offering(turn.enabled_built_in_tools),
+            ):
                 result = await self._run(turn, start, run_input, context)
         except InputGuardrailTripwireTriggered as tripped:
             guardrail = tripped.guardrail_result
@@ -372,8 +385,9 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         for item in interruptions:
             name = item.name or item.tool_name or ""
             call_id = item.call_id or ""
-            mcp_tool = None if name in self._graph.tools else self._mcp.listed(name)
-            if name not in self._graph.tools and mcp_tool is None:
+            built_in = name in turn.enabled_built_in_tools
+            mcp_tool = None if built_in or name in self._graph.tools else self._mcp.listed(name)
+            if not built_in and name not in self._graph.tools and mcp_tool is None:
                 raise ValueError(
                     f"the model's call of {name!r} needs approval but is not a function tool "
                     "of the agent; OpenAiAgentsRunner defers function tools only"

@@ -36,8 +36,17 @@ from agents import (
 from agents.testing import ModelCall, assistant_message, function_call
 from agents.testing.model import ModelResponder
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_worker
-from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolCallsRequested
-from dex_agents_contracts import ToolEffect
+from dex_agents.runner import (
+    AgentTurnContext,
+    AgentTurnOutcome,
+    BuiltInToolName,
+    ToolCallsRequested,
+)
+from dex_agents_contracts import (
+    ToolEffect,
+    decode_run_state_envelope,
+    encode_run_state_envelope,
+)
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
 from dex_agents_testing.run_state_fixtures import ModelScript
@@ -94,9 +103,11 @@ class StaleStateRunner(OpenAiAgentsRunner[None]):
         outcome = await super().run_model_step(turn)
         if not isinstance(outcome, ToolCallsRequested):
             return outcome
-        state = json.loads(outcome.framework_run_state)
+        envelope = decode_run_state_envelope(outcome.framework_run_state)
+        state = json.loads(envelope.payload)
         state["sdk_state"]["$schemaVersion"] = "0.1"
-        return dataclasses.replace(outcome, framework_run_state=json.dumps(state))
+        stale = dataclasses.replace(envelope, payload=json.dumps(state))
+        return dataclasses.replace(outcome, framework_run_state=encode_run_state_envelope(stale))
 
 
 def build_stale_state_flow(
@@ -105,11 +116,25 @@ def build_stale_state_flow(
     return _flow(StaleStateRunner, flow_type, log_path, interrupt_deadline_seconds)
 
 
+BUILT_INS: tuple[BuiltInToolName, ...] = ("ask_user", "durable_wait", "write_todos")
+
+
+def build_built_ins_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents in a session that enables every built-in tool."""
+    return _flow(
+        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, built_ins=BUILT_INS
+    )
+
+
 def _flow(
     runner_type: type[OpenAiAgentsRunner[None]],
     flow_type: str,
     log_path: str,
     interrupt_deadline_seconds: float | None,
+    *,
+    built_ins: tuple[BuiltInToolName, ...] = (),
 ) -> AgentSessionFlow:
     deadline = (
         timedelta(seconds=interrupt_deadline_seconds)
@@ -119,7 +144,7 @@ def _flow(
     return AgentSessionFlow(
         _runner(runner_type, _responder(log_path), log_path),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline),
+        options=AgentSessionOptions(interrupt_deadline=deadline, built_in_tools=built_ins),
     )
 
 
@@ -176,6 +201,8 @@ def _responder(log_path: str) -> ModelResponder:
                 await _gate(f"{log_path}.model-gate")
             text = "; ".join(f"{name}={output}" for _, name, output in results)
             return [assistant_message(f"Results: {text}")]
+        if prompt.startswith("ask") and "ask_user" in tools:
+            return [function_call("ask_user", {"question": "Which city?"}, call_id=f"q{n}")]
         if prompt.startswith(("weather", "slow")):
             return [function_call("get_weather", {"city": "Paris"}, call_id=f"w{n}")]
         if prompt.startswith("parallel"):
@@ -286,7 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--factory", default="build_flow")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    factories = {"build_flow": build_flow, "build_stale_state_flow": build_stale_state_flow}
+    factories = {
+        "build_flow": build_flow,
+        "build_stale_state_flow": build_stale_state_flow,
+        "build_built_ins_flow": build_built_ins_flow,
+    }
     flow = factories[args.factory](args.flow_type, args.log, args.interrupt_deadline)
     run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
     return 0

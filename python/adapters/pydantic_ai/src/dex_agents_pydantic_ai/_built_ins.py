@@ -6,7 +6,8 @@ built-in as a tool of an `ExternalToolset`, with the core's model-facing
 definition, so a call ends the run as a deferred request like every other call
 and its result comes back through `DeferredToolResults` with the others. An
 enabled built-in's name is reserved: an application tool with that name would
-make the call ambiguous, so the model Step refuses it.
+make the call ambiguous, so the model Step refuses it with the kit's
+`ReservedToolNameError`.
 """
 
 from __future__ import annotations
@@ -15,31 +16,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dex_agents import UserError
-from dex_agents.runner import BUILT_IN_TOOL_DEFINITIONS, BuiltInToolName
+from dex_agents.runner import BUILT_IN_TOOL_DEFINITIONS, BuiltInToolName, ReservedToolNameError
 from pydantic_ai import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ExternalToolset
 
 __all__ = ["ReservedToolNameError", "built_in_tool_definitions", "with_built_ins"]
-
-
-class ReservedToolNameError(UserError):
-    """An application tool uses the name of a built-in tool the session enables.
-
-    Attributes:
-        tool_name: The tool's name, which is also the built-in's.
-    """
-
-    def __init__(self, tool_name: str) -> None:
-        super().__init__(
-            f"the Pydantic AI agent has a tool named {tool_name!r}, the name of a built-in "
-            "tool this session enables (`AgentSessionOptions.built_in_tools`), which the "
-            f"session reserves: rename the tool, or leave {tool_name!r} out of `built_in_tools`"
-        )
-        self.tool_name = tool_name
-
-    def __reduce__(self) -> tuple[type[ReservedToolNameError], tuple[str]]:
-        return (type(self), (self.tool_name,))
 
 
 def built_in_tool_definitions(names: Iterable[BuiltInToolName]) -> list[ToolDefinition]:
@@ -64,7 +45,7 @@ def check_reserved(tool_names: Iterable[str], reserved: frozenset[str]) -> None:
     """Raises `ReservedToolNameError` for the first (by name) tool that takes a reserved name."""
     taken = sorted(name for name in tool_names if name in reserved)
     if taken:
-        raise ReservedToolNameError(taken[0])
+        raise ReservedToolNameError(taken[0], "the Pydantic AI agent")
 
 
 def with_built_ins(

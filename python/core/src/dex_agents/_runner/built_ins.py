@@ -2,15 +2,20 @@
 
 The session validates and runs these calls itself (RunModel routes them to their
 own Steps); a runner only offers the enabled ones to its model like any tool,
-translated to its framework's tool definition.
+translated to its framework's tool definition. An enabled built-in's name is
+reserved: an application tool with that name would make its calls ambiguous, so
+`offered_built_ins` refuses it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from dex_agents._runner.policies import BuiltInToolName
+from dex_agents.errors import UserError
 from dex_agents.models import ToolDefinition
+
+__all__ = ["BUILT_IN_TOOL_DEFINITIONS", "ReservedToolNameError", "offered_built_ins"]
 
 BUILT_IN_TOOL_DEFINITIONS: Mapping[BuiltInToolName, ToolDefinition] = {
     "ask_user": ToolDefinition(
@@ -80,3 +85,41 @@ BUILT_IN_TOOL_DEFINITIONS: Mapping[BuiltInToolName, ToolDefinition] = {
         },
     ),
 }
+
+
+class ReservedToolNameError(UserError):
+    """An application tool uses the name of a built-in tool the session enables.
+
+    Attributes:
+        tool_name: The tool's name, which is also the built-in's.
+        owner: What has the tool, as the message names it ("the graph", ...).
+    """
+
+    def __init__(self, tool_name: str, owner: str = "the agent") -> None:
+        super().__init__(
+            f"{owner} has a tool named {tool_name!r}, the name of a built-in tool this "
+            "session enables (`AgentSessionOptions.built_in_tools`), which the session "
+            f"reserves: rename the tool, or leave {tool_name!r} out of `built_in_tools`"
+        )
+        self.tool_name = tool_name
+        self.owner = owner
+
+    def __reduce__(self) -> tuple[type[ReservedToolNameError], tuple[str, str]]:
+        return (type(self), (self.tool_name, self.owner))
+
+
+def offered_built_ins(
+    enabled: Iterable[BuiltInToolName], tool_names: Iterable[str], *, owner: str
+) -> list[ToolDefinition]:
+    """The enabled built-ins' definitions, to offer next to the application's tools.
+
+    Raises:
+        ReservedToolNameError: For the first (by name) of `tool_names` that an
+            enabled built-in reserves.
+    """
+    definitions = [BUILT_IN_TOOL_DEFINITIONS[name] for name in enabled]
+    reserved = {definition.name for definition in definitions}
+    taken = sorted(name for name in tool_names if name in reserved)
+    if taken:
+        raise ReservedToolNameError(taken[0], owner)
+    return definitions
