@@ -10,24 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from dex_agents_testing import load_app
-from dex_agents_testing.run_state_fixtures import check_run_state_fixture, fixture_paths
+from dex_agents_testing.run_state_fixtures import fixture_test
 
-TESTS = Path(__file__).resolve().parent
-APP = load_app(TESTS / "integration" / "oai_app.py")
 # This adapter has no plan mode or compaction (no PlanModeRunner, no ContextCompactionRunner).
-POINTS = ("after_handoff", "awaiting_approval", "awaiting_tool_result")
-
-
-@pytest.mark.parametrize(
-    "fixture", fixture_paths(TESTS / "fixtures" / "run_states", POINTS), ids=lambda p: p.stem
+test_a_stored_run_state_resumes_to_the_recorded_next_action = fixture_test(
+    Path(__file__).resolve().parent,
+    "oai_app.py",
+    adapter="openai_agents",
+    points=("after_handoff", "awaiting_approval", "awaiting_tool_result"),
 )
-def test_a_stored_run_state_resumes_to_the_recorded_next_action(
-    fixture: Path, tmp_path: Path
-) -> None:
-    check_run_state_fixture(
-        fixture,
-        adapter="openai_agents",
-        build_runner=lambda script: APP.scripted_runner(script, str(tmp_path / "log.jsonl")),
-    )

@@ -12,6 +12,7 @@ from dex_agents_testing.run_state_fixtures._check import (
     RunnerFactory,
     check_run_state_fixture,
     fixture_paths,
+    fixture_test,
     resume,
 )
 from dex_agents_testing.run_state_fixtures._format import (
@@ -33,6 +34,7 @@ __all__ = [
     "RunnerFactory",
     "check_run_state_fixture",
     "fixture_paths",
+    "fixture_test",
     "normalise_outcome",
     "read_fixture",
     "resume",

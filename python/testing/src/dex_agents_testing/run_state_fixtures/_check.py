@@ -70,3 +70,31 @@ def check_run_state_fixture(path: Path, *, adapter: str, build_runner: RunnerFac
         f"{path}: resuming the stored run state gave {outcome!r}, "
         f"the recorded session went on with {dict(fixture.expected)!r}"
     )
+
+
+def fixture_test(
+    tests: Path, app_file: str, *, adapter: str, points: Collection[str]
+) -> Callable[[Path, Path], None]:
+    """The pytest test an adapter's `test_run_state_fixtures.py` assigns to a module name.
+
+    It resumes every fixture under `tests/fixtures/run_states` (exactly `points`)
+    with the runner `tests/integration/<app_file>` builds for the fixture's script.
+    """
+    import pytest  # noqa: PLC0415 - only test modules call this; the package needs no pytest
+
+    from dex_agents_testing.worker_apps import load_app  # noqa: PLC0415 - worker_apps is heavy
+
+    app = load_app(tests / "integration" / app_file)
+    paths = fixture_paths(tests / "fixtures" / "run_states", points)
+
+    @pytest.mark.parametrize("fixture", paths, ids=lambda p: p.stem)
+    def test_a_stored_run_state_resumes_to_the_recorded_next_action(
+        fixture: Path, tmp_path: Path
+    ) -> None:
+        check_run_state_fixture(
+            fixture,
+            adapter=adapter,
+            build_runner=lambda script: app.scripted_runner(script, str(tmp_path / "log.jsonl")),
+        )
+
+    return test_a_stored_run_state_resumes_to_the_recorded_next_action
