@@ -190,8 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc.splitlines(keepends=True), expected.splitlines(keepends=True), DOC, "expected"
     )
     sys.stderr.write(
-        f"{DOC}'s capability table is stale; run tools/capabilities.sh --table:\n"
-        + "".join(diff)
+        f"{DOC}'s capability table is stale; run tools/capabilities.sh --table:\n" + "".join(diff)
     )
     return 1
 

@@ -45,7 +45,9 @@ def test_the_rows_are_runner_protos_capabilities_each_with_its_meaning() -> None
     meanings = dict(read_capabilities((ROOT / PROTO).read_text()))
     assert "gaps" not in meanings
     assert all(meanings.values()), "a RunnerCapabilities field has no comment"
-    assert meanings["tool_cancellation"].endswith("asyncio cancellation of an async tool in Python.")
+    assert meanings["tool_cancellation"].endswith(
+        "asyncio cancellation of an async tool in Python."
+    )
 
 
 def test_every_runner_has_a_column_and_every_gap_a_numbered_reason() -> None:
@@ -53,9 +55,7 @@ def test_every_runner_has_a_column_and_every_gap_a_numbered_reason() -> None:
     assert len(runners) == 12
     doc = (ROOT / DOC).read_text()
     header = next(line for line in doc.splitlines() if line.startswith("| Capability |"))
-    assert [cell.strip() for cell in header.strip("|").split("|")][1:] == [
-        r.title for r in runners
-    ]
+    assert [cell.strip() for cell in header.strip("|").split("|")][1:] == [r.title for r in runners]
     for runner in runners:
         declaration = parse_declaration(
             runner.path, (ROOT / runner.path).read_text(), CAPABILITY_NAMES

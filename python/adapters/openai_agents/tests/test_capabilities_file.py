@@ -1,4 +1,5 @@
-"""capabilities.json, the adapter's column of docs/adapters.md, is what OpenAiAgentsRunner.describe() declares.
+"""capabilities.json, the adapter's column of docs/adapters.md, is what
+`OpenAiAgentsRunner.describe()` declares.
 
 The table is assembled from every adapter's file without importing any framework
 (tools/capabilities); this test, on the adapter's own interpreter, keeps the file
