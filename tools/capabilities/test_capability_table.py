@@ -84,7 +84,9 @@ def test_a_changed_declaration_makes_the_table_stale_until_it_is_rewritten(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = _scratch(tmp_path)
+    assert main(["--write", "--root", str(root)]) == 0
     assert main(["--check", "--root", str(root)]) == 0
+    written = (root / DOC).read_text()
     changed = read_runners((root / RUNNERS).read_text())[0].path
     data = json.loads((root / changed).read_text())
     gained = next(iter(data["unsupported"]))
@@ -96,7 +98,7 @@ def test_a_changed_declaration_makes_the_table_stale_until_it_is_rewritten(
     assert "capability table is stale" in capsys.readouterr().err
     assert main(["--write", "--root", str(root)]) == 0
     assert main(["--check", "--root", str(root)]) == 0
-    assert (root / DOC).read_text() != (ROOT / DOC).read_text()
+    assert (root / DOC).read_text() != written
 
 
 def _without_first_supported(data: dict[str, Any]) -> None:
