@@ -60,7 +60,6 @@ function pick(turn: AgentTurnContext): MastraRunner {
 }
 
 const runner: AgentFrameworkRunner<DeferredToolOutcome> = {
-  describe: () => tools.describe(),
   buildUserMessage: (text) => tools.buildUserMessage(text),
   runModelStep: (turn) => pick(turn).runModelStep(turn),
   buildUnfinishedTurnMessages: (turn) => pick(turn).buildUnfinishedTurnMessages(turn),
