@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import signal
 import sys
-import threading
 from typing import TYPE_CHECKING
 
 from ._options import ServerOptions
@@ -15,7 +15,6 @@ from ._storage import StorageError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from types import FrameType
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -63,8 +62,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    # SIGUSR1 prints every thread's stack: how a test or an operator sees where a
+    # server that will not stop is stuck.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -84,6 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_value_bytes=args.max_value_bytes,
         request_id_window_seconds=args.request_id_window,
     )
+    # The stop signals are blocked before any thread starts, so every thread
+    # inherits the mask and the main thread alone takes them, in sigwait below.
+    # With a Python handler instead, the kernel could deliver SIGTERM to a gRPC
+    # or engine thread while the main thread slept in a lock: the handler then
+    # never ran, and the server ignored SIGTERM until its parent killed it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         server = DexliteServer(options)
         port = server.start()
@@ -91,16 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # An operator's problem (a full disk, a read-only file), not a crash to debug.
         print(f"dexlite: {error.detail}", file=sys.stderr, flush=True)
         return 1
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     host = args.listen.rsplit(":", 1)[0]
     print(f"dexlite ready on {host}:{port} db={args.db}", flush=True)
-    done.wait()
+    signal.sigwait(_STOP_SIGNALS)
     server.stop()
     print("dexlite stopped", flush=True)
     return 0

@@ -123,6 +123,20 @@ class ChildProcess:
     stop_timeout: float = 15.0
     """Seconds ``stop`` waits after SIGTERM before it kills."""
 
+    dump_signal: signal.Signals | None = None
+    """A signal that makes the child print its threads' stacks to its log, sent
+    before ``stop`` kills a child that outlived ``stop_timeout``."""
+
+    def _dump_stacks(self) -> None:
+        if self.dump_signal is None or self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.send_signal(self.dump_signal)
+        # The child writes the stacks from its own signal handler; give it a moment
+        # before the SIGKILL, and go on regardless if it wrote nothing.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(1.0)
+
     def kill(self) -> None:
         """SIGKILL the child's process group, then reap it."""
         if self.proc is not None and self.proc.poll() is None:
@@ -139,6 +153,7 @@ class ChildProcess:
             try:
                 self.proc.wait(self.stop_timeout)
             except subprocess.TimeoutExpired:
+                self._dump_stacks()
                 self.kill()
         return self.proc.returncode
 
@@ -177,6 +192,9 @@ class DexliteProcess(ChildProcess):
 
     start_timeout: float = 30.0
     """Seconds ``start`` waits for the child to serve."""
+
+    dump_signal = signal.SIGUSR1
+    """``dexlite serve`` prints its threads' stacks on SIGUSR1."""
 
     def start(self) -> Self:
         """Starts the child and returns once it serves; raises if it exits or stalls."""
