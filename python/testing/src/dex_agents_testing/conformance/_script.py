@@ -84,15 +84,7 @@ class ScriptedApp:
         """The reply to a model call that saw `prompts` (the user's, in order), this
         step's tool `results` as (call id, tool name, output) and `messages` items in
         all; `retried` when the output validator asked for a retry. Logs the call."""
-        self._log(
-            {
-                "kind": "model",
-                "messages": messages,
-                "prompts": list(prompts),
-                "results": {call_id: output for call_id, _, output in results},
-                **(log or {}),
-            }
-        )
+        self.log_model(prompts=prompts, results=results, messages=messages, **(log or {}))
         prompt = prompts[-1] if prompts else ""
         reply = self.cases.reply_for(prompt)
         if reply is not None and reply.output is not None:
@@ -110,6 +102,25 @@ class ScriptedApp:
             return Answer(calls=tuple(Call(f"{c.id}{n}", c.name, c.arguments) for c in reply.calls))
         return Answer(text=self.cases.otherwise_text.format(messages=messages))
 
+    def log_model(
+        self,
+        *,
+        prompts: Sequence[str],
+        results: Sequence[tuple[str, str, str]],
+        messages: int,
+        **extra: Any,
+    ) -> None:
+        """Logs a model call (`answer` does; an app's own replies call it directly)."""
+        self._log(
+            {
+                "kind": "model",
+                "messages": messages,
+                "prompts": list(prompts),
+                "results": {call_id: output for call_id, _, output in results},
+                **extra,
+            }
+        )
+
     def gate(self, name: str) -> Path:
         return Path(f"{self.log_path}.{name}-gate")
 
@@ -117,10 +128,14 @@ class ScriptedApp:
         """A tool body: logs the run (with the Step's idempotency key, if any), waits
         for the tool's gate and returns the data file's output."""
         tool = self.cases.tools[name]
-        self._log({"kind": "tool", "name": name, "key": key})
+        self.log_tool(name, key)
         if tool.gate is not None:
             await _gate(self.gate(tool.gate))
         return tool.returns.format(**arguments)
+
+    def log_tool(self, name: str, key: str | None) -> None:
+        """Logs a tool run (`run_tool` does; an app's own tools call it directly)."""
+        self._log({"kind": "tool", "name": name, "key": key})
 
     def retry_reason(self, output: Mapping[str, Any]) -> str | None:
         """The validator's retry message for an output it rejects, else None."""
