@@ -27,7 +27,7 @@ from dex_agents_testing.conformance._cases import (
     parse_cases,
 )
 from dex_agents_testing.conformance._run import Traits, run_case
-from dex_agents_testing.conformance._script import Answer, ScriptedApp, deadline
+from dex_agents_testing.conformance._script import Answer, ScriptedApp, deadline, retry_reason
 from dex_agents_testing.conformance._serve import serve
 from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.worker_apps import WorkerApp, load_app
@@ -45,6 +45,7 @@ __all__ = [
     "load_cases",
     "locate_cases",
     "parse_cases",
+    "retry_reason",
     "run_case",
     "serve",
 ]

@@ -21,7 +21,7 @@ from dex_agents_contracts import ToolEffect
 
 from dex_agents_testing.conformance._cases import Call, Cases, OutputSpec, load_cases
 
-__all__ = ["Answer", "ScriptedApp", "deadline"]
+__all__ = ["Answer", "ScriptedApp", "deadline", "retry_reason"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,11 @@ class ScriptedApp:
         self._log({"kind": "tool", "name": name, "key": key})
 
     def retry_reason(self, output: Mapping[str, Any]) -> str | None:
-        """The validator's retry message for an output it rejects, else None."""
-        value = str(output[self.output.capitalized])
-        return self.output.retry_message if value != value.capitalize() else None
+        return retry_reason(output, self.cases)
+
+
+def retry_reason(output: Mapping[str, Any], cases: Cases | None = None) -> str | None:
+    """The output validator's retry message for an output it rejects, else None."""
+    spec = (cases or load_cases()).output
+    value = str(output[spec.capitalized])
+    return spec.retry_message if value != value.capitalize() else None
