@@ -137,6 +137,10 @@ class ScriptedApp:
         """Logs a tool run (`run_tool` does; an app's own tools call it directly)."""
         self._log({"kind": "tool", "name": name, "key": key})
 
+    def log_callback(self, name: str) -> None:
+        """Logs a framework callback's run for the tool `name` (an app's own cases)."""
+        self._log({"kind": "callback", "name": name})
+
     def retry_reason(self, output: Mapping[str, Any]) -> str | None:
         return retry_reason(output, self.cases)
 
