@@ -42,7 +42,10 @@ OPERATIONS = frozenset(
         "expect",
     }
 )
-"""A step is one of these keys (plus `timeout`, `durability` for some)."""
+"""A step is one of these keys (plus `timeout`, `durability` for some). An `expect`
+step may add `harness`: the expectations that differ for a whole-turn harness (a
+CLI that owns the turn's transcript), which runs a turn's READ calls inside
+RunModel instead of in CallTool Steps and writes tool arguments as its own JSON."""
 
 EXPECTATIONS = frozenset(
     {
@@ -190,9 +193,12 @@ def _step(where: str, raw: Any) -> Mapping[str, Any]:
     if len(operations) != 1:
         raise CasesError(f"{where}: a step has exactly one operation, got {sorted(raw)}")
     (operation,) = operations
-    _keys(where, raw, {operation}, {"timeout", "durability"})
+    _keys(where, raw, {operation}, {"timeout", "durability", "harness"})
     if operation == "expect":
         _keys(f"{where}.expect", raw["expect"], set(), set(EXPECTATIONS))
+        _keys(f"{where}.harness", raw.get("harness", {}), set(), set(EXPECTATIONS))
+    elif "harness" in raw:
+        raise CasesError(f"{where}: only an expect step has harness")
     return dict(raw)
 
 

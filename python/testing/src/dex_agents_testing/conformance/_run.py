@@ -29,9 +29,17 @@ class Traits:
     messages_after_booking: int
     """Items the model sees in the turn after a "book" turn (one per tool call, or one
     for the whole response, plus the new user message)."""
+    messages_after_weather: int = 5
+    """Items the model sees in the turn after a "weather" turn (user, call, result,
+    answer, new user message, unless the framework stores more)."""
     structured_output_as_text: bool = False
     """The answer is the output as JSON text and a retry is a user message (the AI
     SDK's output spec), instead of an output tool call and its result."""
+    harness: bool = False
+    """A whole-turn harness: READ calls run inside RunModel, so no READ call is a
+    tool Step to wait for, and a case's `harness` expectations replace its others."""
+    tool_prefix: str = ""
+    """What the framework puts before a tool's name (`{tool:NAME}` in the cases)."""
     nonconforming: Mapping[str, str] = field(default_factory=dict)
     """Case id -> why the framework cannot, citing its code or documentation."""
 
@@ -51,7 +59,9 @@ class _Run:
                 "APPROVAL_DEADLINE_PASSED": APPROVAL_DEADLINE_PASSED,
                 "OUTCOME_UNKNOWN_RESULT": OUTCOME_UNKNOWN_RESULT,
                 "messages_after_booking": str(self.traits.messages_after_booking),
+                "messages_after_weather": str(self.traits.messages_after_weather),
             }
+            value = re.sub(r"\{tool:(\w+)\}", lambda m: self.traits.tool_prefix + m[1], value)
             return re.sub(r"\{(\w+)\}", lambda m: known.get(m[1], m[0]), value)
         if isinstance(value, list):
             return [self.fill(v) for v in value]
@@ -77,13 +87,7 @@ class _Run:
             app.wait(
                 self.session,
                 f"the approval wait of {pending} next to a finished {done}",
-                lambda s: (
-                    any(i.tool_call_id == pending for i in s.pending_interrupts)
-                    and any(
-                        r.tool_call_id == done and r.status is ToolCallStatus.SUCCEEDED
-                        for r in s.tool_calls
-                    )
-                ),
+                functools.partial(self._awaiting, pending, done),
             )
         elif "wait_tool_runs" in step:
             for name, count in step["wait_tool_runs"].items():
@@ -112,7 +116,18 @@ class _Run:
         elif "open_gate" in step:
             app.gate(step["open_gate"]).touch()
         else:
-            self.expect(self.fill(step["expect"]))
+            overrides = step.get("harness", {}) if self.traits.harness else {}
+            self.expect(self.fill({**step["expect"], **overrides}))
+
+    def _awaiting(self, pending: str, done: str, snapshot: AgentSnapshot) -> bool:
+        """`pending` waits for approval once the READ call `done` has run (in a harness
+        the READ ran inside RunModel: no tool Step of its own to wait for)."""
+        waiting = any(i.tool_call_id == pending for i in snapshot.pending_interrupts)
+        ran = self.traits.harness or any(
+            r.tool_call_id == done and r.status is ToolCallStatus.SUCCEEDED
+            for r in snapshot.tool_calls
+        )
+        return waiting and ran
 
     def _ran(self, name: str, count: int) -> bool:
         return len(self.app.entries("tool", name)) >= count
@@ -130,7 +145,7 @@ class _Run:
                     got = got.name.lower() if name == "role" else got
                     assert got == value, f"message {i}.{name}: {got!r} != {value!r}"
         if "last_text" in expected:
-            assert messages[-1].text == expected["last_text"]
+            assert messages[-1].text == expected["last_text"], messages[-1].text
         if "user_texts" in expected:
             users = [m.text for m in messages if m.role is MessageRole.USER]
             assert users == expected["user_texts"]
