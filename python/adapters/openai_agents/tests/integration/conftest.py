@@ -7,4 +7,3 @@ from dex_agents_testing.adapter_suites import worker_app_fixtures
 from integration.oai_workers import App
 
 dexlite, app, private_app = worker_app_fixtures(App)
-
