@@ -206,7 +206,7 @@ def test_a_stopped_turn_shows_a_finished_call_once_and_no_call_without_its_resul
         assert results == [("k1", "Not this week.")]
 
 
-def test_retried_run_model_repeats_inline_reads_but_not_the_write() -> None:
+def test_retried_run_model_repeats_harness_but_not_the_write() -> None:
     with fake_agent() as agent:
         session = agent.session()
         session.start_turn("book Rome")

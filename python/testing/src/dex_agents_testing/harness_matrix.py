@@ -1,6 +1,8 @@
-"""The design's matrix, 1 to 11, for a whole-turn harness (the Claude Agent SDK's,
-in Python and in TypeScript): the harness runs a turn's inline reads inside RunModel,
-so the items whose Step shape has a CallTool for a read have the harness's shapes here;
+"""The design's matrix, 1 to 11, for a whole-turn harness: now only the TypeScript
+Claude Agent SDK adapter's remote matrix runs these (the Python one runs
+`dex_agents_testing.conformance` with its `harness` expectations). The harness
+runs a turn's inline reads inside RunModel, so the items whose Step shape has a
+CallTool for a read have the harness's shapes here;
 the items that involve only writes are `dex_agents_testing.matrix`'s.
 
 A suite imports these tests into a test module with an `app` fixture (a `WorkerApp`)

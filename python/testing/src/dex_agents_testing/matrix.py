@@ -1,4 +1,6 @@
-"""The design document's test matrix, 1 to 11, for any adapter's integration suite.
+"""The design document's test matrix, 1 to 11, as pytest functions: now only the
+TypeScript adapters' remote matrices (python/core/tests/remote_matrix*.py) run these;
+the Python adapters run `dex_agents_testing.conformance` (the cases as data).
 
 An adapter's suite runs these tests against its own application module (a
 `WorkerApp` script whose scripted model follows the shared prompts below) by

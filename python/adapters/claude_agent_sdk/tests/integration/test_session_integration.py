@@ -1,29 +1,15 @@
-"""The design document's matrix with ClaudeAgentRunner on dexlite and real Worker processes.
+"""The conformance suite (proto/testdata/conformance/cases.json) with ClaudeAgentRunner on
+dexlite and real Worker processes, through this adapter's app factory `claude_app.py`.
 
-The items with a read have the whole-turn harness's shapes
-(`dex_agents_testing.harness_matrix`, which the TypeScript harness's matrix runs too);
-the items that only involve writes are `dex_agents_testing.matrix`'s, collected here
-unchanged. The SIGKILL items are in test_worker_kills.py.
+The harness runs a turn's reads inside RunModel (the cases' `harness`
+expectations). The cases that SIGKILL Workers (on a dexlite of their own) are
+test_worker_kills.py's: a target of their own keeps each under about 3 minutes.
 """
 
 from __future__ import annotations
 
-from dex_agents_testing.harness_matrix import (  # the shared tests, collected here
-    test_approved_write_survives_worker_restart_and_runs_once,
-    test_failed_turn_after_write_leaves_note_and_write_is_not_repeated,
-    test_message_sent_during_a_turn_is_queued,
-    test_parallel_reads_run_inline,
-    test_read_tool_turn_is_one_run_model_and_replays_history,
-    test_rejected_write_never_runs_and_the_model_sees_why,
-)
-from dex_agents_testing.matrix import test_approval_deadline_rejects_the_call
+from dex_agents_testing.conformance import conformance_suite
 
-__all__ = [
-    "test_approval_deadline_rejects_the_call",
-    "test_approved_write_survives_worker_restart_and_runs_once",
-    "test_failed_turn_after_write_leaves_note_and_write_is_not_repeated",
-    "test_message_sent_during_a_turn_is_queued",
-    "test_parallel_reads_run_inline",
-    "test_read_tool_turn_is_one_run_model_and_replays_history",
-    "test_rejected_write_never_runs_and_the_model_sees_why",
-]
+from integration.claude_workers import APP
+
+dexlite, test_conformance = conformance_suite(APP, only=lambda case: not case.own_dexlite)

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
 from dex_agents_testing.adapter_suites import worker_app_fixtures
-from dex_agents_testing.matrix import MatrixExpectations
 
 from integration.oai_workers import App
 
 dexlite, app, private_app = worker_app_fixtures(App)
-
-
-@pytest.fixture
-def matrix() -> MatrixExpectations:
-    # One stored item per tool call and per output, so the first turn is six items.
-    return MatrixExpectations(messages_after_booking=7)
-
-
-@pytest.fixture
-def make_app() -> type[App]:
-    return App

@@ -1,27 +1,20 @@
-"""The integration tests' application: an OpenAI Agents SDK agent on a real Worker process.
+"""The conformance suite's app factory for the OpenAI Agents SDK (a `WorkerApp` script).
 
-Run as `python oai_app.py --server ADDR --flow-type T --log PATH`; prints `ready`
-once the Worker serves (the `WorkerApp` contract of dex_agents_testing). The
-model is the SDK's ScriptedModel answering through a responder that decides from
-the call's input items alone (never from a call counter), so a restarted Worker
-answers the same way; it logs every model call and tool run to PATH as JSON
-lines. A model call or tool that a test kills mid-call waits for a gate file
-(`PATH.model-gate`, `PATH.charge-gate`) that the test creates once the Worker
-is gone.
+The model is the SDK's ScriptedModel answering what the data file's
+`ScriptedApp` decides from the call's input items alone (never from a call
+counter), so a restarted Worker answers the same way; the tools are
+`ScriptedApp.run_tool`. The flows of this adapter's own cases (handoff,
+guardrails, a stale RunState, built-in tools) share the agents. Run as a
+script it serves a Flow (`dex_agents_testing.conformance.serve`).
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import dataclasses
 import json
-import logging
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from agents import (
@@ -35,7 +28,7 @@ from agents import (
 )
 from agents.testing import ModelCall, assistant_message, function_call
 from agents.testing.model import ModelResponder
-from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_worker
+from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
@@ -49,21 +42,22 @@ from dex_agents_contracts import (
 )
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
+from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, serve
 from dex_agents_testing.run_state_fixtures import ModelScript
 
 set_tracing_disabled(True)
 
-
-def _log(path: str, entry: dict[str, Any]) -> None:
-    with Path(path).open("a") as f:
-        f.write(json.dumps(entry) + "\n")
-
-
-async def _gate(path: str) -> None:
-    """Waits for a gate file; it polls, because the test creates the file from its own process."""
-    gate = Path(path)
-    while not await asyncio.to_thread(gate.exists):  # noqa: ASYNC110 - see the docstring
-        await asyncio.sleep(0.05)
+CONFORMANCE = Traits(
+    # One stored item per tool call and per output, so the first turn is six items.
+    messages_after_booking=7,
+    nonconforming={
+        "structured_output_with_validator_retry": (
+            "the SDK has no output validator that asks the model again: an output "
+            "guardrail's tripwire raises OutputGuardrailTripwireTriggered and ends the "
+            "run (agents/run_internal/guardrails.py; docs: guardrails.md, 'tripwires')"
+        ),
+    },
+)
 
 
 def _items(call: ModelCall) -> list[dict[str, Any]]:
@@ -136,15 +130,13 @@ def _flow(
     *,
     built_ins: tuple[BuiltInToolName, ...] = (),
 ) -> AgentSessionFlow:
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
+    app = ScriptedApp(log_path)
     return AgentSessionFlow(
-        _runner(runner_type, _responder(log_path), log_path),
+        _runner(runner_type, _responder(app), app),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline, built_in_tools=built_ins),
+        options=AgentSessionOptions(
+            interrupt_deadline=deadline(interrupt_deadline_seconds), built_in_tools=built_ins
+        ),
     )
 
 
@@ -166,102 +158,73 @@ def scripted_runner(
             function_call(c["name"], c["arguments"], call_id=c["id"]) for c in reply["tool_calls"]
         ]
 
-    yield _runner(OpenAiAgentsRunner, respond, log_path)
+    yield _runner(OpenAiAgentsRunner, respond, ScriptedApp(log_path))
 
 
-def _responder(log_path: str) -> ModelResponder:
+def _responder(app: ScriptedApp) -> ModelResponder:
     async def respond(call: ModelCall) -> Any:
         items = _items(call)
         prompts = _prompts(items)
         prompt = prompts[-1] if prompts else ""
         results = _results(items)
         tools = sorted(str(getattr(t, "name", "")) for t in call.tools)
-        _log(
-            log_path,
-            {
-                "kind": "model",
-                "items": len(items),
-                "prompts": prompts,
-                "tools": tools,
-                "results": {call_id: output for call_id, _, output in results},
-            },
-        )
         n = len(prompts)
+        # This adapter's own cases (test_adapter_cases.py) first: handoff, ask_user, guardrail.
         if "refund" in tools:  # the billing agent, after the handoff
+            app.log_model(prompts=prompts, results=results, messages=len(items), tools=tools)
             refunds = [output for _, name, output in results if name == "refund"]
             if refunds:
                 return [assistant_message(f"Billing: {refunds[0]}")]
             return [function_call("refund", {"order": "A-1"}, call_id=f"f{n}")]
-        if prompt.startswith("refund"):
-            return [function_call("transfer_to_billing", {}, call_id=f"h{n}")]
-        if results:
-            if prompt.startswith("fail"):
-                raise RuntimeError("model unavailable")
-            if prompt.startswith("slow"):
-                await _gate(f"{log_path}.model-gate")
-            text = "; ".join(f"{name}={output}" for _, name, output in results)
-            return [assistant_message(f"Results: {text}")]
-        if prompt.startswith("ask") and "ask_user" in tools:
-            return [function_call("ask_user", {"question": "Which city?"}, call_id=f"q{n}")]
-        if prompt.startswith(("weather", "slow")):
-            return [function_call("get_weather", {"city": "Paris"}, call_id=f"w{n}")]
-        if prompt.startswith("parallel"):
-            return [
-                function_call("get_weather", {"city": "Oslo"}, call_id=f"a{n}"),
-                function_call("get_weather", {"city": "Lima"}, call_id=f"b{n}"),
-            ]
-        if prompt.startswith("book"):
-            return [
-                function_call("get_weather", {"city": "Rome"}, call_id=f"r{n}"),
-                function_call("book_trip", {"city": "Rome"}, call_id=f"k{n}"),
-            ]
-        if prompt.startswith("charge"):
-            return [function_call("charge", {"usd": 5}, call_id=f"p{n}")]
-        if prompt.startswith("fail"):
-            return [function_call("charge_now", {"usd": 5}, call_id=f"f{n}")]
-        if prompt.startswith("shout"):
-            return [assistant_message("HELLO THERE")]
-        return [assistant_message(f"I have seen {len(items)} messages.")]
+        if not results and prompt.startswith(("refund", "ask", "shout")):
+            app.log_model(prompts=prompts, results=results, messages=len(items), tools=tools)
+            if prompt.startswith("refund"):
+                return [function_call("transfer_to_billing", {}, call_id=f"h{n}")]
+            if prompt.startswith("ask") and "ask_user" in tools:
+                return [function_call("ask_user", {"question": "Which city?"}, call_id=f"q{n}")]
+            if prompt.startswith("shout"):
+                return [assistant_message("HELLO THERE")]
+        answer = await app.answer(
+            prompts=prompts, results=results, messages=len(items), log={"tools": tools}
+        )
+        if answer.text is not None:
+            return [assistant_message(answer.text)]
+        return [function_call(c.name, dict(c.arguments), call_id=c.id) for c in answer.calls]
 
     return respond
 
 
 def _runner(
-    runner_type: type[OpenAiAgentsRunner[None]], respond: ModelResponder, log_path: str
+    runner_type: type[OpenAiAgentsRunner[None]], respond: ModelResponder, app: ScriptedApp
 ) -> OpenAiAgentsRunner[None]:
-    @function_tool
-    def get_weather(city: str) -> str:
-        """The weather in a city."""
+    def key() -> str | None:
         info = dex_run_info()
-        _log(
-            log_path, {"kind": "tool", "name": "get_weather", "key": info and info.idempotency_key}
-        )
-        return f"sunny in {city}"
+        return info.idempotency_key if info is not None else None
+
+    @function_tool
+    async def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return await app.run_tool("get_weather", {"city": city}, key())
 
     @function_tool(needs_approval=True)
-    def book_trip(city: str) -> str:
+    async def book_trip(city: str) -> str:
         """Books a trip."""
-        _log(log_path, {"kind": "tool", "name": "book_trip"})
-        return f"booked {city}"
+        return await app.run_tool("book_trip", {"city": city}, key())
 
     @function_tool
     async def charge(usd: int) -> str:
         """Charges the card."""
-        info = dex_run_info()
-        _log(log_path, {"kind": "tool", "name": "charge", "key": info and info.idempotency_key})
-        await _gate(f"{log_path}.charge-gate")
-        return f"charged {usd} USD"
+        return await app.run_tool("charge", {"usd": usd}, key())
 
     @function_tool
-    def charge_now(usd: int) -> str:
+    async def charge_now(usd: int) -> str:
         """Charges the card at once."""
-        _log(log_path, {"kind": "tool", "name": "charge_now"})
-        return f"charged {usd} USD"
+        return await app.run_tool("charge_now", {"usd": usd}, key())
 
     @function_tool
     def refund(order: str) -> str:
         """Refunds an order."""
-        _log(log_path, {"kind": "tool", "name": "refund"})
+        app.log_tool("refund", key())
         return f"refunded {order}"
 
     @input_guardrail
@@ -291,37 +254,9 @@ def _runner(
         input_guardrails=[no_passwords],
         output_guardrails=[no_shouting],
     )
-    no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    return runner_type(
-        agent,
-        tool_policies={
-            "get_weather": ToolPolicy(effect=ToolEffect.READ),
-            "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE),
-            "book_trip": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE),
-            "charge": no_approval_write,
-            "charge_now": no_approval_write,
-        },
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--flow-type", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--interrupt-deadline", type=float, default=None)
-    parser.add_argument("--factory", default="build_flow")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    factories = {
-        "build_flow": build_flow,
-        "build_stale_state_flow": build_stale_state_flow,
-        "build_built_ins_flow": build_built_ins_flow,
-    }
-    flow = factories[args.factory](args.flow_type, args.log, args.interrupt_deadline)
-    run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
-    return 0
+    policies = {**app.policies(), "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)}
+    return runner_type(agent, tool_policies=policies)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(sys.modules[__name__]))

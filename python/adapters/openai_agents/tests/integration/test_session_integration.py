@@ -1,31 +1,15 @@
-"""The design document's matrix with OpenAiAgentsRunner on dexlite and real Worker processes.
+"""The conformance suite (proto/testdata/conformance/cases.json) with OpenAiAgentsRunner on
+dexlite and real Worker processes, through this adapter's app factory `oai_app.py`.
 
-The tests are `dex_agents_testing.matrix`'s, run against `oai_app.py` (the SDK's
-ScriptedModel answering from the call's input items by the matrix's prompts) on
-Worker child processes. Items 5, 6 and 9 (Worker SIGKILLs) are in
-test_worker_kills.py, the issue's other cases in test_adapter_cases.py.
+The cases that SIGKILL Workers (on a dexlite of their own) are test_worker_kills.py's,
+this adapter's own cases test_adapter_cases.py's: targets of their own keep each
+under about 3 minutes.
 """
 
 from __future__ import annotations
 
-from dex_agents_testing.matrix import (  # the shared tests, collected here
-    test_approval_deadline_rejects_the_call,
-    test_approved_write_survives_worker_restart_and_runs_once,
-    test_failed_turn_after_write_leaves_note_and_write_is_not_repeated,
-    test_message_sent_during_a_turn_is_queued,
-    test_parallel_tool_calls_run_as_parallel_steps,
-    test_read_tool_turn_has_step_shape_and_replays_history,
-    test_rejected_write_never_runs_and_the_model_sees_why,
-    test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps,
-)
+from dex_agents_testing.conformance import conformance_suite
 
-__all__ = [
-    "test_approval_deadline_rejects_the_call",
-    "test_approved_write_survives_worker_restart_and_runs_once",
-    "test_failed_turn_after_write_leaves_note_and_write_is_not_repeated",
-    "test_message_sent_during_a_turn_is_queued",
-    "test_parallel_tool_calls_run_as_parallel_steps",
-    "test_read_tool_turn_has_step_shape_and_replays_history",
-    "test_rejected_write_never_runs_and_the_model_sees_why",
-    "test_ungated_and_gated_tools_of_one_response_run_only_in_their_steps",
-]
+from integration.oai_workers import APP
+
+dexlite, test_conformance = conformance_suite(APP, only=lambda case: not case.own_dexlite)

@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
 from dex_agents_testing.adapter_suites import worker_app_fixtures
-from dex_agents_testing.matrix import MatrixExpectations
 
 from integration.pai_workers import App
 
 dexlite, app, private_app = worker_app_fixtures(App)
-
-
-@pytest.fixture
-def matrix() -> MatrixExpectations:
-    return MatrixExpectations(messages_after_booking=5)
-
-
-@pytest.fixture
-def make_app() -> type[App]:
-    return App

@@ -1,29 +1,21 @@
-"""The integration tests' application: a Pydantic AI agent on a real Worker process.
+"""The conformance suite's app factory for Pydantic AI (a `WorkerApp` script).
 
-Run as `python pai_app.py --server ADDR --flow-type T --log PATH`; prints `ready`
-once the Worker serves. The FunctionModel decides from the message history alone
-(never from a call counter), so a restarted Worker answers the same way, and it
-logs every model call and tool run to PATH as JSON lines. A model call or tool
-that a test kills mid-call waits for a gate file (`PATH.model-gate`,
-`PATH.charge-gate`) that the test creates once the Worker is gone.
+The agent's FunctionModel answers what the data file's `ScriptedApp` decides
+from the message history alone (never from a call counter), so a restarted
+Worker answers the same way; its tools are `ScriptedApp.run_tool`. Run as a
+script it serves the Flow (`dex_agents_testing.conformance.serve`).
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy, run_worker
-from dex_agents_contracts import ToolEffect
+from dex_agents import AgentSessionFlow, AgentSessionOptions
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
+from dex_agents_testing.conformance import Answer, ScriptedApp, Traits, deadline, serve
 from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
@@ -38,49 +30,62 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+CONFORMANCE = Traits(messages_after_booking=5)
+
 
 class City(BaseModel):
     name: str
     country: str
 
 
-def _log(path: str, entry: dict[str, Any]) -> None:
-    with Path(path).open("a") as f:
-        f.write(json.dumps(entry) + "\n")
-
-
-def _user_prompts(messages: list[ModelMessage]) -> list[str]:
-    return [
-        p.content
-        for m in messages
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, UserPromptPart) and isinstance(p.content, str)
-    ]
-
-
-async def _gate(path: str) -> None:
-    """Waits for a gate file; it polls, because the test creates the file from its own process."""
-    gate = Path(path)
-    while not await asyncio.to_thread(gate.exists):  # noqa: ASYNC110 - see the docstring
-        await asyncio.sleep(0.05)
-
-
 ModelFunction = Callable[[list[ModelMessage], AgentInfo], Awaitable[ModelResponse]]
+
+
+def _response(answer: Answer | Mapping[str, Any], info: AgentInfo) -> ModelResponse:
+    if isinstance(answer, Answer):
+        if answer.output is not None:
+            tool = info.output_tools[0].name
+            return ModelResponse(parts=[ToolCallPart(tool, dict(answer.output), tool_call_id="o")])
+        if answer.text is not None:
+            return ModelResponse(parts=[TextPart(content=answer.text)])
+        calls = [(c.id, c.name, c.arguments) for c in answer.calls]
+    else:
+        if "text" in answer:
+            return ModelResponse(parts=[TextPart(content=answer["text"])])
+        calls = [(c["id"], c["name"], c["arguments"]) for c in answer["tool_calls"]]
+    parts = [ToolCallPart(name, dict(args), tool_call_id=call_id) for call_id, name, args in calls]
+    return ModelResponse(parts=list(parts))
+
+
+def _model(app: ScriptedApp) -> ModelFunction:
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        requests = [m for m in messages if isinstance(m, ModelRequest)]
+        prompts = [
+            p.content
+            for m in requests
+            for p in m.parts
+            if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+        ]
+        results = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+        answer = await app.answer(
+            prompts=prompts,
+            results=[(r.tool_call_id, r.tool_name, r.model_response_str()) for r in results],
+            messages=len(messages),
+            retried=any(r.outcome == "retried" for r in results),
+        )
+        return _response(answer, info)
+
+    return model
 
 
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
-    deadline = (
-        timedelta(seconds=interrupt_deadline_seconds)
-        if interrupt_deadline_seconds is not None
-        else None
-    )
+    app = ScriptedApp(log_path)
     return AgentSessionFlow(
-        _runner(_model(log_path), log_path),
+        _runner(_model(app), app),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline),
+        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
     )
 
 
@@ -97,138 +102,45 @@ def scripted_runner(
             results=[(r.tool_name, r.model_response_str()) for r in results],
             tools=[t.name for t in info.function_tools],
         )
-        if "text" in reply:
-            return ModelResponse(parts=[TextPart(content=reply["text"])])
-        return ModelResponse(
-            parts=[
-                ToolCallPart(c["name"], c["arguments"], tool_call_id=c["id"])
-                for c in reply["tool_calls"]
-            ]
-        )
+        return _response(reply, info)
 
-    yield _runner(model, log_path)
+    yield _runner(model, ScriptedApp(log_path))
 
 
-def _model(log_path: str) -> ModelFunction:
-    async def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        prompts = _user_prompts(messages)
-        prompt = prompts[-1] if prompts else ""
-        results = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
-        _log(
-            log_path,
-            {
-                "kind": "model",
-                "messages": len(messages),
-                "prompts": prompts,
-                "results": {r.tool_call_id: r.model_response_str() for r in results},
-            },
-        )
-        n = len(prompts)
-        if prompt.startswith("city"):
-            # Structured output: lowercase first, which the output validator sends back.
-            retried = any(r.outcome == "retried" for r in results)
-            name = "Paris" if retried else "paris"
-            tool = info.output_tools[0].name
-            return ModelResponse(
-                parts=[ToolCallPart(tool, {"name": name, "country": "FR"}, tool_call_id=f"o{n}")]
-            )
-        if results:
-            if prompt.startswith("fail"):
-                raise RuntimeError("model unavailable")
-            if prompt.startswith("slow"):
-                await _gate(f"{log_path}.model-gate")
-            text = "; ".join(f"{r.tool_name}={r.model_response_str()}" for r in results)
-            return ModelResponse(parts=[TextPart(content=f"Results: {text}")])
-        if prompt.startswith(("weather", "slow")):
-            return ModelResponse(
-                parts=[ToolCallPart("get_weather", {"city": "Paris"}, tool_call_id=f"w{n}")]
-            )
-        if prompt.startswith("parallel"):
-            return ModelResponse(
-                parts=[
-                    ToolCallPart("get_weather", {"city": "Oslo"}, tool_call_id=f"a{n}"),
-                    ToolCallPart("get_weather", {"city": "Lima"}, tool_call_id=f"b{n}"),
-                ]
-            )
-        if prompt.startswith("book"):
-            return ModelResponse(
-                parts=[
-                    ToolCallPart("get_weather", {"city": "Rome"}, tool_call_id=f"r{n}"),
-                    ToolCallPart("book_trip", {"city": "Rome"}, tool_call_id=f"k{n}"),
-                ]
-            )
-        if prompt.startswith("charge"):
-            return ModelResponse(parts=[ToolCallPart("charge", {"usd": 5}, tool_call_id=f"p{n}")])
-        if prompt.startswith("fail"):
-            return ModelResponse(
-                parts=[ToolCallPart("charge_now", {"usd": 5}, tool_call_id=f"f{n}")]
-            )
-        return ModelResponse(parts=[TextPart(content=f"I have seen {len(messages)} messages.")])
-
-    return model
-
-
-def _runner(model: ModelFunction, log_path: str) -> PydanticAiRunner[None]:
+def _runner(model: ModelFunction, app: ScriptedApp) -> PydanticAiRunner[None]:
     agent: Agent[None, str | City | DeferredToolRequests] = Agent(
         FunctionModel(model), output_type=[str, City, DeferredToolRequests]
     )
 
     @agent.output_validator
-    def capitalized(output: str | City | DeferredToolRequests) -> str | City | DeferredToolRequests:
-        if isinstance(output, City) and output.name != output.name.capitalize():
-            raise ModelRetry("Capitalize the city name.")
+    def validate(output: str | City | DeferredToolRequests) -> str | City | DeferredToolRequests:
+        reason = app.retry_reason(output.model_dump()) if isinstance(output, City) else None
+        if reason is not None:
+            raise ModelRetry(reason)
         return output
 
-    @agent.tool
-    def get_weather(ctx: RunContext[None], city: str) -> str:
+    def key(ctx: RunContext[None]) -> str | None:
         info = dex_run_info(ctx)
-        _log(
-            log_path,
-            {"kind": "tool", "name": "get_weather", "key": info and info.idempotency_key},
-        )
-        return f"sunny in {city}"
+        return info.idempotency_key if info is not None else None
 
-    @agent.tool_plain(requires_approval=True)
-    def book_trip(city: str) -> str:
-        _log(log_path, {"kind": "tool", "name": "book_trip"})
-        return f"booked {city}"
+    @agent.tool
+    async def get_weather(ctx: RunContext[None], city: str) -> str:
+        return await app.run_tool("get_weather", {"city": city}, key(ctx))
+
+    @agent.tool(requires_approval=True)
+    async def book_trip(ctx: RunContext[None], city: str) -> str:
+        return await app.run_tool("book_trip", {"city": city}, key(ctx))
 
     @agent.tool
     async def charge(ctx: RunContext[None], usd: int) -> str:
-        info = dex_run_info(ctx)
-        _log(log_path, {"kind": "tool", "name": "charge", "key": info and info.idempotency_key})
-        await _gate(f"{log_path}.charge-gate")
-        return f"charged {usd} USD"
+        return await app.run_tool("charge", {"usd": usd}, key(ctx))
 
-    @agent.tool_plain
-    def charge_now(usd: int) -> str:
-        _log(log_path, {"kind": "tool", "name": "charge_now"})
-        return f"charged {usd} USD"
+    @agent.tool
+    async def charge_now(ctx: RunContext[None], usd: int) -> str:
+        return await app.run_tool("charge_now", {"usd": usd}, key(ctx))
 
-    no_approval_write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
-    return PydanticAiRunner(
-        agent,
-        tool_policies={
-            "get_weather": ToolPolicy(effect=ToolEffect.READ),
-            "book_trip": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE),
-            "charge": no_approval_write,
-            "charge_now": no_approval_write,
-        },
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--flow-type", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--interrupt-deadline", type=float, default=None)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    flow = build_flow(args.flow_type, args.log, args.interrupt_deadline)
-    run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
-    return 0
+    return PydanticAiRunner(agent, tool_policies=app.policies())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(sys.modules[__name__]))

@@ -1,0 +1,45 @@
+"""The conformance data file reads strictly: the checked-in file parses, and a file out
+of shape fails naming where."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from dex_agents_testing.conformance import CasesError, load_cases, locate_cases, parse_cases
+
+
+def _raw() -> Any:
+    return json.loads(locate_cases().read_text(encoding="utf-8"))
+
+
+def test_the_checked_in_cases_parse_and_cover_items_1_to_11() -> None:
+    cases = load_cases()
+    covered = {item for case in cases.cases for item in case.covers}
+    assert {f"item {n}" for n in range(1, 12)} <= covered
+    called = {c.name for r in cases.replies for c in r.calls}
+    assert called <= set(cases.tools)
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (
+            lambda raw: raw["cases"][0].update(surprise=1),
+            "cases[0]: missing [], unknown ['surprise']",
+        ),
+        (lambda raw: raw["cases"][0]["steps"].append({"teleport": 1}), "exactly one operation"),
+        (lambda raw: raw["cases"][1]["steps"][-1]["expect"].update(vibes=1), "unknown ['vibes']"),
+        (lambda raw: raw["tools"]["charge"].pop("returns"), "tools.charge: missing ['returns']"),
+        (lambda raw: raw["cases"].append(raw["cases"][0]), "case ids repeat"),
+        (lambda raw: raw.update(version=2), "version 2"),
+    ],
+)
+def test_a_file_out_of_shape_fails_naming_where(change: Any, where: str) -> None:
+    raw = copy.deepcopy(_raw())
+    change(raw)
+    with pytest.raises(CasesError, match=None) as failure:
+        parse_cases(raw)
+    assert where in str(failure.value)
