@@ -27,19 +27,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dex_agents import AgentSessionClient, AgentSessionFlow, RemoteRunner, run_worker
+from dex_agents.offline import NullEventWriter, no_heartbeat, stored_message
+from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
-    NullEventWriter,
     ToolCallsRequested,
     ToolExecutionResult,
     TurnCompleted,
-    model_visible_result,
-    no_heartbeat,
-    stored_message,
 )
 from dex_agents_contracts import AgentUsage, ToolEffect
 from dex_agents_testing.processes import DexliteProcess, child_env

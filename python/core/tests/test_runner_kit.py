@@ -10,27 +10,24 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents._runner.call_results import pending_records, stored_result, with_stored_results
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents._runner.routing import declared_approval
+from dex_agents.offline import NullEventWriter, no_heartbeat
+from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     DexRunInfo,
-    NullEventWriter,
     PendingCall,
     RunStateError,
     RunStateFormat,
     ToolExecutionError,
     ToolRouter,
-    declared_approval,
     dex_run_info,
-    no_heartbeat,
     parse_tool_arguments,
-    pending_records,
     result_texts,
     running,
-    stored_result,
     tool_output_text,
-    with_stored_results,
 )
 from dex_agents.stepwise._items import ToolCallItem
 from dex_agents.stepwise._state import RunState

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 from dex_agents import ToolEffect, ToolPolicy
-from dex_agents.runner import (
-    DeferredToolCall,
+from dex_agents._runner.policies import (
     ResolvedToolPolicy,
-    invalid_tool_call_ids,
-    model_tool_call_id_problem,
     resolve_tool_policy,
     tool_effect_from_annotations,
     tool_effect_named,
 )
+from dex_agents._runner.tool_call_ids import invalid_tool_call_ids, model_tool_call_id_problem
+from dex_agents.runner import DeferredToolCall
 
 _READ = ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 

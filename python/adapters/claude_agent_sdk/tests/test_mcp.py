@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner
 from dex_agents_claude_agent_sdk.testing import offline_options
 from dex_agents_contracts import ToolCallStatus, ToolEffect

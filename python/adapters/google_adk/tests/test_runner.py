@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
-    NO_RESULT_TEXT,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,

@@ -8,7 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import (
     DexCheckpointSaver,

@@ -10,17 +10,10 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy, UserError
-from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
-    NO_RESULT_TEXT,
-    OUTCOME_UNKNOWN_RESULT,
-    USER_REJECTED_RESULT,
-    FakeSession,
-    ToolCallsRequested,
-    ToolExecutionError,
-    TurnCompleted,
-    TurnContinued,
-)
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents.offline import FakeSession
+from dex_agents.results import NO_RESULT_TEXT, OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
+from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
 from dex_agents_contracts import (
     ReasoningDeltaPayload,
     TextDeltaPayload,

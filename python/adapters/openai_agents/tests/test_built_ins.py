@@ -10,12 +10,9 @@ from typing import Any
 import pytest
 from agents import Agent, function_tool
 from agents.testing import ModelCall, assistant_message, function_call
-from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
-    ReservedToolNameError,
-    ToolCallsRequested,
-    TurnCompleted,
-)
+from dex_agents._runner.built_ins import ReservedToolNameError
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import MessageRole, ToolCallStatus
 from dex_agents_openai_agents import OpenAiAgentsRunner
 from dex_agents_openai_agents.testing import FakeSession, RespondingModel

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from agents import Agent, FunctionTool
 from dex_agents import ToolPolicy, UserError
-from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, ToolExecutionError, TurnCompleted
+from dex_agents.results import NO_RESULT_TEXT
+from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted
 from dex_agents_contracts import (
     MessageRole,
     TextDeltaPayload,

@@ -30,13 +30,9 @@ from typing import TypeVar
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dex_agents.runner import (  # after the sys.path line above
-    DEFAULT_ITEM_CACHE_BYTES,
-    FakeSession,
-    ToolCallsRequested,
-    ToolExecutionResult,
-    TurnCompleted,
-)
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, ToolExecutionResult, TurnCompleted
 from dex_agents_contracts import ToolCallStatus
 from dex_agents_pydantic_ai import PydanticAiRunner
 from dex_agents_testing.tool_turn import ANSWER, QUESTION

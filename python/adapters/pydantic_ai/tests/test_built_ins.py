@@ -14,13 +14,9 @@ from dataclasses import dataclass, field
 
 import pytest
 from dex_agents import UserError
-from dex_agents.runner import (
-    BUILT_IN_TOOL_DEFINITIONS,
-    BuiltInToolName,
-    ToolCallsRequested,
-    TurnCompleted,
-    TurnContinued,
-)
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.policies import BuiltInToolName
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
 from dex_agents_contracts import ToolCallStatus, ToolEffect
 from dex_agents_pydantic_ai import PydanticAiRunner, ReservedToolNameError
 from dex_agents_pydantic_ai.testing import FakeSession, run

@@ -11,13 +11,8 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
-from dex_agents.runner import (
-    OUTCOME_UNKNOWN_RESULT,
-    USER_REJECTED_RESULT,
-    ToolCallsRequested,
-    TurnCompleted,
-    TurnContinued,
-)
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
 from dex_agents_contracts import ToolCallStatus, ToolEffect
 from dex_agents_pydantic_ai.testing import FakeSession
 from pydantic_ai import Agent, DeferredToolRequests, ModelMessagesTypeAdapter

@@ -7,6 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents._runner.capabilities import (
+    PlanModeRunner,
+    ToolTaskCanceller,
+    ToolTaskPoller,
+    UnfinishedTurnMessageBuilder,
+)
+from dex_agents._runner.policies import ResolvedToolPolicy
 from dex_agents.models import (
     AssistantMessage,
     ModelToolCall,
@@ -21,13 +28,8 @@ from dex_agents.models import (
 from dex_agents.runner import (
     AgentFrameworkRunner,
     DeferredToolOutcome,
-    PlanModeRunner,
-    ResolvedToolPolicy,
     ToolCallsRequested,
-    ToolTaskCanceller,
-    ToolTaskPoller,
     TurnCompleted,
-    UnfinishedTurnMessageBuilder,
 )
 from dex_agents.stepwise import (
     AgentDefinition,

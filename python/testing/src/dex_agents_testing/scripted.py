@@ -15,6 +15,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dex_agents._runner.capabilities import (
+    ToolTaskCancellation,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
+from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
@@ -26,13 +33,8 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskCancellation,
-    ToolTaskPending,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     ToolTaskStarted,
     TurnCompleted,
-    model_visible_result,
 )
 from dex_agents_contracts import AgentToolCall, AgentUsage, QuestionAnswer, ToolEffect
 

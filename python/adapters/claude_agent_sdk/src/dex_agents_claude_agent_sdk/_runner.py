@@ -40,23 +40,22 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
 from dex_agents import ToolPolicy
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.policies import ResolvedToolPolicy
+from dex_agents.results import is_final, model_visible_result
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
     ModelCallMetadata,
-    ResolvedToolPolicy,
     RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionResult,
     ToolRouter,
     TurnCompleted,
     heartbeats,
-    is_final,
-    model_visible_result,
 )
 from dex_agents_contracts import AgentUsage, ToolEffect
 

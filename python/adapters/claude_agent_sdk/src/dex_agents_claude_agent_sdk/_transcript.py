@@ -13,12 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dex_agents.runner import (
-    DeferredToolCall,
-    FrameworkMessage,
-    ResolvedToolPolicy,
-    RunStateFormat,
-)
+from dex_agents._runner.policies import ResolvedToolPolicy
+from dex_agents.runner import DeferredToolCall, FrameworkMessage, RunStateFormat
 from dex_agents_contracts import AgentMessage, ToolEffect
 
 __all__ = [

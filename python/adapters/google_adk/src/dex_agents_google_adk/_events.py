@@ -17,7 +17,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dex_agents.runner import DecodedItemCache, FrameworkItemError, FrameworkMessage
+from dex_agents._runner.item_cache import DecodedItemCache
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from google.adk.events import Event
 from google.genai import types

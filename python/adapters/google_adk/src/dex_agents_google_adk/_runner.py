@@ -21,9 +21,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.call_results import failed_turn_messages, pending_records, result_text
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.routing import declared_approval
+from dex_agents._runner.tool_values import arguments_text
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    DEFAULT_ITEM_CACHE_BYTES,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -40,17 +44,9 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
-    arguments_text,
-    declared_approval,
-    failed_turn_messages,
     heartbeats,
     parse_tool_arguments,
-    pending_records,
-    result_text,
     running,
     tool_output_text,
 )

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents import ModelResponse
-from dex_agents.runner import DecodedItemCache, FrameworkItemError, FrameworkMessage
+from dex_agents._runner.item_cache import DecodedItemCache
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 
 __all__ = [

@@ -21,12 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dex_agents.runner import (
-    DEFAULT_ITEM_CACHE_BYTES,
-    DecodedItemCache,
-    FrameworkItemError,
-    FrameworkMessage,
-)
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (

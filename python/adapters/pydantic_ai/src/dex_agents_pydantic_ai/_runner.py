@@ -19,9 +19,11 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic
 
 from dex_agents import ToolPolicy, UserError
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.protocol import Heartbeat
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    DEFAULT_ITEM_CACHE_BYTES,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -29,7 +31,6 @@ from dex_agents.runner import (
     DeferredToolOutcome,
     DexRunInfo,
     FrameworkMessage,
-    Heartbeat,
     ModelCallMetadata,
     PendingCall,
     RunnerCapabilities,
@@ -37,9 +38,6 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     heartbeats,

@@ -15,6 +15,15 @@ from dex_agents_contracts import (
     TextDeltaPayload,
 )
 
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.call_results import pending_records, result_text
+from dex_agents._runner.capabilities import (
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
 from dex_agents.models import (
     ModelClient,
     ModelDelta,
@@ -26,11 +35,8 @@ from dex_agents.models import (
     ToolDefinition,
 )
 from dex_agents.runner import (
-    BUILT_IN_TOOL_DEFINITIONS,
     AgentTurnContext,
     AgentTurnOutcome,
-    ContextSummaryRequest,
-    ContextSummaryResult,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
@@ -41,14 +47,9 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     declare_capabilities,
-    pending_records,
-    result_text,
     running,
 )
 from dex_agents.stepwise._compaction import build_summary_messages, estimate_items, select_cutoff

@@ -17,12 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, CompactionPolicy, ToolPolicy
+from dex_agents._runner.capabilities import (
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    ToolTaskCancellation,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
+from dex_agents._runner.policies import BuiltInToolName
+from dex_agents.results import is_final, model_visible_result
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
-    BuiltInToolName,
-    ContextSummaryRequest,
-    ContextSummaryResult,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
@@ -31,14 +38,8 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskCancellation,
-    ToolTaskPending,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     ToolTaskStarted,
     TurnCompleted,
-    is_final,
-    model_visible_result,
 )
 from dex_agents_contracts import AgentToolCall, AgentUsage, MessageRole, ToolEffect
 

@@ -12,8 +12,8 @@ from dex_agents_contracts import (
     ContextSummary,
 )
 
+from dex_agents._runner.capabilities import ContextSummaryRequest
 from dex_agents.errors import AgentSessionRunError
-from dex_agents.runner import ContextSummaryRequest
 from dex_agents.session._movements import go_to_run_model
 from dex_agents.session._step_base import SessionStep
 from dex_agents.session._step_options import LOAD_MESSAGES_AND_CHUNKS, model_call_options

@@ -31,14 +31,10 @@ from dex_agents_contracts import (
     ToolCallStatus,
 )
 
+from dex_agents._runner.tool_call_ids import invalid_tool_call_ids
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import is_final
-from dex_agents.runner import (
-    ToolCallsRequested,
-    TurnCompleted,
-    TurnContinued,
-    invalid_tool_call_ids,
-)
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._movements import (
     go_to_apply_turn_control,
