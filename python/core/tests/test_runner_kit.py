@@ -194,14 +194,18 @@ def test_the_router_checks_ids_and_lets_policies_win_in_order() -> None:
         enabled_built_in_tools=("ask_user",),
     )
     router = ToolRouter(turn, tool_policies={"x": ToolPolicy(effect=ToolEffect.READ)})
-    assert router.defer("1", "w", "{}").policy.effect is ToolEffect.READ
+    assert router.defer("1", "w", "{}").effect is ToolEffect.READ
     sourced = router.defer("2", "m", "{}", sourced=_Sourced())
-    assert (sourced.policy.effect, sourced.tool_source_reference) == (
+    assert (sourced.effect, sourced.tool_source_reference) == (
         ToolEffect.IDEMPOTENT_WRITE,
         "ref",
     )
-    assert router.defer("3", "ask_user", "{}").policy == BUILT_IN_TOOL_POLICY
-    assert router.defer("4", "other", "{}").policy.requires_approval is True
+    built_in = router.defer("3", "ask_user", "{}")
+    assert (built_in.effect, built_in.requires_approval) == (
+        BUILT_IN_TOOL_POLICY.effect,
+        BUILT_IN_TOOL_POLICY.requires_approval,
+    )
+    assert router.defer("4", "other", "{}").requires_approval is True
     with pytest.raises(ValueError, match="'1'"):
         router.defer("1", "w", "{}")
 

@@ -18,6 +18,7 @@ from dex import Value, WireKind
 from dex_agents import AgentSessionFlow, AgentSessionOptions, UserError
 from dex_agents._runner.policies import ResolvedToolPolicy
 from dex_agents._runner.tool_call_ids import invalid_tool_call_ids
+from dex_agents._runner.values import deferred_tool_call
 from dex_agents.codecs import agent_codec_registry
 from dex_agents.results import model_visible_result, turn_failure_note
 from dex_agents.runner import DeferredToolCall
@@ -139,7 +140,7 @@ def test_tool_call_id_rules_and_idempotency_key() -> None:
     policy = ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
     def call(tool_call_id: str) -> DeferredToolCall:
-        return DeferredToolCall(
+        return deferred_tool_call(
             tool_call_id=tool_call_id, tool_name="t", arguments="{}", policy=policy
         )
 

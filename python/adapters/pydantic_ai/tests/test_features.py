@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from dex_agents._runner.values import usage_of
 from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
-from dex_agents_contracts import AgentUsage, ReasoningDeltaPayload, TextDeltaPayload
+from dex_agents_contracts import AgentUsage, MessageRole, ReasoningDeltaPayload, TextDeltaPayload
 from dex_agents_pydantic_ai import DexRunInfo, PydanticAiRunner, dex_run_info
 from dex_agents_pydantic_ai.testing import FakeSession
 from dex_agents_testing.capabilities import (
@@ -60,7 +61,7 @@ def test_structured_output_completes_the_turn() -> None:
     assert counter.calls == 1
     assert outcome.turn_error is None
     # The output tool's call and its framework-written return are both stored.
-    assert [m.role for m in outcome.new_messages] == ["assistant", "tool"]
+    assert [m.role for m in outcome.new_messages] == [MessageRole.ASSISTANT, MessageRole.TOOL]
     assert outcome.new_messages[0].tool_arguments is not None
     assert "Paris" in outcome.new_messages[0].tool_arguments
 
@@ -101,15 +102,20 @@ def test_output_validator_retry_is_a_second_run_model_step() -> None:
     first = session.run_model()
     assert isinstance(first, TurnContinued)
     assert counter.calls == 1  # never a second model call inside one Step
-    assert first.usage.model_calls == 1
-    assert first.new_messages == ()
+    assert usage_of(first).model_calls == 1
+    assert first.new_messages == []
 
     second = session.run_model()
     assert isinstance(second, TurnCompleted)
     assert counter.calls == 2
     roles = [m.role for m in second.new_messages]
     # call, retry feedback, corrected call, final-result return.
-    assert roles == ["assistant", "tool", "assistant", "tool"]
+    assert roles == [
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+    ]
     assert second.new_messages[1].tool_output is not None
     assert "Capitalize the city name." in second.new_messages[1].tool_output
 
@@ -128,7 +134,7 @@ def test_output_retries_beyond_the_budget_fail_the_turn() -> None:
     assert "more than 2 time(s)" in last.turn_error
     assert "Capitalize the city name." in last.turn_error
     # Every call has its result in the stored transcript.
-    assert [m.role for m in last.new_messages] == ["assistant", "tool"] * 3
+    assert [m.role for m in last.new_messages] == [MessageRole.ASSISTANT, MessageRole.TOOL] * 3
 
 
 def test_usage_is_mapped() -> None:

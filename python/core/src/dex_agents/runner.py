@@ -36,8 +36,12 @@ from dex_agents._runner.declared import declare_capabilities
 from dex_agents._runner.errors import FrameworkItemError, RunStateError
 from dex_agents._runner.heartbeats import heartbeats
 from dex_agents._runner.mcp_sources import McpSources
-from dex_agents._runner.protocol import (
-    AgentFrameworkRunner,
+from dex_agents._runner.protocol import AgentFrameworkRunner
+from dex_agents._runner.routing import ToolRouter
+from dex_agents._runner.run_info import DexRunInfo, dex_run_info, running
+from dex_agents._runner.run_state import RunStateFormat
+from dex_agents._runner.tool_values import parse_tool_arguments, tool_output_text
+from dex_agents._runner.values import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -53,10 +57,6 @@ from dex_agents._runner.protocol import (
     TurnCompleted,
     TurnContinued,
 )
-from dex_agents._runner.routing import ToolRouter
-from dex_agents._runner.run_info import DexRunInfo, dex_run_info, running
-from dex_agents._runner.run_state import RunStateFormat
-from dex_agents._runner.tool_values import parse_tool_arguments, tool_output_text
 
 __all__ = [  # noqa: RUF022 - grouped by comment headers (docs/style.md)
     # the protocol

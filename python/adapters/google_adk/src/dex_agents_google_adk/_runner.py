@@ -147,12 +147,12 @@ class AdkRunner:
         try:
             previous = TurnState.decode(turn.framework_run_state)
         except RunStateError as error:
-            return TurnCompleted(new_messages=(), turn_error=f"cannot resume the turn: {error}")
+            return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
         try:
             return await self._run_model_step(turn, previous)
         except FrameworkItemError as error:  # another runner's messages: a retry fails too
             return TurnCompleted(
-                new_messages=(), turn_error=f"cannot read the stored conversation: {error}"
+                new_messages=[], turn_error=f"cannot read the stored conversation: {error}"
             )
         except _TurnFailed as failed:
             return TurnCompleted(
@@ -369,7 +369,7 @@ class AdkRunner:
             request_model=name,
             response_model=(last.model_version if last is not None else None) or name,
             provider_name="gcp.gemini" if name and name.startswith("gemini") else None,
-            finish_reasons=(finish.name.lower(),) if finish is not None else (),
+            finish_reasons=[finish.name.lower()] if finish is not None else [],
         )
 
 

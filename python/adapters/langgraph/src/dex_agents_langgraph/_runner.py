@@ -345,5 +345,5 @@ def _metadata(responses: Sequence[AIMessage]) -> ModelCallMetadata | None:
         response_model=model,
         provider_name=info.get("model_provider"),
         response_id=response.id,
-        finish_reasons=(str(finish),) if finish else (),
+        finish_reasons=[str(finish)] if finish else [],
     )

@@ -173,7 +173,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         try:
             previous = TurnState.decode(turn.framework_run_state)
         except RunStateError as error:
-            return TurnCompleted(new_messages=(), turn_error=f"cannot resume the turn: {error}")
+            return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
         try:
             return await self._run_model_step(turn, info, context, previous)
         except _TurnFailed as failed:

@@ -22,7 +22,7 @@ from dex_agents import ToolPolicy, UserError
 from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
-from dex_agents._runner.protocol import Heartbeat
+from dex_agents._runner.values import Heartbeat
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
@@ -453,5 +453,5 @@ def _metadata(responses: Sequence[ModelResponse]) -> ModelCallMetadata | None:
         response_model=response.model_name,
         provider_name=response.provider_name,
         response_id=response.provider_response_id,
-        finish_reasons=(response.finish_reason,) if response.finish_reason else (),
+        finish_reasons=[response.finish_reason] if response.finish_reason else [],
     )

@@ -24,6 +24,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPoll,
     ToolTaskPollOutcome,
 )
+from dex_agents._runner.values import deferred_tool_call
 from dex_agents.models import (
     ModelClient,
     ModelDelta,
@@ -149,7 +150,7 @@ class StepwiseRunner:
         tool_choice = self._tool_choice(turn, offered, client)
         if tool_choice is None:
             return TurnCompleted(
-                new_messages=(),
+                new_messages=[],
                 turn_error=(
                     "planning_tool_choice='required' needs a model client whose "
                     f"supports_forced_tool_choice(settings) is true; {type(client).__name__} "
@@ -432,7 +433,7 @@ class StepwiseRunner:
                 )
             declared = known.policy if known is not None else None
             calls.append(
-                DeferredToolCall(
+                deferred_tool_call(
                     tool_call_id=call_id,
                     tool_name=name,
                     arguments=call.arguments,

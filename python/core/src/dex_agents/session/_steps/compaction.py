@@ -6,6 +6,7 @@ from __future__ import annotations
 from dex import AsyncContext, StepDecision, StepOptions, dead_end
 from dex_agents_contracts import (
     AgentStatus,
+    AgentUsage,
     CompactContextInput,
     CompactionFinishedPayload,
     CompactionStartedPayload,
@@ -77,7 +78,7 @@ class CompactContext(SessionStep[CompactContextInput | None]):
                 )
                 model_call.outcome(
                     metadata=result.model_call_metadata,
-                    usage=result.usage,
+                    usage=result.usage or AgentUsage(),
                     references={
                         "dex.agent.model_call.outcome": "context_summary",
                         "dex.agent.compaction.through_sequence": through,
@@ -97,7 +98,7 @@ class CompactContext(SessionStep[CompactContextInput | None]):
                     created_at=utc_now(),
                 ),
             )
-            runtime.record_usage(context, result.usage, events)
+            runtime.record_usage(context, result.usage or AgentUsage(), events)
             runtime.store.retain(context, state.next_message_sequence, through)
             state.status = AgentStatus.RUNNING_MODEL
             runtime.schema.state.set(context, state)
