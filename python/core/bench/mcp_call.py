@@ -34,7 +34,8 @@ from dex_agents.models import (
     scripted_answer,
     scripted_tool_calls,
 )
-from dex_agents.runner import DeferredToolExecution, NullEventWriter
+from dex_agents.offline import NullEventWriter
+from dex_agents.runner import DeferredToolExecution
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, ToolSource, tool
 from dex_agents_contracts import AgentToolCall
 from dex_agents_testing import DexliteProcess, free_port, wait_until, worker_in_thread

@@ -27,21 +27,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dex_agents import AgentSessionClient, AgentSessionFlow, RemoteRunner, run_worker
+from dex_agents._runner.values import deferred_tool_call
+from dex_agents.offline import NullEventWriter, no_heartbeat, stored_message
+from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
-    DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
-    NullEventWriter,
     ToolCallsRequested,
     ToolExecutionResult,
     TurnCompleted,
-    model_visible_result,
-    no_heartbeat,
-    stored_message,
 )
-from dex_agents_contracts import AgentUsage, ToolEffect
+from dex_agents_contracts import AgentUsage, MessageRole, ToolEffect
 from dex_agents_testing.processes import DexliteProcess, child_env
 from remote_sidecar import Sidecar, build_core_package
 
@@ -54,14 +52,16 @@ class PythonTwin:
     """The scripted sidecar runner's answers to the question, in Python."""
 
     def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role="user", framework_item=json.dumps({"role": "user"}), text=text)
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item=json.dumps({"role": "user"}), text=text
+        )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         usage = AgentUsage(model_calls=1, input_tokens=10, output_tokens=2)
         if turn.framework_run_state is not None:
             tools = [
                 FrameworkMessage(
-                    role="tool",
+                    role=MessageRole.TOOL,
                     framework_item="{}",
                     tool_call_id=c.tool_call_id,
                     tool_name=c.tool_name,
@@ -69,15 +69,17 @@ class PythonTwin:
                 )
                 for c in turn.tool_calls
             ]
-            call = FrameworkMessage(role="assistant", framework_item="{}", tool_call_id="l1")
-            answer = FrameworkMessage(role="assistant", framework_item="{}", text=ANSWER)
+            call = FrameworkMessage(
+                role=MessageRole.ASSISTANT, framework_item="{}", tool_call_id="l1"
+            )
+            answer = FrameworkMessage(role=MessageRole.ASSISTANT, framework_item="{}", text=ANSWER)
             return TurnCompleted(new_messages=[call, *tools, answer], usage=usage)
         policy = turn.resolve_tool_policy("lookup", ToolEffect.READ)
         call_id = f"l{turn.turn_id.split('-')[-1]}"
         return ToolCallsRequested(
             framework_run_state="[]",
             tool_calls=[
-                DeferredToolCall(
+                deferred_tool_call(
                     tool_call_id=call_id, tool_name="lookup", arguments='{"key":"x"}', policy=policy
                 )
             ],

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.values import pending_record
 from dex_agents.models import ScriptedModelClient, ScriptEntry, scripted_answer, scripted_tool_calls
 from dex_agents.offline import NullEventWriter, no_checkpoint, no_heartbeat, stored_message
 from dex_agents.runner import (
@@ -92,7 +93,7 @@ async def one_turn(
     timings.first_model_step.append(time.perf_counter() - started)
     assert isinstance(requested, ToolCallsRequested)
     [call] = requested.tool_calls
-    record = call.pending_record(turn_id=turn_id, deferral_order=0)
+    record = pending_record(call, turn_id=turn_id, deferral_order=0)
     execution = DeferredToolExecution(
         flow_id=flow_id,
         turn_id=turn_id,

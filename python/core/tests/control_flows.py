@@ -24,7 +24,7 @@ from dex_agents.runner import (
     TurnContinued,
 )
 from dex_agents.session._runtime import SessionRuntime
-from dex_agents_contracts import AgentUsage
+from dex_agents_contracts import AgentUsage, MessageRole
 from dex_agents_testing import RunLog, ScriptedRunner
 
 __all__ = ["continuing_flow", "earlier_worker_flow", "note_only_flow"]
@@ -39,7 +39,7 @@ async def _wait_for_file(path: str) -> None:
 
 def _user_message(text: str) -> FrameworkMessage:
     return FrameworkMessage(
-        role="user", text=text, framework_item=json.dumps({"role": "user", "text": text})
+        role=MessageRole.USER, text=text, framework_item=json.dumps({"role": "user", "text": text})
     )
 
 
@@ -77,7 +77,7 @@ class ContinuingRunner:
         return TurnCompleted(
             new_messages=[
                 FrameworkMessage(
-                    role="assistant",
+                    role=MessageRole.ASSISTANT,
                     text=text,
                     framework_item=json.dumps({"role": "assistant", "text": text}),
                 )

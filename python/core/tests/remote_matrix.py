@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents_testing.history import assert_step_shape
 from dex_agents_testing.processes import DexliteProcess, wait_until
 from dex_agents_testing.worker_apps import WorkerApp

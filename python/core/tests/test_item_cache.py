@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
-from dex_agents.runner import DecodedItemCache
+from dex_agents._runner.item_cache import DecodedItemCache
 
 
 @dataclass

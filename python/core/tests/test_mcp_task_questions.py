@@ -16,16 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dex_agents._runner.capabilities import ToolTaskPending, ToolTaskPoll
 from dex_agents.mcp import McpToolCallInterruptedError, McpToolSource
 from dex_agents.mcp._questions import Continuation, fingerprint, task_question
+from dex_agents.offline import NullEventWriter, RecordingEventWriter
 from dex_agents.runner import (
     DeferredToolExecution,
-    NullEventWriter,
-    RecordingEventWriter,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskPending,
-    ToolTaskPoll,
     ToolTaskStarted,
 )
 from dex_agents_contracts import AgentToolCall, QuestionAnswer, QuestionResolution

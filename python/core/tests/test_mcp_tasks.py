@@ -14,16 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPending, ToolTaskPoll
 from dex_agents.mcp import McpToolCallInterruptedError, McpToolSource
+from dex_agents.offline import NullEventWriter, RecordingEventWriter
 from dex_agents.runner import (
     DeferredToolExecution,
-    NullEventWriter,
-    RecordingEventWriter,
     ToolExecutionError,
     ToolExecutionResult,
-    ToolTaskCancellation,
-    ToolTaskPending,
-    ToolTaskPoll,
     ToolTaskStarted,
 )
 from dex_agents_contracts import AgentToolCall

@@ -26,7 +26,7 @@ from dex_agents import (
     RemoteRunnerUnavailableError,
     ToolPolicy,
 )
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole, ToolEffect
 from dex_agents_testing.history import assert_step_shape
 from dex_agents_testing.processes import DexliteProcess, child_env, free_port, wait_until

@@ -136,7 +136,9 @@ async def _scenario() -> None:
         assert declared.unfinished_turn_builder is runner
         assert declared.tool_task_poller is None
         message = await _released_while_waiting(service, runner.build_user_message("hello"))
-        assert message == FrameworkMessage(role="user", framework_item="hello", text="hello")
+        assert message == FrameworkMessage(
+            role=MessageRole.USER, framework_item="hello", text="hello"
+        )
         session = FakeSession(runner)
         session.messages.append(stored_message(message, 1, session.turn_id))
         turn = session.context()

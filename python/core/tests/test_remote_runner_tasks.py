@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents.session._rules.turn_control import TASK_CANCELLED_ERROR
 from dex_agents_contracts import (
     AgentSnapshot,

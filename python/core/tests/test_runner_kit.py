@@ -10,27 +10,24 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents._runner.call_results import pending_records, stored_result, with_stored_results
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents._runner.routing import declared_approval
+from dex_agents.offline import NullEventWriter, no_heartbeat
+from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
-    NO_RESULT_TEXT,
     AgentTurnContext,
     DexRunInfo,
-    NullEventWriter,
     PendingCall,
     RunStateError,
     RunStateFormat,
     ToolExecutionError,
     ToolRouter,
-    declared_approval,
     dex_run_info,
-    no_heartbeat,
     parse_tool_arguments,
-    pending_records,
     result_texts,
     running,
-    stored_result,
     tool_output_text,
-    with_stored_results,
 )
 from dex_agents.stepwise._items import ToolCallItem
 from dex_agents.stepwise._state import RunState
@@ -197,14 +194,18 @@ def test_the_router_checks_ids_and_lets_policies_win_in_order() -> None:
         enabled_built_in_tools=("ask_user",),
     )
     router = ToolRouter(turn, tool_policies={"x": ToolPolicy(effect=ToolEffect.READ)})
-    assert router.defer("1", "w", "{}").policy.effect is ToolEffect.READ
+    assert router.defer("1", "w", "{}").effect is ToolEffect.READ
     sourced = router.defer("2", "m", "{}", sourced=_Sourced())
-    assert (sourced.policy.effect, sourced.tool_source_reference) == (
+    assert (sourced.effect, sourced.tool_source_reference) == (
         ToolEffect.IDEMPOTENT_WRITE,
         "ref",
     )
-    assert router.defer("3", "ask_user", "{}").policy == BUILT_IN_TOOL_POLICY
-    assert router.defer("4", "other", "{}").policy.requires_approval is True
+    built_in = router.defer("3", "ask_user", "{}")
+    assert (built_in.effect, built_in.requires_approval) == (
+        BUILT_IN_TOOL_POLICY.effect,
+        BUILT_IN_TOOL_POLICY.requires_approval,
+    )
+    assert router.defer("4", "other", "{}").requires_approval is True
     with pytest.raises(ValueError, match="'1'"):
         router.defer("1", "w", "{}")
 

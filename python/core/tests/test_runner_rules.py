@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import pytest
 from dex_agents import ToolEffect, ToolPolicy
-from dex_agents.runner import (
-    DeferredToolCall,
+from dex_agents._runner.policies import (
     ResolvedToolPolicy,
-    invalid_tool_call_ids,
-    model_tool_call_id_problem,
     resolve_tool_policy,
     tool_effect_from_annotations,
     tool_effect_named,
 )
+from dex_agents._runner.tool_call_ids import invalid_tool_call_ids, model_tool_call_id_problem
+from dex_agents._runner.values import deferred_tool_call, pending_record
+from dex_agents.runner import DeferredToolCall
 
 _READ = ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
 
 def _call(tool_call_id: str) -> DeferredToolCall:
-    return DeferredToolCall(tool_call_id=tool_call_id, tool_name="t", arguments="{}", policy=_READ)
+    return deferred_tool_call(
+        tool_call_id=tool_call_id, tool_name="t", arguments="{}", policy=_READ
+    )
 
 
 @pytest.mark.parametrize(
@@ -36,7 +38,7 @@ def test_the_session_check_words_each_fault(
     ids: list[str], earlier: list[str], problem: str | None
 ) -> None:
     calls = [_call(i) for i in ids]
-    records = [_call(i).pending_record(turn_id="t", deferral_order=0) for i in earlier]
+    records = [pending_record(_call(i), turn_id="t", deferral_order=0) for i in earlier]
     # The texts the session records as the turn error (test_session_lifecycle).
     assert invalid_tool_call_ids(calls, records) == problem
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from control_flows import scripted_config
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents.session._rules.turn_control import CANCELLED_NOTE_HEADER, TURN_CANCELLED_RESULT
 from dex_agents_contracts import AgentSnapshot, AgentStatus, MessageRole, ToolEffect
 from dex_agents_testing import (

@@ -432,7 +432,7 @@ def _append_texts(store: MessageStore, context: Any, state: AgentState, *texts: 
         context,
         state,
         "turn-1",
-        [FrameworkMessage(role="user", text=t, framework_item="{}") for t in texts],
+        [FrameworkMessage(role=MessageRole.USER, text=t, framework_item="{}") for t in texts],
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from dex import FlowConfig, StartFlowOptions, StepDurability
 from dex.dexpb import dex_pb2 as pb
 from dex_agents import ToolPolicy
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import MessageRole, ToolEffect
 from dex_agents_testing import (
     ModelReply,

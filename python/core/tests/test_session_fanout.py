@@ -24,7 +24,7 @@ from typing import Any
 from dex.dexpb import dex_pb2 as pb
 from dex_agents import AgentSessionOptions, ToolPolicy
 from dex_agents.options import MAX_VALUE_BYTES
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentEvent, ToolEffect
 from dex_agents_testing import (
     ModelReply,

@@ -11,7 +11,7 @@ from dex_agents.session._rpcs.reads import snapshot
 from dex_agents.session._runtime import SessionRuntime
 from dex_agents.session._schema import SessionSchema, sequence_key
 from dex_agents.session._stores.messages import EMPTY_CHUNK_BYTES, MessageStore, encoded_size
-from dex_agents_contracts import AgentState, AgentStatus, InteractionMode
+from dex_agents_contracts import AgentState, AgentStatus, InteractionMode, MessageRole
 from dex_agents_testing import ModelReply
 from helpers import FakeContext, HarnessFactory
 
@@ -25,7 +25,7 @@ def _state() -> AgentState:
 
 
 def _texts(*texts: str) -> list[FrameworkMessage]:
-    return [FrameworkMessage(role="user", text=t, framework_item="{}") for t in texts]
+    return [FrameworkMessage(role=MessageRole.USER, text=t, framework_item="{}") for t in texts]
 
 
 def _store(**options: Any) -> MessageStore:

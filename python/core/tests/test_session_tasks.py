@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import ToolPolicy
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents.session._rules.tool_outcomes import (
     TASK_ID_BLANK_ERROR,
     TASK_INTERVAL_NOT_A_NUMBER_ERROR,

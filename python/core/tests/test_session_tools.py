@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dex import DexServiceError
 from dex_agents import AgentSessionError, ToolPolicy
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
 from dex_agents_contracts import AgentStatus, ToolCallStatus, ToolEffect
 from dex_agents_testing import (
     ModelReply,

@@ -16,14 +16,12 @@ import dex_agents.runner
 import pytest
 from dex import Value, WireKind
 from dex_agents import AgentSessionFlow, AgentSessionOptions, UserError
+from dex_agents._runner.policies import ResolvedToolPolicy
+from dex_agents._runner.tool_call_ids import invalid_tool_call_ids
+from dex_agents._runner.values import deferred_tool_call
 from dex_agents.codecs import agent_codec_registry
-from dex_agents.runner import (
-    DeferredToolCall,
-    ResolvedToolPolicy,
-    invalid_tool_call_ids,
-    model_visible_result,
-    turn_failure_note,
-)
+from dex_agents.results import model_visible_result, turn_failure_note
+from dex_agents.runner import DeferredToolCall
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._rules.tool_outcomes import idempotency_key
 from dex_agents.session._time import ceil_seconds
@@ -142,7 +140,7 @@ def test_tool_call_id_rules_and_idempotency_key() -> None:
     policy = ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
     def call(tool_call_id: str) -> DeferredToolCall:
-        return DeferredToolCall(
+        return deferred_tool_call(
             tool_call_id=tool_call_id, tool_name="t", arguments="{}", policy=policy
         )
 
@@ -263,9 +261,7 @@ def test_public_api_exports() -> None:
         "AgentFrameworkRunner",
         "AgentTurnContext",
         "DeferredToolExecution",
-        "EventWriter",
         "ToolExecutionError",
-        "TOOL_CALL_NOT_RUN_ERROR_PREFIX",
     }
     assert expected <= set(dex_agents.__all__)
     assert expected_runner <= set(dex_agents.runner.__all__)

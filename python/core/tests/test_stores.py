@@ -16,6 +16,7 @@ from dex_agents_contracts import (
     AgentStatus,
     InteractionMode,
     InterruptKind,
+    MessageRole,
     TurnCompletedPayload,
     TurnReplySequence,
 )
@@ -49,8 +50,8 @@ def _running(turn_id: str, *, next_message_sequence: int) -> AgentState:
     )
 
 
-def _message(role: str, text: str) -> FrameworkMessage:
-    return FrameworkMessage(role=role, text=text, framework_item="{}")  # type: ignore[arg-type]
+def _message(role: MessageRole, text: str) -> FrameworkMessage:
+    return FrameworkMessage(role=role, text=text, framework_item="{}")
 
 
 def test_a_turn_another_worker_started_records_its_reply_sequence_at_its_next_store() -> None:
@@ -59,14 +60,24 @@ def test_a_turn_another_worker_started_records_its_reply_sequence_at_its_next_st
     context: Any = FakeContext()
     state = _running("turn-2", next_message_sequence=1)
     store = runtime.store
-    store.append(context, state, "turn-1", [_message("user", "q1"), _message("assistant", "a1")])
+    store.append(
+        context,
+        state,
+        "turn-1",
+        [_message(MessageRole.USER, "q1"), _message(MessageRole.ASSISTANT, "a1")],
+    )
     runtime.schema.turn_reply_sequence.set(context, TurnReplySequence(turn_id="turn-1", sequence=2))
-    store.append(context, state, "turn-2", [_message("user", "q2"), _message("assistant", "r1")])
+    store.append(
+        context,
+        state,
+        "turn-2",
+        [_message(MessageRole.USER, "q2"), _message(MessageRole.ASSISTANT, "r1")],
+    )
     assert state.next_message_sequence == 5
 
     # This Worker's first store in turn-2: the value is recorded before the
     # rollover moves the turn's messages out of the window.
-    runtime.append_messages(context, state, "turn-2", [_message("assistant", "r2")])
+    runtime.append_messages(context, state, "turn-2", [_message(MessageRole.ASSISTANT, "r2")])
     assert runtime.schema.turn_reply_sequence.get(context) == TurnReplySequence(
         turn_id="turn-2", sequence=4
     )
@@ -84,7 +95,7 @@ def test_a_store_in_a_turn_that_names_its_reply_sequence_writes_none() -> None:
     reply = TurnReplySequence(turn_id="turn-1", sequence=2)
     runtime.schema.turn_reply_sequence.set(context, reply)
     runtime.append_messages(context, state, "turn-1", [])
-    runtime.append_messages(context, state, "turn-1", [_message("assistant", "a")])
+    runtime.append_messages(context, state, "turn-1", [_message(MessageRole.ASSISTANT, "a")])
     assert runtime.schema.turn_reply_sequence.get(context) == reply
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentMessage, AgentSnapshot, AgentState, AgentStatus, AgentUsage
 from dex_agents_contracts import MessageRole as Role
 from dex_agents_testing.soak.agent import effect_path

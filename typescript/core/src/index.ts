@@ -35,6 +35,7 @@ export {
   type RunnerServer,
   type ServeRunnersOptions,
 } from "./serve.js";
+export { RunStateError, RunStateFormat, type LegacyRunStateReader, type RunStateFormatOptions } from "./run_state.js";
 export { wireSessionOptions, type CompactionOptions, type SessionOptions } from "./session_options.js";
 export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";
 export * from "./stepwise/index.js";

@@ -9,7 +9,7 @@ from typing import Any
 
 from claude_agent_sdk import ToolAnnotations, tool
 from dex_agents import ToolPolicy
-from dex_agents.runner import FakeSession
+from dex_agents.offline import FakeSession
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
 from dex_agents_claude_agent_sdk.testing import offline_options
 from dex_agents_testing.fake_anthropic import (

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner
 from dex_agents_claude_agent_sdk.testing import offline_options
 from dex_agents_contracts import ToolCallStatus, ToolEffect
@@ -46,7 +47,7 @@ def test_mcp_read_runs_inline_and_the_write_in_its_tool_step(tmp_path: Path) -> 
         assert isinstance(outcome, ToolCallsRequested)
         (call,) = outcome.tool_calls
         assert call.tool_name == WRITE
-        assert call.policy.effect is ToolEffect.UNCLASSIFIED
+        assert call.effect is ToolEffect.UNCLASSIFIED
         assert call.tool_source_reference is not None
         assert set(api.requests[0].tool_names) >= {READ, WRITE}
         session.finish("n2", ToolCallStatus.APPROVED)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.values import usage_of
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk._runner import max_turns_error
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
@@ -34,8 +35,8 @@ def test_inline_read_turn_is_one_model_step() -> None:
         ]
         assert session.messages[2].tool_output == "sunny in Paris"
         assert session.messages[-1].text == "Results: get_weather=sunny in Paris"
-        assert outcome.usage.model_calls == 2
-        assert outcome.usage.input_tokens > 0
+        assert usage_of(outcome).model_calls == 2
+        assert usage_of(outcome).input_tokens > 0
         assert outcome.model_call_metadata is not None
         assert outcome.model_call_metadata.provider_name == "anthropic"
         assert outcome.model_call_metadata.response_model == "claude-scripted"
@@ -61,8 +62,8 @@ def test_deferred_write_runs_once_in_its_tool_step() -> None:
         assert isinstance(outcome, ToolCallsRequested)
         (call,) = outcome.tool_calls
         assert (call.tool_call_id, call.tool_name) == ("k1", "mcp__app__book_trip")
-        assert call.policy.effect is ToolEffect.NON_IDEMPOTENT_WRITE
-        assert call.policy.requires_approval
+        assert call.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+        assert call.requires_approval
         assert agent.runs == [("get_weather", {"city": "Rome"})]  # the read ran inline only
         session.finish("k1", ToolCallStatus.APPROVED)
         session.execute_and_record("k1")
@@ -129,8 +130,8 @@ def test_two_deferred_writes_of_one_response_run_one_tool_step_each_in_order() -
         assert isinstance(second, ToolCallsRequested)
         (call,) = second.tool_calls
         assert (call.tool_call_id, call.tool_name) == ("k2", "mcp__app__book_trip")
-        assert call.policy.requires_approval
-        assert second.usage.model_calls == 0
+        assert call.requires_approval
+        assert usage_of(second).model_calls == 0
         assert len(agent.server.requests) == model_calls
         session.finish("k2", ToolCallStatus.APPROVED)
         session.execute_and_record("k2")
@@ -167,9 +168,11 @@ def test_a_turn_stopped_between_two_deferred_writes_shows_each_call_once() -> No
         assert isinstance(session.run_model(), ToolCallsRequested)  # k2's Step is next
         # Steered before k2 ran: the unfinished turn shows k1 with its result, not k2.
         shown = session.runner.build_unfinished_turn_messages(session.context())
-        results = [(m.tool_call_id, m.tool_output) for m in shown if m.role == "tool"]
+        results = [(m.tool_call_id, m.tool_output) for m in shown if m.role == MessageRole.TOOL]
         assert results == [("k1", "booked Rome")]
-        calls = [m.tool_call_id for m in shown if m.role == "assistant" and m.tool_call_id]
+        calls = [
+            m.tool_call_id for m in shown if m.role == MessageRole.ASSISTANT and m.tool_call_id
+        ]
         assert calls == ["k1"]
 
 
@@ -200,8 +203,10 @@ def test_a_stopped_turn_shows_a_finished_call_once_and_no_call_without_its_resul
         session.finish("k1", ToolCallStatus.REJECTED, rejection_message="Not this week.")
         # Steered before the next RunModel: the unfinished turn is what happened.
         shown = session.runner.build_unfinished_turn_messages(session.context())
-        calls = [m.tool_call_id for m in shown if m.role == "assistant" and m.tool_call_id]
-        results = [(m.tool_call_id, m.tool_output) for m in shown if m.role == "tool"]
+        calls = [
+            m.tool_call_id for m in shown if m.role == MessageRole.ASSISTANT and m.tool_call_id
+        ]
+        results = [(m.tool_call_id, m.tool_output) for m in shown if m.role == MessageRole.TOOL]
         assert calls == ["k1"]
         assert results == [("k1", "Not this week.")]
 

@@ -48,8 +48,8 @@ def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: 
     assert isinstance(deferred, ToolCallsRequested)
     (deferred_call,) = deferred.tool_calls
     assert deferred_call.tool_name == "notes__read_note"
-    assert deferred_call.policy.effect is ToolEffect.READ  # from readOnlyHint
-    assert not deferred_call.policy.requires_approval
+    assert deferred_call.effect is ToolEffect.READ  # from readOnlyHint
+    assert not deferred_call.requires_approval
     assert deferred_call.tool_source_reference is not None
     assert offered[0] == ["get_weather", "notes__read_note"]
     schema = next(d for d in declared if d.name == "notes__read_note").parameters_json_schema

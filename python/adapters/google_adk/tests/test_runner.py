@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents._runner.values import policy_of, usage_of
+from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
-    NO_RESULT_TEXT,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -64,10 +65,10 @@ def test_a_read_tool_turn_defers_the_call_and_resumes_the_same_invocation() -> N
         "get_weather",
         {"city": "Paris"},
     )
-    assert call.policy.effect is ToolEffect.READ
-    assert not call.policy.requires_approval
+    assert call.effect is ToolEffect.READ
+    assert not call.requires_approval
     assert RAN == []  # nothing ran inside RunModel
-    assert first.usage.model_calls == 1
+    assert usage_of(first).model_calls == 1
     assert first.model_call_metadata is not None
     assert first.model_call_metadata.request_model == "scripted"
     envelope = decode_run_state_envelope(first.framework_run_state)
@@ -80,7 +81,7 @@ def test_a_read_tool_turn_defers_the_call_and_resumes_the_same_invocation() -> N
     done = session.run_model()
     assert isinstance(done, TurnCompleted)
     assert done.turn_error is None
-    assert done.usage.model_calls == 1
+    assert usage_of(done).model_calls == 1
     assert RAN == [("get_weather", "session-1/turn-1/w1")]
     assert [(m.role, m.tool_call_id) for m in session.messages] == [
         (MessageRole.USER, None),
@@ -106,7 +107,7 @@ def test_parallel_calls_rejections_and_the_tools_own_confirmation() -> None:
     session.start_turn("book Rome")
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
-    policies = {c.tool_name: c.policy for c in outcome.tool_calls}
+    policies = {c.tool_name: policy_of(c) for c in outcome.tool_calls}
     assert not policies["get_weather"].requires_approval
     # book_trip declares require_confirmation=True: a Dex approval of an unclassified call.
     assert policies["book_trip"].effect is ToolEffect.UNCLASSIFIED
@@ -163,10 +164,10 @@ def test_unfinished_turn_messages_answer_every_pending_call() -> None:
     session.execute_and_record("r1")
     messages = session.runner.build_unfinished_turn_messages(session.context())
     assert [(m.role, m.tool_call_id, m.tool_output) for m in messages] == [
-        ("assistant", "r1", None),
-        ("assistant", "k1", None),
-        ("tool", "r1", "sunny in Rome"),
-        ("tool", "k1", NO_RESULT_TEXT),
+        (MessageRole.ASSISTANT, "r1", None),
+        (MessageRole.ASSISTANT, "k1", None),
+        (MessageRole.TOOL, "r1", "sunny in Rome"),
+        (MessageRole.TOOL, "k1", NO_RESULT_TEXT),
     ]
 
 
@@ -289,7 +290,7 @@ def test_a_callback_answering_every_call_lets_adk_call_the_model_again_in_the_st
     session.start_turn("weather")
     outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
-    assert outcome.usage.model_calls == 2
+    assert usage_of(outcome).model_calls == 2
     assert session.messages[-1].text == "Results: w1=from the callback"
     assert RAN == []
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
+from dex_agents_contracts import MessageRole
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
@@ -100,7 +102,7 @@ def test_an_agent_as_a_subgraph_keeps_its_checkpoint_namespace() -> None:
     session.execute_and_record("t1")
     final = session.run_model()
     assert isinstance(final, TurnCompleted)
-    results = [m.tool_output for m in final.new_messages if m.role == "tool"]
+    results = [m.tool_output for m in final.new_messages if m.role == MessageRole.TOOL]
     assert results == ["dex: found"]
     assert final.new_messages[-1].text == "All found."
     assert RAN == ["dex"]

@@ -8,8 +8,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from dex_agents.runner import FakeSession, ToolCallsRequested, TurnCompleted
-from dex_agents_contracts import ToolEffect
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
+from dex_agents_contracts import MessageRole, ToolEffect
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
@@ -40,8 +41,8 @@ def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: 
     deferred = session.run_model()
     assert isinstance(deferred, ToolCallsRequested)
     (requested,) = deferred.tool_calls
-    assert requested.policy.effect is ToolEffect.READ  # from readOnlyHint
-    assert not requested.policy.requires_approval
+    assert requested.effect is ToolEffect.READ  # from readOnlyHint
+    assert not requested.requires_approval
     assert requested.tool_source_reference is not None
     assert not log.exists()  # nothing ran inside RunModel
 
@@ -50,5 +51,5 @@ def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: 
     assert keys == ["session-1/turn-1/n1"]
     done = session.run_model()
     assert isinstance(done, TurnCompleted)
-    results = [m.tool_output for m in done.new_messages if m.role == "tool"]
+    results = [m.tool_output for m in done.new_messages if m.role == MessageRole.TOOL]
     assert results == ["note shopping: buy milk"]

@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy, UserError
-from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
-    NO_RESULT_TEXT,
-    OUTCOME_UNKNOWN_RESULT,
-    USER_REJECTED_RESULT,
-    FakeSession,
-    ToolCallsRequested,
-    ToolExecutionError,
-    TurnCompleted,
-    TurnContinued,
-)
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents._runner.values import policy_of, usage_of
+from dex_agents.offline import FakeSession
+from dex_agents.results import NO_RESULT_TEXT, OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
+from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
 from dex_agents_contracts import (
+    MessageRole,
     ReasoningDeltaPayload,
     TextDeltaPayload,
     ToolCallStatus,
@@ -135,8 +130,8 @@ def test_tool_turn_defers_every_call_and_resumes_with_results() -> None:
         ("c2", "book_trip"),
     ]
     assert json.loads(outcome.tool_calls[0].arguments) == {"city": "Paris"}
-    assert outcome.tool_calls[1].policy.effect is ToolEffect.NON_IDEMPOTENT_WRITE
-    assert outcome.tool_calls[1].policy.requires_approval is True
+    assert outcome.tool_calls[1].effect is ToolEffect.NON_IDEMPOTENT_WRITE
+    assert outcome.tool_calls[1].requires_approval is True
 
     session.execute_and_record("c1")
     session.execute_and_record("c2")
@@ -148,10 +143,15 @@ def test_tool_turn_defers_every_call_and_resumes_with_results() -> None:
     assert len(model.seen) == 2
     assert last_tool_results(model.seen[1]) == {"c1": "sunny in Paris", "c2": "booked Paris"}
     assert tools.ran == ["get_weather:Paris", "book_trip:Paris"]  # nothing ran again
-    assert [m.role for m in final.new_messages] == ["assistant", "tool", "tool", "assistant"]
+    assert [m.role for m in final.new_messages] == [
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+    ]
     assert final.new_messages[-1].text == "Done."
-    assert final.usage.input_tokens == 7
-    assert final.usage.model_calls == 1
+    assert usage_of(final).input_tokens == 7
+    assert usage_of(final).model_calls == 1
 
 
 def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
@@ -184,7 +184,12 @@ def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
     final = session.run_model()
     assert isinstance(final, TurnCompleted)
     assert last_tool_results(model.seen[1]) == {"c1": "sunny in Paris", "c2": "booked Paris"}
-    assert [m.role for m in final.new_messages] == ["assistant", "tool", "tool", "assistant"]
+    assert [m.role for m in final.new_messages] == [
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+    ]
     assert final.new_messages[-1].text == "Done."
 
 
@@ -310,9 +315,9 @@ def test_unfinished_turn_messages_answer_every_pending_call() -> None:
     session.finish("c1", ToolCallStatus.SUCCEEDED, output="sunny")
     messages = runner.build_unfinished_turn_messages(session.context())
     assert [(m.role, m.tool_call_id, m.tool_output) for m in messages] == [
-        ("assistant", None, None),
-        ("tool", "c1", "sunny"),
-        ("tool", "c2", NO_RESULT_TEXT),
+        (MessageRole.ASSISTANT, None, None),
+        (MessageRole.TOOL, "c1", "sunny"),
+        (MessageRole.TOOL, "c2", NO_RESULT_TEXT),
     ]
 
 
@@ -354,7 +359,7 @@ def test_enabled_built_ins_reach_the_model_and_their_calls_the_session() -> None
     assert isinstance(outcome, ToolCallsRequested)
     (asked,) = outcome.tool_calls
     assert asked.tool_name == "ask_user"
-    assert asked.policy == BUILT_IN_TOOL_POLICY
+    assert policy_of(asked) == BUILT_IN_TOOL_POLICY
     assert model.offered[0] == ["ask_user", "book_trip", "broken", "get_weather"]
     session.finish("q1", ToolCallStatus.SUCCEEDED, output="Paris")
     final = session.run_model()

@@ -10,12 +10,10 @@ from typing import Any
 import pytest
 from agents import Agent, function_tool
 from agents.testing import ModelCall, assistant_message, function_call
-from dex_agents.runner import (
-    BUILT_IN_TOOL_POLICY,
-    ReservedToolNameError,
-    ToolCallsRequested,
-    TurnCompleted,
-)
+from dex_agents._runner.built_ins import ReservedToolNameError
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents._runner.values import policy_of
+from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import MessageRole, ToolCallStatus
 from dex_agents_openai_agents import OpenAiAgentsRunner
 from dex_agents_openai_agents.testing import FakeSession, RespondingModel
@@ -63,7 +61,7 @@ def test_enabled_built_ins_are_offered_and_their_calls_go_to_the_session() -> No
         ("q1", "ask_user"),
         ("t1", "write_todos"),
     ]
-    assert all(c.policy == BUILT_IN_TOOL_POLICY for c in first.tool_calls)
+    assert all(policy_of(c) == BUILT_IN_TOOL_POLICY for c in first.tool_calls)
     assert json.loads(first.tool_calls[0].arguments)["choices"] == ["Rome", "Oslo"]
 
     # The session runs built-ins in its own Steps and records their results.

@@ -15,6 +15,7 @@ from agents import (
     output_guardrail,
 )
 from agents.testing import assistant_message
+from dex_agents._runner.values import usage_of
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import MessageRole
 from dex_agents_openai_agents import HANDOFF_EVENT, OpenAiAgentsRunner
@@ -34,7 +35,7 @@ def test_a_handoff_runs_in_the_model_step_and_the_next_agent_s_tools_are_deferre
     first = session.run_model()
     # The SDK ran the handoff and billing's model call in the same Step.
     assert isinstance(first, ToolCallsRequested)
-    assert first.usage.model_calls == 2
+    assert usage_of(first).model_calls == 2
     assert [c.tool_name for c in first.tool_calls] == ["refund"]
     assert RAN == []
     handoffs = [p for kind, p in session.events.events if kind == HANDOFF_EVENT]
@@ -42,7 +43,7 @@ def test_a_handoff_runs_in_the_model_step_and_the_next_agent_s_tools_are_deferre
     session.execute_and_record("f1")
     done = session.run_model()  # RunState.from_json resumes with billing, the current agent
     assert isinstance(done, TurnCompleted)
-    assert done.usage.model_calls == 1
+    assert usage_of(done).model_calls == 1
     assert session.messages[-1].text == "Billing: refunded A-1"
     assert RAN == [("refund", None)]
     calls = [m.tool_name for m in session.messages if m.role is MessageRole.ASSISTANT]
@@ -127,7 +128,11 @@ def test_structured_output_and_token_usage_keep_working() -> None:
     assert City.model_validate_json(done.new_messages[-1].text or "") == City(
         name="Paris", country="FR"
     )
-    assert (done.usage.model_calls, done.usage.input_tokens, done.usage.output_tokens) == (
+    assert (
+        usage_of(done).model_calls,
+        usage_of(done).input_tokens,
+        usage_of(done).output_tokens,
+    ) == (
         1,
         12,
         7,

@@ -39,8 +39,8 @@ def test_mcp_tools_defer_with_their_effect_and_run_through_the_source(tmp_path: 
     assert isinstance(deferred, ToolCallsRequested)
     (call,) = deferred.tool_calls
     assert call.tool_name == "notes__read_note"
-    assert call.policy.effect is ToolEffect.READ  # from readOnlyHint
-    assert not call.policy.requires_approval
+    assert call.effect is ToolEffect.READ  # from readOnlyHint
+    assert not call.requires_approval
     assert call.tool_source_reference is not None
     assert offered[0] == ["get_weather", "notes__read_note"]
     assert not log.exists()  # nothing ran inside RunModel

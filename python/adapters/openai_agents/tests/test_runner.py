@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from agents import Agent, FunctionTool
 from dex_agents import ToolPolicy, UserError
-from dex_agents.runner import NO_RESULT_TEXT, ToolCallsRequested, ToolExecutionError, TurnCompleted
+from dex_agents._runner.values import policy_of, usage_of
+from dex_agents.results import NO_RESULT_TEXT
+from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted
 from dex_agents_contracts import (
     MessageRole,
     TextDeltaPayload,
@@ -51,10 +53,10 @@ def test_a_read_tool_turn_defers_the_call_and_resumes_with_its_result(stream: bo
         "get_weather",
         {"city": "Paris"},
     )
-    assert call.policy.effect is ToolEffect.READ
-    assert not call.policy.requires_approval
+    assert call.effect is ToolEffect.READ
+    assert not call.requires_approval
     assert RAN == []  # nothing ran inside RunModel
-    assert first.usage.model_calls == 1
+    assert usage_of(first).model_calls == 1
     assert first.model_call_metadata is not None
     assert first.model_call_metadata.request_model == "responding-model"
     envelope = decode_run_state_envelope(first.framework_run_state)
@@ -67,7 +69,7 @@ def test_a_read_tool_turn_defers_the_call_and_resumes_with_its_result(stream: bo
     done = session.run_model()
     assert isinstance(done, TurnCompleted)
     assert done.turn_error is None
-    assert done.usage.model_calls == 1
+    assert usage_of(done).model_calls == 1
     assert RAN == [("get_weather", "session-1/turn-1/w1")]  # the stored result, not a rerun
     assert [(m.role, m.tool_call_id) for m in session.messages] == [
         (MessageRole.USER, None),
@@ -101,7 +103,7 @@ def test_parallel_calls_rejections_and_approval_defaults() -> None:
     session.start_turn("book Rome")
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
-    policies = {c.tool_name: c.policy for c in outcome.tool_calls}
+    policies = {c.tool_name: policy_of(c) for c in outcome.tool_calls}
     assert not policies["get_weather"].requires_approval
     # book_trip declares needs_approval=True and has no policy: unclassified, approved by the user.
     assert policies["book_trip"].effect is ToolEffect.UNCLASSIFIED
@@ -145,10 +147,10 @@ def test_unfinished_turn_messages_answer_every_pending_call() -> None:
     session.execute_and_record("r1")
     messages = session.runner.build_unfinished_turn_messages(session.context())
     assert [(m.role, m.tool_call_id, m.tool_output) for m in messages] == [
-        ("assistant", "r1", None),
-        ("assistant", "k1", None),
-        ("tool", "r1", "sunny in Rome"),
-        ("tool", "k1", NO_RESULT_TEXT),
+        (MessageRole.ASSISTANT, "r1", None),
+        (MessageRole.ASSISTANT, "k1", None),
+        (MessageRole.TOOL, "r1", "sunny in Rome"),
+        (MessageRole.TOOL, "k1", NO_RESULT_TEXT),
     ]
 
 
@@ -230,7 +232,7 @@ def test_a_needs_approval_callable_decides_per_call() -> None:
     session.start_turn("book Rome")
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
-    approvals = {c.tool_name: c.policy.requires_approval for c in outcome.tool_calls}
+    approvals = {c.tool_name: c.requires_approval for c in outcome.tool_calls}
     # get_weather(Rome) asks for approval by its callable; book_trip's explicit policy wins
     # over its needs_approval=True.
     assert approvals == {"get_weather": True, "book_trip": False}

@@ -28,15 +28,13 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from dex_agents._runner.values import pending_record
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dex_agents.runner import (  # after the sys.path line above
-    DEFAULT_ITEM_CACHE_BYTES,
-    FakeSession,
-    ToolCallsRequested,
-    ToolExecutionResult,
-    TurnCompleted,
-)
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents.offline import FakeSession
+from dex_agents.runner import ToolCallsRequested, ToolExecutionResult, TurnCompleted
 from dex_agents_contracts import ToolCallStatus
 from dex_agents_pydantic_ai import PydanticAiRunner
 from dex_agents_testing.tool_turn import ANSWER, QUESTION
@@ -83,7 +81,7 @@ async def measure(warmup: int, turns: int, *, long: bool, cache_bytes: int) -> S
         session.append(asked.new_messages)
         session.run_state = asked.framework_run_state
         call = asked.tool_calls[0]
-        session.tool_calls.append(call.pending_record(turn_id=session.turn_id, deferral_order=0))
+        session.tool_calls.append(pending_record(call, turn_id=session.turn_id, deferral_order=0))
         output = await timed(
             runner.execute_deferred_tool_call(session.execution(call.tool_call_id)), into.tool
         )

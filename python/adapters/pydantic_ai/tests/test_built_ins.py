@@ -14,14 +14,10 @@ from dataclasses import dataclass, field
 
 import pytest
 from dex_agents import UserError
-from dex_agents.runner import (
-    BUILT_IN_TOOL_DEFINITIONS,
-    BuiltInToolName,
-    ToolCallsRequested,
-    TurnCompleted,
-    TurnContinued,
-)
-from dex_agents_contracts import ToolCallStatus, ToolEffect
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.policies import BuiltInToolName
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
+from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
 from dex_agents_pydantic_ai import PydanticAiRunner, ReservedToolNameError
 from dex_agents_pydantic_ai.testing import FakeSession, run
 from pydantic_ai import Agent, DeferredToolRequests
@@ -121,8 +117,8 @@ def test_a_built_in_call_is_deferred_and_its_result_reaches_the_next_model_call(
     assert json.loads(outcome.tool_calls[1].arguments) == {"question": "Which one?"}
     # As the session records them: reads that need no approval.
     for call in outcome.tool_calls[1:]:
-        assert (call.policy.effect, call.policy.requires_approval) == (ToolEffect.READ, False)
-    assert outcome.tool_calls[0].policy.effect is ToolEffect.UNCLASSIFIED
+        assert (call.effect, call.requires_approval) == (ToolEffect.READ, False)
+    assert outcome.tool_calls[0].effect is ToolEffect.UNCLASSIFIED
 
     answered = '{"status":"answered","answer":"the blue one"}'
     waited = '{"status":"completed","waited_seconds":5,"reason":"cool down"}'
@@ -132,7 +128,7 @@ def test_a_built_in_call_is_deferred_and_its_result_reaches_the_next_model_call(
     final = session.run_model()
     assert isinstance(final, TurnCompleted)
     assert offered.results[1] == {"c1": "value of a", "q1": answered, "t1": waited}
-    tool_messages = [m for m in final.new_messages if m.role == "tool"]
+    tool_messages = [m for m in final.new_messages if m.role == MessageRole.TOOL]
     assert [(m.tool_name, m.tool_output) for m in tool_messages] == [
         ("lookup", "value of a"),
         ("ask_user", answered),

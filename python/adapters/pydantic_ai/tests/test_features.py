@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from dex_agents._runner.values import usage_of
 from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
-from dex_agents_contracts import AgentUsage, ReasoningDeltaPayload, TextDeltaPayload
+from dex_agents_contracts import AgentUsage, MessageRole, ReasoningDeltaPayload, TextDeltaPayload
 from dex_agents_pydantic_ai import DexRunInfo, PydanticAiRunner, dex_run_info
 from dex_agents_pydantic_ai.testing import FakeSession
 from dex_agents_testing.capabilities import (
@@ -60,7 +61,7 @@ def test_structured_output_completes_the_turn() -> None:
     assert counter.calls == 1
     assert outcome.turn_error is None
     # The output tool's call and its framework-written return are both stored.
-    assert [m.role for m in outcome.new_messages] == ["assistant", "tool"]
+    assert [m.role for m in outcome.new_messages] == [MessageRole.ASSISTANT, MessageRole.TOOL]
     assert outcome.new_messages[0].tool_arguments is not None
     assert "Paris" in outcome.new_messages[0].tool_arguments
 
@@ -101,15 +102,20 @@ def test_output_validator_retry_is_a_second_run_model_step() -> None:
     first = session.run_model()
     assert isinstance(first, TurnContinued)
     assert counter.calls == 1  # never a second model call inside one Step
-    assert first.usage.model_calls == 1
-    assert first.new_messages == ()
+    assert usage_of(first).model_calls == 1
+    assert first.new_messages == []
 
     second = session.run_model()
     assert isinstance(second, TurnCompleted)
     assert counter.calls == 2
     roles = [m.role for m in second.new_messages]
     # call, retry feedback, corrected call, final-result return.
-    assert roles == ["assistant", "tool", "assistant", "tool"]
+    assert roles == [
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+    ]
     assert second.new_messages[1].tool_output is not None
     assert "Capitalize the city name." in second.new_messages[1].tool_output
 
@@ -128,7 +134,7 @@ def test_output_retries_beyond_the_budget_fail_the_turn() -> None:
     assert "more than 2 time(s)" in last.turn_error
     assert "Capitalize the city name." in last.turn_error
     # Every call has its result in the stored transcript.
-    assert [m.role for m in last.new_messages] == ["assistant", "tool"] * 3
+    assert [m.role for m in last.new_messages] == [MessageRole.ASSISTANT, MessageRole.TOOL] * 3
 
 
 def test_usage_is_mapped() -> None:
@@ -344,8 +350,9 @@ def test_testing_api_and_core_imports() -> None:
     import dex_agents_pydantic_ai.testing
 
     assert dex_agents_pydantic_ai.testing.__all__ == ["FakeSession", "RecordingEventWriter", "run"]
-    # The adapter reaches the core only through its public surfaces: the two every
-    # adapter uses, plus the MCP tool source that `dex_agents_pydantic_ai.mcp` wraps.
+    # The adapter reaches the core only through its public modules and the kit's
+    # modules under `dex_agents._runner` (architecture.md's layer table), never the
+    # session's internals.
     core_modules: set[str] = set()
     for path in Path(dex_agents_pydantic_ai.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -353,15 +360,15 @@ def test_testing_api_and_core_imports() -> None:
                 core_modules.add(node.module)
             elif isinstance(node, ast.Import):
                 core_modules.update(alias.name for alias in node.names)
-    assert {m for m in core_modules if m.split(".")[0] == "dex_agents"} == {
-        "dex_agents",
-        "dex_agents.mcp",
-        "dex_agents.runner",
-    }
+    core = {m for m in core_modules if m.split(".")[0] == "dex_agents"}
+    assert {"dex_agents", "dex_agents.mcp", "dex_agents.runner"} <= core
+    private = {m for m in core if "._" in m and not m.startswith("dex_agents._runner.")}
+    assert not private
 
 
 def test_runner_satisfies_the_protocols() -> None:
-    from dex_agents.runner import AgentFrameworkRunner, UnfinishedTurnMessageBuilder
+    from dex_agents._runner.capabilities import UnfinishedTurnMessageBuilder
+    from dex_agents.runner import AgentFrameworkRunner
 
     agent: Agent[None, str | DeferredToolRequests] = Agent(
         FunctionModel(lambda _m, _i: ModelResponse(parts=[TextPart("x")])),

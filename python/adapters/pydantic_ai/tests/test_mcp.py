@@ -50,8 +50,8 @@ def test_mcp_tools_defer_with_their_effect_and_reference_and_run_in_the_tool_ste
     assert isinstance(outcome, ToolCallsRequested)
     assert offered[0] == ["notes__read_note", "notes__save_note"]
     read, write = outcome.tool_calls
-    assert read.policy.effect is ToolEffect.READ
-    assert write.policy.effect is ToolEffect.IDEMPOTENT_WRITE
+    assert read.effect is ToolEffect.READ
+    assert write.effect is ToolEffect.IDEMPOTENT_WRITE
     assert read.tool_source_reference == '{"server":"notes","tool":"read_note"}'
     assert session.execute("r1").output == "note shop: buy milk"
     session.execute_and_record("r1")
@@ -89,5 +89,5 @@ def test_merge_tool_policies_lets_an_explicit_policy_win(tmp_path: Path) -> None
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
     (write,) = outcome.tool_calls
-    assert write.policy.effect is ToolEffect.NON_IDEMPOTENT_WRITE
-    assert write.policy.requires_approval is True
+    assert write.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+    assert write.requires_approval is True

@@ -32,7 +32,7 @@ def _stored(messages: list[ModelMessage]) -> list[AgentMessage]:
         AgentMessage(
             sequence=i + 1,
             turn_id="turn-1",
-            role=m.message_role,
+            role=m.role,
             text=m.text,
             tool_call_id=m.tool_call_id,
             tool_name=m.tool_name,

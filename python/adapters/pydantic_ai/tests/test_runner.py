@@ -11,14 +11,9 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
-from dex_agents.runner import (
-    OUTCOME_UNKNOWN_RESULT,
-    USER_REJECTED_RESULT,
-    ToolCallsRequested,
-    TurnCompleted,
-    TurnContinued,
-)
-from dex_agents_contracts import ToolCallStatus, ToolEffect
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
+from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
 from dex_agents_pydantic_ai.testing import FakeSession
 from pydantic_ai import Agent, DeferredToolRequests, ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
@@ -123,8 +118,8 @@ def test_one_model_call_per_step_and_no_tool_runs_in_run_model() -> None:
         ("c2", "book_trip"),
     ]
     assert json.loads(outcome.tool_calls[0].arguments) == {"city": "Paris"}
-    assert outcome.tool_calls[1].policy.requires_approval is True
-    assert outcome.new_messages == ()
+    assert outcome.tool_calls[1].requires_approval is True
+    assert outcome.new_messages == []
 
     session.execute_and_record("c1")
     session.execute_and_record("c2")
@@ -136,7 +131,13 @@ def test_one_model_call_per_step_and_no_tool_runs_in_run_model() -> None:
     assert last_results(script.seen[1]) == {"c1": "sunny in Paris", "c2": "booked Paris"}
     assert tools.ran == ["get_weather:Paris", "book_trip:Paris"]  # nothing ran again
     roles = [m.role for m in final.new_messages]
-    assert roles == ["assistant", "assistant", "tool", "tool", "assistant"]
+    assert roles == [
+        MessageRole.ASSISTANT,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+    ]
     assert final.new_messages[-1].text == "Done."
 
 
@@ -197,11 +198,11 @@ def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
     assert isinstance(final, TurnCompleted)
     assert last_results(script.seen[1]) == {"c1": "sunny in Paris", "c2": "booked Paris"}
     assert [m.role for m in final.new_messages] == [
-        "assistant",
-        "assistant",
-        "tool",
-        "tool",
-        "assistant",
+        MessageRole.ASSISTANT,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
     ]
     assert final.new_messages[-1].text == "Done."
 
@@ -304,10 +305,10 @@ def test_build_unfinished_turn_messages_answers_every_pending_call() -> None:
     # c2 still waits for approval when the turn is steered.
     messages = runner.build_unfinished_turn_messages(session.context())
     assert [(m.role, m.tool_call_id) for m in messages] == [
-        ("assistant", "c1"),
-        ("assistant", "c2"),
-        ("tool", "c1"),
-        ("tool", "c2"),
+        (MessageRole.ASSISTANT, "c1"),
+        (MessageRole.ASSISTANT, "c2"),
+        (MessageRole.TOOL, "c1"),
+        (MessageRole.TOOL, "c2"),
     ]
     assert [m.tool_output for m in messages[2:]] == ["sunny", NO_RESULT_TEXT]
     # Stored and loaded again, the pieces join into one response and one request.
@@ -456,9 +457,7 @@ def test_policies_from_metadata_and_overrides() -> None:
     session.start_turn("go")
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
-    policies = {
-        c.tool_name: (c.policy.effect, c.policy.requires_approval) for c in outcome.tool_calls
-    }
+    policies = {c.tool_name: (c.effect, c.requires_approval) for c in outcome.tool_calls}
     assert policies == {
         "lookup": (ToolEffect.READ, False),
         "mcp_read": (ToolEffect.READ, False),
@@ -473,7 +472,7 @@ def test_policies_from_metadata_and_overrides() -> None:
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
     unannotated = next(c for c in outcome.tool_calls if c.tool_name == "plain")
-    assert (unannotated.policy.effect, unannotated.policy.requires_approval) == (
+    assert (unannotated.effect, unannotated.requires_approval) == (
         ToolEffect.UNCLASSIFIED,
         True,
     )
@@ -503,7 +502,7 @@ def test_consecutive_user_messages_start_a_turn() -> None:
     outcome = session.run_model()
     assert isinstance(outcome, TurnCompleted)
     # Only the new answer is stored; nothing already stored comes back.
-    assert [(m.role, m.text) for m in outcome.new_messages] == [("assistant", "first")]
+    assert [(m.role, m.text) for m in outcome.new_messages] == [(MessageRole.ASSISTANT, "first")]
     prompts = [
         p.content
         for p in script.seen[1][-1].parts

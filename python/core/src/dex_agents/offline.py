@@ -29,8 +29,8 @@ from dex_agents_contracts import (
 )
 
 from dex_agents._runner.policies import BuiltInToolName, ToolPolicy
-from dex_agents._runner.protocol import (
-    AgentFrameworkRunner,
+from dex_agents._runner.protocol import AgentFrameworkRunner
+from dex_agents._runner.values import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,
@@ -40,6 +40,9 @@ from dex_agents._runner.protocol import (
     ToolExecutionError,
     ToolExecutionResult,
     TurnCompleted,
+    message_record,
+    pending_record,
+    usage_of,
 )
 
 __all__ = [
@@ -110,7 +113,8 @@ def stored_message(
     created_at: datetime | None = None,
 ) -> AgentMessage:
     """The `AgentMessage` the session stores for `message` at `sequence` (now, by default)."""
-    return message.stored(
+    return message_record(
+        message,
         sequence=sequence,
         turn_id=turn_id,
         created_at=created_at if created_at is not None else datetime.now(UTC),
@@ -186,7 +190,7 @@ class FakeSession(Generic[RunnerT]):
     def run_model(self, attempt: int = 1) -> AgentTurnOutcome:
         """One RunModel Step, applied as the session applies its outcome."""
         outcome = run_sync(self.runner.run_model_step(self.context(attempt)))
-        self.usage.append(outcome.usage)
+        self.usage.append(usage_of(outcome))
         self.append(outcome.new_messages)
         if isinstance(outcome, TurnCompleted):
             self.run_state = None
@@ -196,7 +200,7 @@ class FakeSession(Generic[RunnerT]):
             order = len(self.tool_calls)
             for index, call in enumerate(outcome.tool_calls):
                 self.tool_calls.append(
-                    call.pending_record(turn_id=self.turn_id, deferral_order=order + index)
+                    pending_record(call, turn_id=self.turn_id, deferral_order=order + index)
                 )
         return outcome
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
+from dex_agents._runner.policies import tool_effect_named
 from dex_agents.mcp import McpHttpServer, McpServerConfig, McpToolSource
 from dex_agents.models import (
     ModelRequest,
@@ -32,9 +33,6 @@ from dex_agents.models import (
     UserMessage,
     scripted_answer,
     scripted_tool_calls,
-)
-from dex_agents.runner import (
-    tool_effect_named,
 )
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner, Tool
 from dex_agents_testing import RunLog

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dex_agents import runner
-from dex_agents.runner import run_sync as run
+import dex_agents.offline
+from dex_agents.offline import run_sync as run
 from dex_agents.stepwise import StepwiseRunner
 
 __all__ = ["FakeSession", "run"]
 
 
 @dataclass
-class FakeSession(runner.FakeSession[StepwiseRunner]):
+class FakeSession(dex_agents.offline.FakeSession[StepwiseRunner]):
     """Drives whole Stepwise turns without Dex."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dex_agents._runner.capabilities import ContextCompactionRunner, ContextSummaryRequest
 from dex_agents.models import (
     ModelSettings,
     ModelUsage,
@@ -12,7 +13,6 @@ from dex_agents.models import (
     scripted_tool_calls,
 )
 from dex_agents.offline import RecordingEventWriter, no_heartbeat
-from dex_agents.runner import ContextCompactionRunner, ContextSummaryRequest
 from dex_agents.stepwise import AgentDefinition, StepwiseRunner
 from dex_agents_contracts import AgentUsage, ContextSummary, ToolCallStatus
 from stepwise_support import FakeSession, run

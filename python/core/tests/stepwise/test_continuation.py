@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.values import usage_of
 from dex_agents.models import (
     ModelUsage,
     ScriptedModelClient,
@@ -25,7 +26,7 @@ from dex_agents.stepwise import (
     TurnContinuationHook,
     tool,
 )
-from dex_agents_contracts import AgentUsage, ToolEffect
+from dex_agents_contracts import AgentUsage, MessageRole, ToolEffect
 from stepwise_support import FakeSession
 
 
@@ -58,8 +59,8 @@ def test_a_continuation_after_an_answer_stores_it_and_calls_again() -> None:
     first = session.run_model()
     assert isinstance(first, TurnContinued)
     assert [(m.role, m.text) for m in first.new_messages] == [
-        ("assistant", "Draft."),
-        ("user", "Check it."),
+        (MessageRole.ASSISTANT, "Draft."),
+        (MessageRole.USER, "Check it."),
     ]
     envelope = json.loads(first.framework_run_state)
     assert (envelope["adapter"], envelope["schema_version"]) == ("stepwise", 1)
@@ -107,10 +108,10 @@ def test_end_after_tool_calls_completes_with_only_the_results() -> None:
     session.execute_and_record("f1")
     second = session.run_model()
     assert isinstance(second, TurnCompleted)
-    assert second.usage == AgentUsage()
+    assert usage_of(second) == AgentUsage()
     assert [(m.role, m.tool_output) for m in second.new_messages] == [
-        ("assistant", None),
-        ("tool", "all done"),
+        (MessageRole.ASSISTANT, None),
+        (MessageRole.TOOL, "all done"),
     ]
     assert len(model.requests) == 1
 
@@ -134,8 +135,8 @@ def test_a_continuation_after_tool_calls_follows_the_results() -> None:
         UserMessage(text="Now summarize."),
     ]
     assert [(m.role, m.text) for m in outcome.new_messages][-2:] == [
-        ("user", "Now summarize."),
-        ("assistant", "Summary."),
+        (MessageRole.USER, "Now summarize."),
+        (MessageRole.ASSISTANT, "Summary."),
     ]
 
 
@@ -159,7 +160,7 @@ def test_a_ninth_continuation_after_tool_calls_fails_the_turn_with_the_results()
     last = session.run_model()
     assert isinstance(last, TurnCompleted)
     assert last.turn_error is not None
-    assert [m.role for m in last.new_messages] == ["assistant", "tool"]
+    assert [m.role for m in last.new_messages] == [MessageRole.ASSISTANT, MessageRole.TOOL]
     assert len(model.requests) == MAX_CONSECUTIVE_CONTINUATIONS + 1
 
 

@@ -208,7 +208,7 @@ def test_streamed_response_with_deltas_tool_calls_and_usage() -> None:
         response_model="claude-x-2026",
         provider_name="anthropic",
         response_id="resp-1",
-        finish_reasons=("tool_calls",),
+        finish_reasons=["tool_calls"],
     )
     assert stream.closed
 

@@ -7,6 +7,14 @@ from dataclasses import dataclass
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents._runner.capabilities import (
+    PlanModeRunner,
+    ToolTaskCanceller,
+    ToolTaskPoller,
+    UnfinishedTurnMessageBuilder,
+)
+from dex_agents._runner.policies import ResolvedToolPolicy
+from dex_agents._runner.values import policy_of
 from dex_agents.models import (
     AssistantMessage,
     ModelToolCall,
@@ -21,13 +29,8 @@ from dex_agents.models import (
 from dex_agents.runner import (
     AgentFrameworkRunner,
     DeferredToolOutcome,
-    PlanModeRunner,
-    ResolvedToolPolicy,
     ToolCallsRequested,
-    ToolTaskCanceller,
-    ToolTaskPoller,
     TurnCompleted,
-    UnfinishedTurnMessageBuilder,
 )
 from dex_agents.stepwise import (
     AgentDefinition,
@@ -104,7 +107,7 @@ def test_read_tool_then_answer() -> None:
         "get_weather",
         '{"city":"Oslo"}',
     )
-    assert call.policy == ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
+    assert policy_of(call) == ResolvedToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
     session.execute_and_record("call-1")
     assert session.tool_calls[0].status == ToolCallStatus.SUCCEEDED
@@ -113,9 +116,9 @@ def test_read_tool_then_answer() -> None:
     assert isinstance(second, TurnCompleted)
     assert second.turn_error is None
     assert [(m.role, m.text, m.tool_call_id, m.tool_output) for m in second.new_messages] == [
-        ("assistant", None, "call-1", None),
-        ("tool", None, "call-1", "Sunny in Oslo"),
-        ("assistant", "It is sunny in Oslo.", None, None),
+        (MessageRole.ASSISTANT, None, "call-1", None),
+        (MessageRole.TOOL, None, "call-1", "Sunny in Oslo"),
+        (MessageRole.ASSISTANT, "It is sunny in Oslo.", None, None),
     ]
 
     first_request, second_request = model.requests
@@ -323,7 +326,7 @@ def test_model_call_metadata_is_passed_on() -> None:
     outcome = session.run_model()
     assert outcome.model_call_metadata is not None
     assert outcome.model_call_metadata.response_id == "scripted-1"
-    assert outcome.model_call_metadata.finish_reasons == ("stop",)
+    assert outcome.model_call_metadata.finish_reasons == ["stop"]
 
 
 def test_deltas_are_written_as_events() -> None:
@@ -392,7 +395,7 @@ def test_policies_session_wins_then_tool_then_default() -> None:
     session.start_turn("Go")
     outcome = session.run_model()
     assert isinstance(outcome, ToolCallsRequested)
-    assert [c.policy for c in outcome.tool_calls] == [
+    assert [policy_of(c) for c in outcome.tool_calls] == [
         ResolvedToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),
         ResolvedToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True),
         ResolvedToolPolicy(effect=ToolEffect.UNCLASSIFIED, requires_approval=True),
@@ -413,7 +416,7 @@ def test_enabled_built_ins_are_offered_and_deferred_as_reads() -> None:
         "durable_wait",
     ]
     assert isinstance(outcome, ToolCallsRequested)
-    assert outcome.tool_calls[0].policy == ResolvedToolPolicy(
+    assert policy_of(outcome.tool_calls[0]) == ResolvedToolPolicy(
         effect=ToolEffect.READ, requires_approval=False
     )
 
@@ -499,10 +502,10 @@ def test_unfinished_turn_messages_include_every_result() -> None:
     )
     messages = session.runner.build_unfinished_turn_messages(session.context())
     assert [(m.role, m.tool_call_id, m.tool_output) for m in messages] == [
-        ("assistant", "a", None),
-        ("assistant", "b", None),
-        ("tool", "a", "sunny"),
-        ("tool", "b", '{"status":"cancelled","reason":"turn_cancelled_by_user"}'),
+        (MessageRole.ASSISTANT, "a", None),
+        (MessageRole.ASSISTANT, "b", None),
+        (MessageRole.TOOL, "a", "sunny"),
+        (MessageRole.TOOL, "b", '{"status":"cancelled","reason":"turn_cancelled_by_user"}'),
     ]
 
 

@@ -18,16 +18,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dex_agents._runner.declared import CAPABILITIES
-from dex_agents.runner import (
+from dex_agents._runner.capabilities import (
     ContextCompactionRunner,
-    DescribedRunner,
-    RecordingEventWriter,
-    RunnerCapabilities,
     ToolTaskCanceller,
     ToolTaskPoller,
     UnfinishedTurnMessageBuilder,
 )
+from dex_agents._runner.declared import CAPABILITIES, DescribedRunner
+from dex_agents.offline import RecordingEventWriter
+from dex_agents.runner import RunnerCapabilities
 from dex_agents_contracts import RunnerCapabilities as WireCapabilities
 from dex_agents_contracts import TextDeltaPayload, decode, encode
 

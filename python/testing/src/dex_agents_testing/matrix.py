@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dex import FlowConfig, StartFlowOptions, StepDurability
-from dex_agents.runner import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
 
 from dex_agents_testing.history import assert_step_shape, fetch_history

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
-from dex_agents.runner import BuiltInToolName
+from dex_agents._runner.policies import BuiltInToolName
 from dex_agents_contracts import ToolEffect
 
 from dex_agents_testing.runlog import RunLog

@@ -15,10 +15,17 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dex_agents._runner.capabilities import (
+    ToolTaskCancellation,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
+from dex_agents._runner.values import deferred_tool_call
+from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
-    DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
     FrameworkMessage,
@@ -26,15 +33,10 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskCancellation,
-    ToolTaskPending,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     ToolTaskStarted,
     TurnCompleted,
-    model_visible_result,
 )
-from dex_agents_contracts import AgentToolCall, AgentUsage, QuestionAnswer, ToolEffect
+from dex_agents_contracts import AgentToolCall, AgentUsage, MessageRole, QuestionAnswer, ToolEffect
 
 from dex_agents_testing.runlog import RunLog
 
@@ -203,7 +205,7 @@ class ScriptedRunner:
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         return FrameworkMessage(
-            role="user",
+            role=MessageRole.USER,
             text=text,
             framework_item=json.dumps({"role": "user", "text": text}),
         )
@@ -237,7 +239,7 @@ class ScriptedRunner:
                 tool = self.tools.get(scripted.tool_name)
                 arguments = json.dumps(dict(scripted.arguments), separators=(",", ":"))
                 deferred.append(
-                    DeferredToolCall(
+                    deferred_tool_call(
                         tool_call_id=scripted.tool_call_id,
                         tool_name=scripted.tool_name,
                         arguments=arguments,
@@ -456,7 +458,7 @@ def item_message(item: Mapping[str, Any], *, sort_keys: bool = False) -> Framewo
     framework_item = json.dumps(dict(item), separators=(",", ":"), sort_keys=sort_keys)
     if item["role"] == "tool":
         return FrameworkMessage(
-            role="tool",
+            role=MessageRole.TOOL,
             tool_call_id=item["tool_call_id"],
             tool_name=item["tool_name"],
             tool_output=item["output"],
@@ -464,13 +466,15 @@ def item_message(item: Mapping[str, Any], *, sort_keys: bool = False) -> Framewo
         )
     if "tool_call_id" in item:
         return FrameworkMessage(
-            role="assistant",
+            role=MessageRole.ASSISTANT,
             tool_call_id=item["tool_call_id"],
             tool_name=item["tool_name"],
             tool_arguments=item["arguments"],
             framework_item=framework_item,
         )
-    return FrameworkMessage(role="assistant", text=item["text"], framework_item=framework_item)
+    return FrameworkMessage(
+        role=MessageRole.ASSISTANT, text=item["text"], framework_item=framework_item
+    )
 
 
 def _reply_to_json(reply: ModelReply) -> dict[str, Any]:

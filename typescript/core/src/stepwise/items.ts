@@ -9,6 +9,7 @@
  */
 
 import { MessageRole, type AgentMessage } from "@dex-agents/contracts";
+import { RunStateError } from "../run_state.js";
 import type { FrameworkMessage } from "../runner.js";
 import type { ModelMessage, ModelToolCall } from "./model.js";
 
@@ -18,10 +19,6 @@ export type Item =
   | { readonly type: "tool_call"; readonly tool_call_id: string; readonly tool_name: string; readonly arguments: string }
   | { readonly type: "tool_result"; readonly tool_call_id: string; readonly tool_name: string; readonly output: string };
 
-/** A run state or stored item that is not a Stepwise one. */
-export class RunStateError extends Error {
-  override name = "RunStateError";
-}
 
 function str(value: Record<string, unknown>, key: string, optional = false): string | null {
   const field = value[key];

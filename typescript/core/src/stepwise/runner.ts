@@ -44,7 +44,8 @@ import {
   type TurnContinuationDecision,
 } from "./continuation.js";
 import type { AgentDefinition, StepwiseTool } from "./definition.js";
-import { itemFromMessage, itemsToModelMessages, itemToMessage, RunStateError, type Item } from "./items.js";
+import { RunStateError } from "../run_state.js";
+import { itemFromMessage, itemsToModelMessages, itemToMessage, type Item } from "./items.js";
 import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
 import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";
 import { buildPlanNote } from "./plan.js";

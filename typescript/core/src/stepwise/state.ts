@@ -7,7 +7,8 @@
  */
 
 import type { TurnContinuation } from "./continuation.js";
-import { itemFromJson, RunStateError, type Item } from "./items.js";
+import { RunStateError } from "../run_state.js";
+import { itemFromJson, type Item } from "./items.js";
 
 const VERSION = 1;
 

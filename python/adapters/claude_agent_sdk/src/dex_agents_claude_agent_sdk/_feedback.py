@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dex_agents.runner import DeferredToolCall, is_final, model_visible_result
+from dex_agents.results import is_final, model_visible_result
+from dex_agents.runner import DeferredToolCall
 from dex_agents_contracts import AgentToolCall, ToolCallStatus
 
 from dex_agents_claude_agent_sdk._transcript import (

@@ -40,25 +40,25 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
 from dex_agents import ToolPolicy
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.policies import ResolvedToolPolicy
+from dex_agents._runner.values import deferred_tool_call
+from dex_agents.results import is_final, model_visible_result
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
     ModelCallMetadata,
-    ResolvedToolPolicy,
     RunnerCapabilities,
     ToolCallsRequested,
     ToolExecutionResult,
     ToolRouter,
     TurnCompleted,
     heartbeats,
-    is_final,
-    model_visible_result,
 )
-from dex_agents_contracts import AgentUsage, ToolEffect
+from dex_agents_contracts import AgentUsage, MessageRole, ToolEffect
 
 from dex_agents_claude_agent_sdk._capabilities import capabilities
 from dex_agents_claude_agent_sdk._feedback import CONTINUE_PROMPT, feed_back, in_response_order
@@ -140,7 +140,7 @@ class _Run:
         if problem is not None:
             self.problem = problem
             return _decision("deny", problem)
-        self.deferred[call_id] = DeferredToolCall(
+        self.deferred[call_id] = deferred_tool_call(
             tool_call_id=call_id,
             tool_name=name,
             arguments=json.dumps(arguments, ensure_ascii=False),
@@ -211,7 +211,9 @@ class ClaudeAgentRunner:
         return capabilities()
 
     def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role="user", framework_item=encode_item([], text), text=text)
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item=encode_item([], text), text=text
+        )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         await self.tools.list_sources()
@@ -381,14 +383,14 @@ class ClaudeAgentRunner:
         messages = [m for m in project_turn(kept) if m.text or m.tool_call_id] if kept else []
         if messages:
             messages = project_turn(kept)
-        shown = {m.tool_call_id for m in messages if m.role == "tool"}
+        shown = {m.tool_call_id for m in messages if m.role == MessageRole.TOOL}
         empty = encode_item([])
         for record in sorted(turn.tool_calls, key=lambda r: r.deferral_order):
             if record.tool_call_id in shown or not is_final(record.status):
                 continue
             messages.append(
                 FrameworkMessage(
-                    role="assistant",
+                    role=MessageRole.ASSISTANT,
                     framework_item=empty,
                     tool_call_id=record.tool_call_id,
                     tool_name=record.tool_name,
@@ -397,7 +399,7 @@ class ClaudeAgentRunner:
             )
             messages.append(
                 FrameworkMessage(
-                    role="tool",
+                    role=MessageRole.TOOL,
                     framework_item=empty,
                     tool_call_id=record.tool_call_id,
                     tool_name=record.tool_name,
@@ -468,5 +470,5 @@ def _metadata(
         response_model=last.model if last else None,
         provider_name="anthropic",
         response_id=last.message_id if last else None,
-        finish_reasons=(last.stop_reason,) if last and last.stop_reason else (),
+        finish_reasons=[last.stop_reason] if last and last.stop_reason else [],
     )

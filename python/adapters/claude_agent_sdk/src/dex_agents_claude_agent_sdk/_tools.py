@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
+from dex_agents._runner.policies import tool_effect_from_annotations
+from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     DeferredToolExecution,
     DexRunInfo,
     ToolExecutionError,
     ToolExecutionResult,
-    model_visible_result,
     parse_tool_arguments,
     running,
-    tool_effect_from_annotations,
 )
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 

@@ -13,13 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dex_agents.runner import (
-    DeferredToolCall,
-    FrameworkMessage,
-    ResolvedToolPolicy,
-    RunStateFormat,
-)
-from dex_agents_contracts import AgentMessage, ToolEffect
+from dex_agents._runner.policies import ResolvedToolPolicy
+from dex_agents._runner.values import deferred_tool_call
+from dex_agents.runner import DeferredToolCall, FrameworkMessage, RunStateFormat
+from dex_agents_contracts import AgentMessage, MessageRole, ToolEffect
 
 __all__ = [
     "RunState",
@@ -138,14 +135,14 @@ def _call_json(call: DeferredToolCall) -> dict[str, Any]:
         "tool_call_id": call.tool_call_id,
         "tool_name": call.tool_name,
         "arguments": call.arguments,
-        "effect": call.policy.effect.name,
-        "requires_approval": call.policy.requires_approval,
+        "effect": call.effect.name,
+        "requires_approval": call.requires_approval,
         "tool_source_reference": call.tool_source_reference,
     }
 
 
 def _call(raw: Mapping[str, Any]) -> DeferredToolCall:
-    return DeferredToolCall(
+    return deferred_tool_call(
         tool_call_id=str(raw["tool_call_id"]),
         tool_name=str(raw["tool_name"]),
         arguments=str(raw["arguments"]),
@@ -231,13 +228,15 @@ def project_turn(entries: Sequence[TranscriptEntry]) -> list[FrameworkMessage]:
             for block in _blocks(message):
                 if block.get("type") == "text" and block.get("text") not in ("", None, NO_RESPONSE):
                     messages.append(
-                        FrameworkMessage(role="assistant", framework_item=empty, text=block["text"])
+                        FrameworkMessage(
+                            role=MessageRole.ASSISTANT, framework_item=empty, text=block["text"]
+                        )
                     )
                 elif block.get("type") == "tool_use":
                     names[str(block.get("id"))] = str(block.get("name"))
                     messages.append(
                         FrameworkMessage(
-                            role="assistant",
+                            role=MessageRole.ASSISTANT,
                             framework_item=empty,
                             tool_call_id=str(block.get("id")),
                             tool_name=str(block.get("name")),
@@ -249,7 +248,7 @@ def project_turn(entries: Sequence[TranscriptEntry]) -> list[FrameworkMessage]:
                 if block.get("type") == "tool_result":
                     messages.append(
                         FrameworkMessage(
-                            role="tool",
+                            role=MessageRole.TOOL,
                             framework_item=empty,
                             tool_call_id=str(block.get("tool_use_id")),
                             tool_name=names.get(str(block.get("tool_use_id"))),
@@ -258,7 +257,7 @@ def project_turn(entries: Sequence[TranscriptEntry]) -> list[FrameworkMessage]:
                     )
     whole = encode_item(entries)
     if not messages:
-        return [FrameworkMessage(role="assistant", framework_item=whole, text="")]
+        return [FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=whole, text="")]
     last = messages[-1]
     messages[-1] = FrameworkMessage(
         role=last.role,

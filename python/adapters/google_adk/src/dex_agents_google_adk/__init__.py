@@ -15,7 +15,8 @@ except ImportError as _error:  # pragma: no cover - depends on the environment
         "(which brings `google-adk`), or `pip install google-adk`"
     ) from _error
 
-from dex_agents.runner import NO_RESULT_TEXT, DexRunInfo, RunStateError, dex_run_info
+from dex_agents.results import NO_RESULT_TEXT
+from dex_agents.runner import DexRunInfo, RunStateError, dex_run_info
 
 from dex_agents_google_adk._runner import TRANSFER_EVENT, AdkRunner
 

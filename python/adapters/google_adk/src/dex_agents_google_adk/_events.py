@@ -17,8 +17,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dex_agents.runner import DecodedItemCache, FrameworkItemError, FrameworkMessage
-from dex_agents_contracts import AgentMessage, AgentUsage
+from dex_agents._runner.item_cache import DecodedItemCache
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
+from dex_agents_contracts import AgentMessage, AgentUsage, MessageRole
 from google.adk.events import Event
 from google.genai import types
 
@@ -131,7 +132,7 @@ def _message(piece: Event) -> FrameworkMessage:
         call, response = part.function_call, part.function_response
         if call is not None:
             return FrameworkMessage(
-                role="assistant",
+                role=MessageRole.ASSISTANT,
                 framework_item=item,
                 text=text,
                 tool_call_id=call.id,
@@ -140,15 +141,15 @@ def _message(piece: Event) -> FrameworkMessage:
             )
         if response is not None:
             return FrameworkMessage(
-                role="tool",
+                role=MessageRole.TOOL,
                 framework_item=item,
                 tool_call_id=response.id,
                 tool_name=response.name,
                 tool_output=output_text(response.response),
             )
     if piece.author == "user":
-        return FrameworkMessage(role="user", framework_item=item, text=text)
-    return FrameworkMessage(role="assistant", framework_item=item, text=text)
+        return FrameworkMessage(role=MessageRole.USER, framework_item=item, text=text)
+    return FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=item, text=text)
 
 
 def to_framework_messages(events: Iterable[Event]) -> list[FrameworkMessage]:

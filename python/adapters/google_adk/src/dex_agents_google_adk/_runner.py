@@ -21,9 +21,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.call_results import failed_turn_messages, pending_records, result_text
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.routing import declared_approval
+from dex_agents._runner.tool_values import arguments_text
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    DEFAULT_ITEM_CACHE_BYTES,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -40,17 +44,9 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
-    arguments_text,
-    declared_approval,
-    failed_turn_messages,
     heartbeats,
     parse_tool_arguments,
-    pending_records,
-    result_text,
     running,
     tool_output_text,
 )
@@ -151,12 +147,12 @@ class AdkRunner:
         try:
             previous = TurnState.decode(turn.framework_run_state)
         except RunStateError as error:
-            return TurnCompleted(new_messages=(), turn_error=f"cannot resume the turn: {error}")
+            return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
         try:
             return await self._run_model_step(turn, previous)
         except FrameworkItemError as error:  # another runner's messages: a retry fails too
             return TurnCompleted(
-                new_messages=(), turn_error=f"cannot read the stored conversation: {error}"
+                new_messages=[], turn_error=f"cannot read the stored conversation: {error}"
             )
         except _TurnFailed as failed:
             return TurnCompleted(
@@ -373,7 +369,7 @@ class AdkRunner:
             request_model=name,
             response_model=(last.model_version if last is not None else None) or name,
             provider_name="gcp.gemini" if name and name.startswith("gemini") else None,
-            finish_reasons=(finish.name.lower(),) if finish is not None else (),
+            finish_reasons=[finish.name.lower()] if finish is not None else [],
         )
 
 

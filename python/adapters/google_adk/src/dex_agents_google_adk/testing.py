@@ -15,9 +15,9 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dex_agents import runner
-from dex_agents.runner import RecordingEventWriter
-from dex_agents.runner import run_sync as run
+import dex_agents.offline
+from dex_agents.offline import RecordingEventWriter
+from dex_agents.offline import run_sync as run
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -117,5 +117,5 @@ def function_results(request: LlmRequest) -> list[tuple[str, str, str]]:
 
 
 @dataclass
-class FakeSession(runner.FakeSession[AdkRunner]):
+class FakeSession(dex_agents.offline.FakeSession[AdkRunner]):
     """The core's `FakeSession`, typed for an `AdkRunner`."""

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from dex_agents.runner import FrameworkItemError, FrameworkMessage
-from dex_agents_contracts import AgentMessage, AgentUsage
+from dex_agents_contracts import AgentMessage, AgentUsage, MessageRole
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -35,7 +35,7 @@ def to_framework_message(message: BaseMessage) -> FrameworkMessage:
     item = json.dumps(message_to_dict(message), separators=(",", ":"))
     if isinstance(message, ToolMessage):
         return FrameworkMessage(
-            role="tool",
+            role=MessageRole.TOOL,
             framework_item=item,
             tool_call_id=message.tool_call_id,
             tool_name=message.name,
@@ -45,14 +45,14 @@ def to_framework_message(message: BaseMessage) -> FrameworkMessage:
         calls = message.tool_calls
         only = calls[0] if len(calls) == 1 else None
         return FrameworkMessage(
-            role="assistant",
+            role=MessageRole.ASSISTANT,
             framework_item=item,
             text=str(message.text) or None,
             tool_call_id=only["id"] if only else None,
             tool_name=only["name"] if only else None,
             tool_arguments=json.dumps(only["args"], separators=(",", ":")) if only else None,
         )
-    return FrameworkMessage(role="user", framework_item=item, text=str(message.text))
+    return FrameworkMessage(role=MessageRole.USER, framework_item=item, text=str(message.text))
 
 
 def user_message(text: str) -> HumanMessage:

@@ -19,8 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dex_agents import ToolPolicy, UserError
+from dex_agents._runner.built_ins import offered_built_ins
+from dex_agents._runner.call_results import pending_records, result_text
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -34,16 +37,10 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     heartbeats,
-    offered_built_ins,
     parse_tool_arguments,
-    pending_records,
-    result_text,
     result_texts,
     running,
     tool_output_text,
@@ -348,5 +345,5 @@ def _metadata(responses: Sequence[AIMessage]) -> ModelCallMetadata | None:
         response_model=model,
         provider_name=info.get("model_provider"),
         response_id=response.id,
-        finish_reasons=(str(finish),) if finish else (),
+        finish_reasons=[str(finish)] if finish else [],
     )

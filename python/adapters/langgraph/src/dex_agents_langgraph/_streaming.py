@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dex_agents.runner import EventWriter
+from dex_agents.events import EventWriter
 from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig

@@ -15,7 +15,8 @@ except ImportError as _error:  # pragma: no cover - depends on the environment
         "`dex-agents-openai-agents` (which brings `openai-agents`), or `pip install openai-agents`"
     ) from _error
 
-from dex_agents.runner import NO_RESULT_TEXT, DexRunInfo, RunStateError, dex_run_info
+from dex_agents.results import NO_RESULT_TEXT
+from dex_agents.runner import DexRunInfo, RunStateError, dex_run_info
 
 from dex_agents_openai_agents._runner import HANDOFF_EVENT, OpenAiAgentsRunner
 

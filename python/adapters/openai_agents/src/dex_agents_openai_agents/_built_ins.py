@@ -21,8 +21,9 @@ from typing import Any
 
 from agents import AgentBase, FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.call_results import stored_result
 from dex_agents.models import ToolDefinition
-from dex_agents.runner import BUILT_IN_TOOL_DEFINITIONS, stored_result
 
 __all__ = ["built_in_tools", "offering"]
 

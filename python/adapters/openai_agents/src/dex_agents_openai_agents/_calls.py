@@ -4,7 +4,7 @@ the session's `text_delta` / `reasoning_delta`."""
 from __future__ import annotations
 
 from agents import RawResponsesStreamEvent, StreamEvent
-from dex_agents.runner import EventWriter
+from dex_agents.events import EventWriter
 from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 
 __all__ = ["write_delta"]

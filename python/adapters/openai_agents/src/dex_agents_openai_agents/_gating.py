@@ -5,7 +5,7 @@ for it, even when another call of the same response waits for approval, so the
 runner gates every function tool of every agent the run can reach (the starting
 agent and each handoff target). A gated tool's body never runs in RunModel: once
 the call's Dex record is final, the runner approves the interruption and the
-body returns the stored result (`dex_agents.runner.stored_result`). The copies keep
+body returns the stored result (`dex_agents._runner.call_results.stored_result`). The copies keep
 the agents' names, which is how `RunState.from_json` finds the current agent.
 Hosted tools (web search, file search, code interpreter, ...) run on the model
 provider's side inside the model call; they are left as they are. Each copy also
@@ -23,7 +23,7 @@ from typing import Any
 from agents import Agent, FunctionTool, Handoff, RunContextWrapper
 from agents.tool_context import ToolContext
 from dex_agents import UserError
-from dex_agents.runner import stored_result
+from dex_agents._runner.call_results import stored_result
 
 from dex_agents_openai_agents._built_ins import built_in_tools
 

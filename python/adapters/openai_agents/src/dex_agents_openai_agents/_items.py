@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents import ModelResponse
-from dex_agents.runner import DecodedItemCache, FrameworkItemError, FrameworkMessage
-from dex_agents_contracts import AgentMessage, AgentUsage
+from dex_agents._runner.item_cache import DecodedItemCache
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
+from dex_agents_contracts import AgentMessage, AgentUsage, MessageRole
 
 __all__ = [
     "history_from_stored",
@@ -89,7 +90,7 @@ def to_framework_messages(
             known[str(item.get("call_id"))] = str(item.get("name"))
             messages.append(
                 FrameworkMessage(
-                    role="assistant",
+                    role=MessageRole.ASSISTANT,
                     framework_item=text,
                     tool_call_id=str(item.get("call_id")),
                     tool_name=str(item.get("name")),
@@ -100,7 +101,7 @@ def to_framework_messages(
             call_id = str(item.get("call_id"))
             messages.append(
                 FrameworkMessage(
-                    role="tool",
+                    role=MessageRole.TOOL,
                     framework_item=text,
                     tool_call_id=call_id,
                     tool_name=known.get(call_id),
@@ -110,13 +111,15 @@ def to_framework_messages(
         elif item.get("role") in ("user", "system", "developer"):
             messages.append(
                 FrameworkMessage(
-                    role="user", framework_item=text, text=_text_of(item.get("content"))
+                    role=MessageRole.USER, framework_item=text, text=_text_of(item.get("content"))
                 )
             )
         else:  # assistant messages, reasoning, hosted tool calls and their results
             messages.append(
                 FrameworkMessage(
-                    role="assistant", framework_item=text, text=_text_of(item.get("content"))
+                    role=MessageRole.ASSISTANT,
+                    framework_item=text,
+                    text=_text_of(item.get("content")),
                 )
             )
     return messages

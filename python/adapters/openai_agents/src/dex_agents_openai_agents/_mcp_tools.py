@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool
 from agents.tool_context import ToolContext
-from dex_agents.runner import McpSources, stored_result
+from dex_agents._runner.call_results import stored_result
+from dex_agents.runner import McpSources
 
 if TYPE_CHECKING:
     from dex_agents.mcp import McpTool, McpToolSource

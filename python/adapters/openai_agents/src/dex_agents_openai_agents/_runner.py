@@ -39,9 +39,13 @@ from agents.run_config import DEFAULT_MAX_TURNS
 from agents.tool import invoke_function_tool, maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 from dex_agents import ToolPolicy
+from dex_agents._runner.built_ins import offered_built_ins
+from dex_agents._runner.call_results import failed_turn_messages, result_text, with_stored_results
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.routing import declared_approval
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    DEFAULT_ITEM_CACHE_BYTES,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -57,19 +61,11 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
-    declared_approval,
-    failed_turn_messages,
     heartbeats,
-    offered_built_ins,
-    result_text,
     result_texts,
     running,
     tool_output_text,
-    with_stored_results,
 )
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
@@ -177,7 +173,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         try:
             previous = TurnState.decode(turn.framework_run_state)
         except RunStateError as error:
-            return TurnCompleted(new_messages=(), turn_error=f"cannot resume the turn: {error}")
+            return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
         try:
             return await self._run_model_step(turn, info, context, previous)
         except _TurnFailed as failed:

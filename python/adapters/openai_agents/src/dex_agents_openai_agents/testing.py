@@ -15,13 +15,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import dex_agents.offline
 from agents import Model, ModelResponse
 from agents.items import TResponseStreamEvent
 from agents.testing import ModelCall, ModelStep, ScriptedModel
 from agents.testing.model import ModelResponder
-from dex_agents import runner
-from dex_agents.runner import RecordingEventWriter
-from dex_agents.runner import run_sync as run
+from dex_agents.offline import RecordingEventWriter
+from dex_agents.offline import run_sync as run
 
 from dex_agents_openai_agents._runner import OpenAiAgentsRunner
 
@@ -54,5 +54,5 @@ class RespondingModel(Model):
 
 
 @dataclass
-class FakeSession(runner.FakeSession[OpenAiAgentsRunner[Any]]):
+class FakeSession(dex_agents.offline.FakeSession[OpenAiAgentsRunner[Any]]):
     """The core's `FakeSession`, typed for an `OpenAiAgentsRunner`."""

@@ -29,12 +29,8 @@ from agents import (
 from agents.testing import ModelCall, assistant_message, function_call
 from agents.testing.model import ModelResponder
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
-from dex_agents.runner import (
-    AgentTurnContext,
-    AgentTurnOutcome,
-    BuiltInToolName,
-    ToolCallsRequested,
-)
+from dex_agents._runner.policies import BuiltInToolName
+from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolCallsRequested
 from dex_agents_contracts import (
     ToolEffect,
     decode_run_state_envelope,

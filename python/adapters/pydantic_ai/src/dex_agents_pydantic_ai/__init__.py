@@ -14,7 +14,8 @@ except ImportError as _error:  # pragma: no cover - depends on the environment
         "(which brings `pydantic-ai-slim`), or `pip install pydantic-ai-slim`"
     ) from _error
 
-from dex_agents.runner import NO_RESULT_TEXT, RunStateError
+from dex_agents.results import NO_RESULT_TEXT
+from dex_agents.runner import RunStateError
 
 from dex_agents_pydantic_ai._built_ins import ReservedToolNameError
 from dex_agents_pydantic_ai._context import DEX_METADATA_KEY, DexRunInfo, dex_run_info

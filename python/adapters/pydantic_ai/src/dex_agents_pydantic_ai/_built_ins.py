@@ -16,7 +16,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from dex_agents.runner import BUILT_IN_TOOL_DEFINITIONS, BuiltInToolName, ReservedToolNameError
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS, ReservedToolNameError
+from dex_agents._runner.policies import BuiltInToolName
 from pydantic_ai import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ExternalToolset
 

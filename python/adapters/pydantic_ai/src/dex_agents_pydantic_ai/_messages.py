@@ -21,13 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from dex_agents.runner import (
-    DEFAULT_ITEM_CACHE_BYTES,
-    DecodedItemCache,
-    FrameworkItemError,
-    FrameworkMessage,
-)
-from dex_agents_contracts import AgentMessage, AgentUsage
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES, DecodedItemCache
+from dex_agents.runner import FrameworkItemError, FrameworkMessage
+from dex_agents_contracts import AgentMessage, AgentUsage, MessageRole
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
     ModelMessage,
@@ -168,13 +164,15 @@ def _request_message(message: ModelRequest, item: str) -> FrameworkMessage:
     prompts = [p for p in message.parts if isinstance(p, UserPromptPart)]
     if prompts:
         return FrameworkMessage(
-            role="user", framework_item=item, text="\n".join(_user_text(p) for p in prompts)
+            role=MessageRole.USER,
+            framework_item=item,
+            text="\n".join(_user_text(p) for p in prompts),
         )
     results = [p for p in message.parts if isinstance(p, ToolReturnPart)]
     if len(results) == 1:
         result = results[0]
         return FrameworkMessage(
-            role="tool",
+            role=MessageRole.TOOL,
             framework_item=item,
             tool_call_id=result.tool_call_id,
             tool_name=result.tool_name,
@@ -182,21 +180,23 @@ def _request_message(message: ModelRequest, item: str) -> FrameworkMessage:
         )
     if results:
         lines = [f"{p.tool_name}: {p.model_response_str()}" for p in results]
-        return FrameworkMessage(role="tool", framework_item=item, text="\n".join(lines))
+        return FrameworkMessage(role=MessageRole.TOOL, framework_item=item, text="\n".join(lines))
     # Framework feedback with no call to answer (an output retry): the model reads it as
     # a user turn, so it is stored as one.
     feedback = [p.model_response() for p in message.parts if isinstance(p, RetryFeedbackPart)]
-    return FrameworkMessage(role="user", framework_item=item, text="\n".join(feedback) or None)
+    return FrameworkMessage(
+        role=MessageRole.USER, framework_item=item, text="\n".join(feedback) or None
+    )
 
 
 def _response_message(message: ModelResponse, item: str) -> FrameworkMessage:
     text = "".join(p.content for p in message.parts if isinstance(p, TextPart)) or None
     calls = [p for p in message.parts if isinstance(p, ToolCallPart)]
     if len(calls) != 1:
-        return FrameworkMessage(role="assistant", framework_item=item, text=text)
+        return FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=item, text=text)
     call = calls[0]
     return FrameworkMessage(
-        role="assistant",
+        role=MessageRole.ASSISTANT,
         framework_item=item,
         text=text,
         tool_call_id=call.tool_call_id,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from dex_agents import ToolEffect
-from dex_agents.runner import tool_effect_from_annotations, tool_effect_named
+from dex_agents._runner.policies import tool_effect_from_annotations, tool_effect_named
 from pydantic_ai import ToolDefinition
 
 __all__ = [

@@ -19,9 +19,11 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic
 
 from dex_agents import ToolPolicy, UserError
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.values import Heartbeat
 from dex_agents.runner import (
-    DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-    DEFAULT_ITEM_CACHE_BYTES,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
@@ -29,7 +31,6 @@ from dex_agents.runner import (
     DeferredToolOutcome,
     DexRunInfo,
     FrameworkMessage,
-    Heartbeat,
     ModelCallMetadata,
     PendingCall,
     RunnerCapabilities,
@@ -37,9 +38,6 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     heartbeats,
@@ -455,5 +453,5 @@ def _metadata(responses: Sequence[ModelResponse]) -> ModelCallMetadata | None:
         response_model=response.model_name,
         provider_name=response.provider_name,
         response_id=response.provider_response_id,
-        finish_reasons=(response.finish_reason,) if response.finish_reason else (),
+        finish_reasons=[response.finish_reason] if response.finish_reason else [],
     )

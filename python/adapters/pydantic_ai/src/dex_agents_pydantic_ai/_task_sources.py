@@ -10,13 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from dex_agents.runner import (
-    DeferredToolExecution,
-    DeferredToolOutcome,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
-)
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
+from dex_agents.runner import DeferredToolExecution, DeferredToolOutcome
 from pydantic_ai.toolsets import AbstractToolset
 
 __all__ = ["TaskSource", "TaskSourceToolset", "task_source_for"]

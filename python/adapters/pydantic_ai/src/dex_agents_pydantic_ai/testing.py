@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dex_agents import runner
-from dex_agents.runner import RecordingEventWriter
-from dex_agents.runner import run_sync as run
+import dex_agents.offline
+from dex_agents.offline import RecordingEventWriter
+from dex_agents.offline import run_sync as run
 
 from dex_agents_pydantic_ai._runner import PydanticAiRunner
 
@@ -23,5 +23,5 @@ __all__ = ["FakeSession", "RecordingEventWriter", "run"]
 
 
 @dataclass
-class FakeSession(runner.FakeSession[PydanticAiRunner[Any]]):
+class FakeSession(dex_agents.offline.FakeSession[PydanticAiRunner[Any]]):
     """The core's `FakeSession`, typed for a `PydanticAiRunner`."""

@@ -1,19 +1,18 @@
-"""The runner protocol's plain data to and from the runner service's wire messages.
+"""The turn context to and from its wire form, and the checks the wire's values need.
 
-The protocol already carries only plain data (architecture.md); this module is
-the one place that maps it, so both directions stay symmetric.
+The runner protocol's values are runner.proto's messages already
+(`dex_agents._runner.values`), so RemoteRunner forwards them as they come. Only
+the turn context has a wire form of its own (it carries the event writer and
+heartbeat in process): this module maps it, both directions in one place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, cast
+from typing import cast
 
 from dex_agents_contracts import (
     MessageRole,
-    RunnerDeferredToolCall,
-    RunnerFrameworkMessage,
-    RunnerModelCallMetadata,
     RunnerToolPolicy,
     RunnerTurnContext,
     Struct,
@@ -24,78 +23,29 @@ from dex_agents_contracts import (
 from dex_agents._runner.policies import (
     BUILT_IN_TOOL_NAMES,
     BuiltInToolName,
-    ResolvedToolPolicy,
     ToolPolicy,
 )
-from dex_agents._runner.protocol import (
+from dex_agents._runner.values import (
     AgentTurnContext,
-    DeferredToolCall,
     FrameworkMessage,
     Heartbeat,
-    ModelCallMetadata,
 )
 from dex_agents.events import EventWriter
 
-__all__ = [
-    "agent_turn_context",
-    "framework_message",
-    "framework_messages",
-    "model_call_metadata",
-    "session_settings_struct",
-    "tool_calls",
-    "turn_context",
-]
+__all__ = ["agent_turn_context", "checked_messages", "session_settings_struct", "turn_context"]
 
-_ROLES: Mapping[MessageRole, Literal["user", "assistant", "tool"]] = {
-    MessageRole.USER: "user",
-    MessageRole.ASSISTANT: "assistant",
-    MessageRole.TOOL: "tool",
-}
+_ROLES = frozenset({MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL})
 
 
-def framework_message(wire: RunnerFrameworkMessage) -> FrameworkMessage:
-    """Raises ValueError for a message without a role (the codec reads it as unspecified)."""
-    role = _ROLES.get(wire.role)
-    if role is None:
-        raise ValueError(f"a runner message has no role: {wire.role!r}")
-    return FrameworkMessage(
-        role=role,
-        framework_item=wire.framework_item,
-        text=wire.text,
-        tool_call_id=wire.tool_call_id,
-        tool_name=wire.tool_name,
-        tool_arguments=wire.tool_arguments,
-        tool_output=wire.tool_output,
-    )
+def checked_messages(messages: Sequence[FrameworkMessage]) -> Sequence[FrameworkMessage]:
+    """`messages`, the runner's values as they came; ValueError for one without a role.
 
-
-def framework_messages(wire: Sequence[RunnerFrameworkMessage]) -> list[FrameworkMessage]:
-    return [framework_message(message) for message in wire]
-
-
-def model_call_metadata(wire: RunnerModelCallMetadata | None) -> ModelCallMetadata | None:
-    if wire is None:
-        return None
-    return ModelCallMetadata(
-        request_model=wire.request_model,
-        response_model=wire.response_model,
-        provider_name=wire.provider_name,
-        response_id=wire.response_id,
-        finish_reasons=tuple(wire.finish_reasons),
-    )
-
-
-def tool_calls(wire: Sequence[RunnerDeferredToolCall]) -> list[DeferredToolCall]:
-    return [
-        DeferredToolCall(
-            tool_call_id=call.tool_call_id,
-            tool_name=call.tool_name,
-            arguments=call.arguments,
-            policy=ResolvedToolPolicy(effect=call.effect, requires_approval=call.requires_approval),
-            tool_source_reference=call.tool_source_reference,
-        )
-        for call in wire
-    ]
+    The codec reads a missing role as unspecified, which the session cannot store.
+    """
+    for message in messages:
+        if message.role not in _ROLES:
+            raise ValueError(f"a runner message has no role: {message.role!r}")
+    return messages
 
 
 def session_settings_struct(settings: Mapping[str, object]) -> Struct:

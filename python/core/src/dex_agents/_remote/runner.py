@@ -56,19 +56,15 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
 )
 from dex_agents._runner.declared import CAPABILITIES, declare_capabilities
-from dex_agents._runner.protocol import (
+from dex_agents._runner.values import (
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,
     DeferredToolOutcome,
     FrameworkMessage,
-    ToolCallsRequested,
     ToolExecutionError,
-    ToolExecutionResult,
     ToolInputRequested,
     ToolTaskStarted,
-    TurnCompleted,
-    TurnContinued,
 )
 from dex_agents.errors import UserError
 from dex_agents.options import AgentSessionOptions
@@ -203,28 +199,10 @@ class RemoteRunner:
         async for name, value in self._frames(RUN_MODEL_STEP, request, site):
             if await _side_frame(name, value, turn.events, turn.heartbeat, None):
                 continue
-            if name == "turn_completed":
-                return TurnCompleted(
-                    new_messages=self._messages(site, value.new_messages),
-                    usage=value.usage,
-                    model_call_metadata=frames.model_call_metadata(value.model_call_metadata),
-                    turn_error=value.turn_error,
-                )
-            if name == "tool_calls_requested":
-                return ToolCallsRequested(
-                    framework_run_state=value.framework_run_state,
-                    tool_calls=frames.tool_calls(value.tool_calls),
-                    usage=value.usage,
-                    new_messages=self._messages(site, value.new_messages),
-                    model_call_metadata=frames.model_call_metadata(value.model_call_metadata),
-                )
-            if name == "turn_continued":
-                return TurnContinued(
-                    framework_run_state=value.framework_run_state,
-                    new_messages=self._messages(site, value.new_messages),
-                    usage=value.usage,
-                    model_call_metadata=frames.model_call_metadata(value.model_call_metadata),
-                )
+            if name in ("turn_completed", "tool_calls_requested", "turn_continued"):
+                self._messages(site, value.new_messages)
+                outcome: AgentTurnOutcome = value
+                return outcome
             raise self._outcome_error(site, name, value)
         raise AssertionError("unreachable: the stream raises when it ends without an outcome")
 
@@ -373,11 +351,8 @@ class RemoteRunner:
             if await _side_frame(name, value, request.events, request.heartbeat, None):
                 continue
             if name == "summary":
-                return ContextSummaryResult(
-                    text=value.text,
-                    usage=value.usage,
-                    model_call_metadata=frames.model_call_metadata(value.model_call_metadata),
-                )
+                summary: ContextSummaryResult = value
+                return summary
             raise self._outcome_error(site, name, value)
         raise AssertionError("unreachable: the stream raises when it ends without an outcome")
 
@@ -408,9 +383,7 @@ class RemoteRunner:
 
     def _tool_outcome(self, site: CallSite, name: str, value: Any) -> Any:
         if name == "result":
-            return ToolExecutionResult(output=value.output)
-        if name == "tool_error":
-            raise ToolExecutionError(value.message)
+            return value
         if name == "input_requested":
             return ToolInputRequested(
                 question=value.question,
@@ -418,16 +391,20 @@ class RemoteRunner:
                 allows_free_text=value.allows_free_text,
                 continuation=value.continuation,
             )
+        if name == "tool_error":
+            raise ToolExecutionError(value.message)
         raise self._outcome_error(site, name, value)
 
-    def _message(self, site: CallSite, wire: Any) -> FrameworkMessage:
+    def _message(self, site: CallSite, wire: FrameworkMessage) -> FrameworkMessage:
+        return self._messages(site, [wire])[0]
+
+    def _messages(
+        self, site: CallSite, wire: Sequence[FrameworkMessage]
+    ) -> Sequence[FrameworkMessage]:
         try:
-            return frames.framework_message(wire)
+            return frames.checked_messages(wire)
         except ValueError as error:
             raise self._transport.error(site, f"sent a bad message: {error}") from None
-
-    def _messages(self, site: CallSite, wire: Sequence[Any]) -> list[FrameworkMessage]:
-        return [self._message(site, message) for message in wire]
 
 
 async def _side_frame(

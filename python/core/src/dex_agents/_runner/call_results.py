@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 from dex_agents_contracts import AgentToolCall
 
 from dex_agents._runner.errors import RunStateError
-from dex_agents._runner.protocol import AgentTurnContext, FrameworkMessage
+from dex_agents._runner.values import AgentTurnContext, FrameworkMessage
 from dex_agents.results import (
     NO_RESULT_TEXT,
     is_final,

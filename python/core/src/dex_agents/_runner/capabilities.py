@@ -14,17 +14,16 @@ from typing import Protocol, TypeAlias, runtime_checkable
 from dex_agents_contracts import (
     AgentMessage,
     AgentToolCall,
-    AgentUsage,
     ContextSummary,
     QuestionAnswer,
+    RunnerContextSummary,
 )
 
 from dex_agents._runner.awaitables import MaybeAwaitable
-from dex_agents._runner.protocol import (
+from dex_agents._runner.values import (
     AgentTurnContext,
     FrameworkMessage,
     Heartbeat,
-    ModelCallMetadata,
     ToolExecutionResult,
     ToolInputRequested,
 )
@@ -103,11 +102,8 @@ class ContextSummaryRequest:
     session_settings: Mapping[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ContextSummaryResult:
-    text: str
-    usage: AgentUsage = field(default_factory=AgentUsage)
-    model_call_metadata: ModelCallMetadata | None = None
+ContextSummaryResult: TypeAlias = RunnerContextSummary
+"""The summary's text, its model call's usage and metadata (runner.proto's message)."""
 
 
 @runtime_checkable

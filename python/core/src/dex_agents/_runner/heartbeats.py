@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from dex_agents._runner.protocol import Heartbeat
+from dex_agents._runner.values import Heartbeat
 
 __all__ = ["DEFAULT_HEARTBEAT_INTERVAL_SECONDS", "heartbeats"]
 

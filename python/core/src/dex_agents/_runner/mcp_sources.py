@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         ToolTaskPoll,
         ToolTaskPollOutcome,
     )
-    from dex_agents._runner.protocol import DeferredToolExecution, DeferredToolOutcome
+    from dex_agents._runner.values import DeferredToolExecution, DeferredToolOutcome
 
 __all__ = ["ListedTool", "ListingTaskSource", "McpSources", "ToolTaskOwner"]
 

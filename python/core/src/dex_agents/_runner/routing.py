@@ -21,8 +21,8 @@ from dex_agents._runner.policies import (
     ToolPolicy,
     resolve_tool_policy,
 )
-from dex_agents._runner.protocol import AgentTurnContext, DeferredToolCall
 from dex_agents._runner.tool_call_ids import model_tool_call_id_problem
+from dex_agents._runner.values import AgentTurnContext, DeferredToolCall, deferred_tool_call
 
 __all__ = ["SourcedTool", "ToolRouter", "declared_approval"]
 
@@ -118,7 +118,7 @@ class ToolRouter:
         if sourced is not None:
             framework_effect = framework_effect or sourced.effect
             tool_source_reference = tool_source_reference or sourced.reference
-        return DeferredToolCall(
+        return deferred_tool_call(
             tool_call_id=tool_call_id,
             tool_name=tool_name,
             arguments=arguments,

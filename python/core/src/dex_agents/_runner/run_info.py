@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Self
 
-from dex_agents._runner.protocol import AgentTurnContext, DeferredToolExecution
+from dex_agents._runner.values import AgentTurnContext, DeferredToolExecution
 
 __all__ = ["DexRunInfo", "dex_run_info", "running"]
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from dex_agents_contracts import AgentToolCall
 
-from dex_agents._runner.protocol import DeferredToolCall
+from dex_agents._runner.values import DeferredToolCall
 
 ToolCallIdFault = Literal["empty", "slash", "reused"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from dex_agents._runner.protocol import ToolExecutionError
+from dex_agents._runner.values import ToolExecutionError
 
 __all__ = ["arguments_text", "parse_tool_arguments", "tool_output_text"]
 

@@ -16,7 +16,7 @@ import httpx2
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from dex_agents._runner.protocol import ToolExecutionError
+from dex_agents._runner.values import ToolExecutionError
 from dex_agents.mcp._errors import McpToolCallInterruptedError
 
 __all__ = ["flatten", "interrupted_or_failed", "not_sent", "result_text"]

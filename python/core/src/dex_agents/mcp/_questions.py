@@ -16,7 +16,7 @@ from typing import Any
 
 from dex_agents_contracts import QuestionAnswer, QuestionResolution
 
-from dex_agents._runner.protocol import ToolInputRequested
+from dex_agents._runner.values import ToolInputRequested
 
 __all__ = [
     "SENT_WORKING_SECONDS",

@@ -18,7 +18,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPollOutcome,
 )
 from dex_agents._runner.policies import ToolPolicy
-from dex_agents._runner.protocol import (
+from dex_agents._runner.values import (
     AgentTurnContext,
     DeferredToolCall,
     DeferredToolExecution,
@@ -27,6 +27,7 @@ from dex_agents._runner.protocol import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolTaskStarted,
+    deferred_tool_call,
 )
 from dex_agents.mcp._config import (
     DEFAULT_CALL_TIMEOUT_SECONDS,
@@ -178,7 +179,7 @@ class McpToolSource:
         tool = self.tool(tool_name)
         if tool is None:
             raise KeyError(tool_name)
-        return DeferredToolCall(
+        return deferred_tool_call(
             tool_call_id=tool_call_id,
             tool_name=tool_name,
             arguments=arguments,

@@ -21,7 +21,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from dex_agents._runner.capabilities import ToolTaskPending, ToolTaskPoll
-from dex_agents._runner.protocol import ToolExecutionError, ToolExecutionResult
+from dex_agents._runner.values import ToolExecutionError, ToolExecutionResult
 from dex_agents.mcp._errors import McpToolCallInterruptedError
 from dex_agents.mcp._outcomes import flatten, result_text
 from dex_agents.mcp._questions import Continuation

@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from dex_agents._runner.capabilities import ToolTaskPending, ToolTaskPoll, ToolTaskPollOutcome
-from dex_agents._runner.protocol import ToolExecutionError
+from dex_agents._runner.values import ToolExecutionError
 from dex_agents.mcp._config import McpServerConfig
 from dex_agents.mcp._connection import Connector
 from dex_agents.mcp._errors import McpToolCallInterruptedError

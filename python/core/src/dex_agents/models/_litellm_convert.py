@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dex_agents._runner.protocol import ModelCallMetadata
+from dex_agents._runner.values import ModelCallMetadata
 from dex_agents.models._types import (
     AssistantMessage,
     ModelDelta,
@@ -168,7 +168,7 @@ def read_response(response: object, *, model: str) -> ModelResponse:
             response_model=_str(_get(response, "model")),
             provider_name=_provider(response, model),
             response_id=_str(_get(response, "id")),
-            finish_reasons=finish,
+            finish_reasons=list(finish),
         ),
     )
 
@@ -259,6 +259,6 @@ class StreamAccumulator:
                 response_model=self.response_model,
                 provider_name=_provider(provider_source, self.model),
                 response_id=self.response_id,
-                finish_reasons=tuple(self.finish_reasons),
+                finish_reasons=list(self.finish_reasons),
             ),
         )

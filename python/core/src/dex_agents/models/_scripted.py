@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from dex_agents._runner.protocol import ModelCallMetadata
+from dex_agents._runner.values import ModelCallMetadata
 from dex_agents.models._types import (
     ModelDelta,
     ModelRequest,
@@ -170,7 +170,7 @@ class ScriptedModelClient:
                 response_model=self._model_name,
                 provider_name="scripted",
                 response_id=f"scripted-{index + 1}",
-                finish_reasons=("tool_calls" if entry.tool_calls else "stop",),
+                finish_reasons=["tool_calls" if entry.tool_calls else "stop"],
             ),
         )
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
-from dex_agents._runner.protocol import ModelCallMetadata
+from dex_agents._runner.values import ModelCallMetadata
 
 # --- messages -----------------------------------------------------------------------
 

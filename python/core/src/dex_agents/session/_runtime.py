@@ -24,6 +24,7 @@ from dex_agents_contracts import (
     CancellationReason,
     ContextSummary,
     InteractionMode,
+    MessageRole,
     PlanExecutionStartedPayload,
     PlanStatus,
     Struct,
@@ -440,7 +441,7 @@ class SessionRuntime:
             messages = list(built)
             if all(
                 isinstance(m, FrameworkMessage)
-                and m.role in ("user", "assistant", "tool")
+                and m.role in (MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL)
                 and isinstance(m.framework_item, str)
                 for m in messages
             ):

@@ -7,7 +7,7 @@ requested; the spans never copy message text unless content capture is on.
 
 from __future__ import annotations
 
-from dex_agents_contracts import AgentState
+from dex_agents_contracts import AgentState, MessageRole
 
 from dex_agents.runner import (
     AgentTurnContext,
@@ -46,7 +46,7 @@ def model_call_content(turn: AgentTurnContext, outcome: AgentTurnOutcome) -> Att
     if isinstance(outcome, ToolCallsRequested):
         output += [
             FrameworkMessage(
-                role="assistant",
+                role=MessageRole.ASSISTANT,
                 framework_item="",
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,

@@ -148,19 +148,23 @@ def item_to_message(item: Item) -> FrameworkMessage:
     """The stored message of one item, with its display fields filled."""
     framework_item = _compact(item_to_json_object(item))
     if isinstance(item, UserItem):
-        return FrameworkMessage(role="user", framework_item=framework_item, text=item.text)
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item=framework_item, text=item.text
+        )
     if isinstance(item, AssistantItem):
-        return FrameworkMessage(role="assistant", framework_item=framework_item, text=item.text)
+        return FrameworkMessage(
+            role=MessageRole.ASSISTANT, framework_item=framework_item, text=item.text
+        )
     if isinstance(item, ToolCallItem):
         return FrameworkMessage(
-            role="assistant",
+            role=MessageRole.ASSISTANT,
             framework_item=framework_item,
             tool_call_id=item.tool_call_id,
             tool_name=item.tool_name,
             tool_arguments=item.arguments,
         )
     return FrameworkMessage(
-        role="tool",
+        role=MessageRole.TOOL,
         framework_item=framework_item,
         tool_call_id=item.tool_call_id,
         tool_name=item.tool_name,

@@ -15,6 +15,16 @@ from dex_agents_contracts import (
     TextDeltaPayload,
 )
 
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.call_results import pending_records, result_text
+from dex_agents._runner.capabilities import (
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    ToolTaskCancellation,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
+from dex_agents._runner.values import deferred_tool_call
 from dex_agents.models import (
     ModelClient,
     ModelDelta,
@@ -26,11 +36,8 @@ from dex_agents.models import (
     ToolDefinition,
 )
 from dex_agents.runner import (
-    BUILT_IN_TOOL_DEFINITIONS,
     AgentTurnContext,
     AgentTurnOutcome,
-    ContextSummaryRequest,
-    ContextSummaryResult,
     DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
@@ -41,14 +48,9 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolRouter,
-    ToolTaskCancellation,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     TurnCompleted,
     TurnContinued,
     declare_capabilities,
-    pending_records,
-    result_text,
     running,
 )
 from dex_agents.stepwise._compaction import build_summary_messages, estimate_items, select_cutoff
@@ -148,7 +150,7 @@ class StepwiseRunner:
         tool_choice = self._tool_choice(turn, offered, client)
         if tool_choice is None:
             return TurnCompleted(
-                new_messages=(),
+                new_messages=[],
                 turn_error=(
                     "planning_tool_choice='required' needs a model client whose "
                     f"supports_forced_tool_choice(settings) is true; {type(client).__name__} "
@@ -431,7 +433,7 @@ class StepwiseRunner:
                 )
             declared = known.policy if known is not None else None
             calls.append(
-                DeferredToolCall(
+                deferred_tool_call(
                     tool_call_id=call_id,
                     tool_name=name,
                     arguments=call.arguments,

@@ -17,8 +17,10 @@ import pydantic
 import pydantic_core
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.values import Heartbeat
+from dex_agents.events import EventWriter
 from dex_agents.models import ToolDefinition
-from dex_agents.runner import EventWriter, Heartbeat, ToolExecutionError, parse_tool_arguments
+from dex_agents.runner import ToolExecutionError, parse_tool_arguments
 
 __all__ = ["Tool", "ToolContext", "tool"]
 

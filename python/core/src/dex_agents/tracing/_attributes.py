@@ -13,7 +13,7 @@ from typing import Any
 
 from dex_agents_contracts import AgentToolCall, AgentUsage
 
-from dex_agents._runner.protocol import ModelCallMetadata
+from dex_agents._runner.values import ModelCallMetadata
 from dex_agents.tracing._profiles import ConventionProfile
 
 __all__ = [

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from dex_agents_contracts import AgentToolCall, AgentUsage
 
-from dex_agents._runner.protocol import ModelCallMetadata
+from dex_agents._runner.values import ModelCallMetadata
 from dex_agents.tracing._attributes import (
     Attributes,
     StepIdentity,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dex import FlowConfig, StartFlowOptions, StepDurability
-from dex_agents.runner import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
+from dex_agents.results import APPROVAL_DEADLINE_PASSED, OUTCOME_UNKNOWN_RESULT
 from dex_agents_contracts import AgentSnapshot, MessageRole, ToolCallStatus
 
 from dex_agents_testing.conformance._cases import Case, load_cases

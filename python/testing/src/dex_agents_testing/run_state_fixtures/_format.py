@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 
 from dex_agents.runner import AgentTurnOutcome, ToolCallsRequested, TurnCompleted, TurnContinued
 from dex_agents_contracts import (
+    MessageRole,
     RunnerTurnContext,
     decode_runner_turn_context,
     encode_runner_turn_context,
@@ -57,7 +58,7 @@ def run_state_sha256(state: str) -> str:
 
 
 def _answer_text(outcome: TurnCompleted) -> str | None:
-    texts = [m.text for m in outcome.new_messages if m.role == "assistant" and m.text]
+    texts = [m.text for m in outcome.new_messages if m.role == MessageRole.ASSISTANT and m.text]
     return texts[-1] if texts else None
 
 

@@ -23,7 +23,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from dex_agents.runner import is_final
+from dex_agents.results import is_final
 from dex_agents_contracts import decode_runner_turn_context
 
 from dex_agents_testing.processes import DexliteProcess

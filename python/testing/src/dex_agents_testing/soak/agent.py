@@ -17,13 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, CompactionPolicy, ToolPolicy
+from dex_agents._runner.capabilities import (
+    ContextSummaryRequest,
+    ContextSummaryResult,
+    ToolTaskCancellation,
+    ToolTaskPending,
+    ToolTaskPoll,
+    ToolTaskPollOutcome,
+)
+from dex_agents._runner.policies import BuiltInToolName
+from dex_agents._runner.values import deferred_tool_call
+from dex_agents.results import is_final, model_visible_result
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
-    BuiltInToolName,
-    ContextSummaryRequest,
-    ContextSummaryResult,
-    DeferredToolCall,
     DeferredToolExecution,
     DeferredToolOutcome,
     FrameworkMessage,
@@ -31,14 +38,8 @@ from dex_agents.runner import (
     ToolExecutionError,
     ToolExecutionResult,
     ToolInputRequested,
-    ToolTaskCancellation,
-    ToolTaskPending,
-    ToolTaskPoll,
-    ToolTaskPollOutcome,
     ToolTaskStarted,
     TurnCompleted,
-    is_final,
-    model_visible_result,
 )
 from dex_agents_contracts import AgentToolCall, AgentUsage, MessageRole, ToolEffect
 
@@ -138,7 +139,9 @@ class SoakRunner:
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         return FrameworkMessage(
-            role="user", text=text, framework_item=json.dumps({"role": "user", "text": text})
+            role=MessageRole.USER,
+            text=text,
+            framework_item=json.dumps({"role": "user", "text": text}),
         )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
@@ -160,7 +163,7 @@ class SoakRunner:
             arguments = json.dumps(scripted.arguments, separators=(",", ":"), sort_keys=True)
             effect = TOOL_EFFECTS.get(scripted.tool_name)
             deferred.append(
-                DeferredToolCall(
+                deferred_tool_call(
                     tool_call_id=scripted.tool_call_id,
                     tool_name=scripted.tool_name,
                     arguments=arguments,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dex_agents.runner import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
+from dex_agents.results import OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
 from dex_agents_contracts import (
     AgentMessage,
     AgentSnapshot,

@@ -29,6 +29,7 @@ from dex_agents_contracts import (
     ToolEffect,
 )
 
+from dex_agents._runner.values import pending_record
 from dex_agents.results import compact_json
 from dex_agents.runner import DeferredToolCall
 from dex_agents.session._event_writer import StepEventWriter
@@ -247,7 +248,7 @@ class BuiltInCallRouter:
 
     def record_for(self, call: DeferredToolCall, *, turn_id: str, order: int) -> AgentToolCall:
         """The pending record; built-ins take the read effect and need no approval."""
-        record = call.pending_record(turn_id=turn_id, deferral_order=order)
+        record = pending_record(call, turn_id=turn_id, deferral_order=order)
         if self.is_built_in(call):
             record.effect = ToolEffect.READ
             record.requires_approval = False

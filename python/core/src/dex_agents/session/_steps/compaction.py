@@ -6,14 +6,15 @@ from __future__ import annotations
 from dex import AsyncContext, StepDecision, StepOptions, dead_end
 from dex_agents_contracts import (
     AgentStatus,
+    AgentUsage,
     CompactContextInput,
     CompactionFinishedPayload,
     CompactionStartedPayload,
     ContextSummary,
 )
 
+from dex_agents._runner.capabilities import ContextSummaryRequest
 from dex_agents.errors import AgentSessionRunError
-from dex_agents.runner import ContextSummaryRequest
 from dex_agents.session._movements import go_to_run_model
 from dex_agents.session._step_base import SessionStep
 from dex_agents.session._step_options import LOAD_MESSAGES_AND_CHUNKS, model_call_options
@@ -77,7 +78,7 @@ class CompactContext(SessionStep[CompactContextInput | None]):
                 )
                 model_call.outcome(
                     metadata=result.model_call_metadata,
-                    usage=result.usage,
+                    usage=result.usage or AgentUsage(),
                     references={
                         "dex.agent.model_call.outcome": "context_summary",
                         "dex.agent.compaction.through_sequence": through,
@@ -97,7 +98,7 @@ class CompactContext(SessionStep[CompactContextInput | None]):
                     created_at=utc_now(),
                 ),
             )
-            runtime.record_usage(context, result.usage, events)
+            runtime.record_usage(context, result.usage or AgentUsage(), events)
             runtime.store.retain(context, state.next_message_sequence, through)
             state.status = AgentStatus.RUNNING_MODEL
             runtime.schema.state.set(context, state)

@@ -31,14 +31,11 @@ from dex_agents_contracts import (
     ToolCallStatus,
 )
 
+from dex_agents._runner.tool_call_ids import invalid_tool_call_ids
+from dex_agents._runner.values import usage_of
 from dex_agents.errors import ValueTooLarge
 from dex_agents.results import is_final
-from dex_agents.runner import (
-    ToolCallsRequested,
-    TurnCompleted,
-    TurnContinued,
-    invalid_tool_call_ids,
-)
+from dex_agents.runner import ToolCallsRequested, TurnCompleted, TurnContinued
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._movements import (
     go_to_apply_turn_control,
@@ -168,11 +165,11 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 outcome = await runtime.runner.run_model_step(turn)
                 call.outcome(
                     metadata=outcome.model_call_metadata,
-                    usage=outcome.usage,
+                    usage=usage_of(outcome),
                     references=model_call_references(turn, state, outcome),
                     content=lambda: model_call_content(turn, outcome),
                 )
-            runtime.record_usage(context, outcome.usage, events)
+            runtime.record_usage(context, usage_of(outcome), events)
             if isinstance(outcome, TurnCompleted):
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)
                 runtime.end_turn(context, state, turn_id, events, error=outcome.turn_error)
@@ -254,7 +251,7 @@ class RunModel(SessionStep[CompactContextInput | None]):
                 movement = built_ins.route(record)
                 if movement is not None:
                     movements.append(movement)
-            elif call.policy.requires_approval:
+            elif call.requires_approval:
                 interrupt = new_interrupt(
                     record,
                     InterruptKind.TOOL_APPROVAL,

@@ -12,15 +12,9 @@ from datetime import timedelta
 from dex import AsyncContext, RetryPolicy, StepDecision, StepOptions, Timer, Wait, dead_end, go_to
 from dex_agents_contracts import AgentToolCall, CancellationReason, ToolCallStatus, ToolEffect
 
+from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPending, ToolTaskPoll
 from dex_agents.results import is_final
-from dex_agents.runner import (
-    ToolExecutionError,
-    ToolExecutionResult,
-    ToolInputRequested,
-    ToolTaskCancellation,
-    ToolTaskPending,
-    ToolTaskPoll,
-)
+from dex_agents.runner import ToolExecutionError, ToolExecutionResult, ToolInputRequested
 from dex_agents.session._event_writer import StepEventWriter
 from dex_agents.session._movements import go_to_poll
 from dex_agents.session._rules.tool_outcomes import (

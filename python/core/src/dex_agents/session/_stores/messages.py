@@ -29,6 +29,7 @@ from dex_agents_contracts import (
     encode_agent_message,
 )
 
+from dex_agents._runner.values import message_record
 from dex_agents.errors import ValueTooLarge
 from dex_agents.options import (
     MESSAGE_ROLLOVER_MAX_BYTES_PER_COMMIT,
@@ -164,7 +165,8 @@ class MessageStore:
         if not messages:
             return []
         stored = [
-            framework_message.stored(
+            message_record(
+                framework_message,
                 sequence=state.next_message_sequence + offset,
                 turn_id=turn_id,
                 created_at=utc_now(),
