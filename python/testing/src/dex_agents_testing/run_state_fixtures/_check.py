@@ -114,7 +114,7 @@ def fixture_test(tests: Path, *, adapter: str) -> Callable[[str, Path], None]:
 
     `tests/run_state_recipes.json` names the app and, for each of the five points,
     either its recipe (the fixture under its `fixtures` directory is resumed with the
-    runner `app` builds for the fixture's script) or, under `unsupported`, why the
+    runner the app, or the point's own `app`, builds for the fixture's script) or, under `unsupported`, why the
     adapter cannot reach it (then the runner must declare that capability unsupported).
     """
     import pytest  # noqa: PLC0415 - only test modules call this; the package needs no pytest
@@ -123,16 +123,19 @@ def fixture_test(tests: Path, *, adapter: str) -> Callable[[str, Path], None]:
 
     recipe = json.loads((tests / "run_state_recipes.json").read_text())
     assert recipe["adapter"] == adapter, f"{tests}: the recipe is {recipe['adapter']!r}'s"
-    app = load_app(tests / recipe["app"])
+    apps = {
+        point: load_app(tests / steps.get("app", recipe["app"]))
+        for point, steps in recipe["points"].items()
+    }
+    default_app = load_app(tests / recipe["app"])
     directory = tests / recipe["fixtures"]
     recorded: Mapping[str, Any] = recipe["points"]
     unsupported: Mapping[str, str] = recipe.get("unsupported", {})
     both = sorted(set(recorded) & set(unsupported))
     neither = sorted(set(POINTS) - set(recorded) - set(unsupported))
-    assert not both and not neither, (
-        f"{tests}/run_state_recipes.json: points both recorded and unsupported {both}, "
-        f"neither {neither}"
-    )
+    where = tests / "run_state_recipes.json"
+    assert not both, f"{where}: points both recorded and unsupported: {both}"
+    assert not neither, f"{where}: points neither recorded nor unsupported: {neither}"
     fixture_paths(directory, recorded)
 
     @pytest.mark.parametrize("point", POINTS)
@@ -143,6 +146,7 @@ def fixture_test(tests: Path, *, adapter: str) -> Callable[[str, Path], None]:
             script: Sequence[Mapping[str, Any]],
         ) -> AbstractContextManager[AgentFrameworkRunner[Any]]:
             runner: AbstractContextManager[AgentFrameworkRunner[Any]]
+            app = apps.get(point, default_app)
             runner = app.scripted_runner(script, str(tmp_path / "log.jsonl"))
             return runner
 
