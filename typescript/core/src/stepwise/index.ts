@@ -26,7 +26,7 @@ export {
   type Instructions,
   type StepwiseTool,
 } from "./definition.js";
-export { RunStateError, type Item } from "./items.js";
+export type { Item } from "./items.js";
 export type {
   ModelClient,
   ModelDelta,

@@ -11,6 +11,7 @@
 import { MessageRole, type AgentMessage } from "@dex-agents/contracts";
 import type { FrameworkMessage } from "../runner.js";
 import type { ModelMessage, ModelToolCall } from "./model.js";
+import { RunStateError } from "../errors.js";
 
 export type Item =
   | { readonly type: "user"; readonly text: string }
@@ -19,9 +20,7 @@ export type Item =
   | { readonly type: "tool_result"; readonly tool_call_id: string; readonly tool_name: string; readonly output: string };
 
 /** A run state or stored item that is not a Stepwise one. */
-export class RunStateError extends Error {
-  override name = "RunStateError";
-}
+export { RunStateError };
 
 function str(value: Record<string, unknown>, key: string, optional = false): string | null {
   const field = value[key];
