@@ -114,8 +114,9 @@ def fixture_test(tests: Path, *, adapter: str) -> Callable[[str, Path], None]:
 
     `tests/run_state_recipes.json` names the app and, for each of the five points,
     either its recipe (the fixture under its `fixtures` directory is resumed with the
-    runner the app, or the point's own `app`, builds for the fixture's script) or, under `unsupported`, why the
-    adapter cannot reach it (then the runner must declare that capability unsupported).
+    runner the app, or the point's own `app`, builds for the fixture's script) or,
+    under `unsupported`, why the adapter cannot reach it (then the runner must
+    declare that capability unsupported).
     """
     import pytest  # noqa: PLC0415 - only test modules call this; the package needs no pytest
 
