@@ -34,6 +34,8 @@ from remote_flows import TARGET_VARIABLE
 from remote_matrix import SCRIPT, SidecarApp
 from remote_sidecar import Sidecar, build_package, pinned_node
 
+PLAN_AND_COMPACTION_SCRIPT = Path(__file__).with_name("record_ts_flows.py")
+
 RECORD_VARIABLE = "DEX_AGENTS_RECORD_TURN_CONTEXT"
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "typescript" / "core").is_dir())
 
@@ -82,21 +84,65 @@ def _handoff(app: SidecarApp, adapter: str) -> str:
     return app.start("forecast Lima")
 
 
-SCENARIOS: dict[str, Callable[[SidecarApp, str], str]] = {
-    "awaiting_tool_result": _tool_result,
-    "awaiting_approval": _approval,
-    "after_handoff": _handoff,
+def _plan(app: SidecarApp, adapter: str) -> str:
+    session = app.start("hello")
+    app.wait_idle(session, 1, timeout=60)
+    assert app.client.send_user_message(session, "plan Lima", plan_mode=True)
+    return session
+
+
+COMPACTING_TURNS = 8
+"""Weather turns until one resumes after a summary; the window compacts after about three."""
+
+
+def _compaction(app: SidecarApp, adapter: str) -> str:
+    session = app.start("weather in Oslo?")
+    for n in range(2, COMPACTING_TURNS + 1):
+        app.wait_idle(session, n - 1, timeout=60)
+        assert app.client.send_user_message(session, f"weather in City{n}?")
+    return session
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How a session reaches a point, which turns stand there and the Worker script it needs."""
+
+    drive: Callable[[SidecarApp, str], str]
+    turns: int = 1
+    at_point: Callable[[dict[str, Any]], bool] = lambda turn: True
+    script: Path = SCRIPT
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "awaiting_tool_result": Scenario(_tool_result),
+    "awaiting_approval": Scenario(_approval),
+    "after_handoff": Scenario(_handoff),
+    "mid_plan": Scenario(
+        _plan,
+        turns=2,
+        at_point=lambda turn: turn.get("interaction_mode") == "planning",
+        script=PLAN_AND_COMPACTION_SCRIPT,
+    ),
+    "after_compaction": Scenario(
+        _compaction,
+        turns=COMPACTING_TURNS,
+        at_point=lambda turn: bool(turn.get("context_summary")),
+        script=PLAN_AND_COMPACTION_SCRIPT,
+    ),
 }
 
 
-def resumed_call(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The RunModelStep that resumed the turn: the first with a run state and finished calls."""
+def resumed_call(
+    records: list[dict[str, Any]], at_point: Callable[[dict[str, Any]], bool] = lambda t: True
+) -> dict[str, Any]:
+    """The RunModelStep that resumed the turn at the point: the first with a run state and
+    finished calls whose turn `at_point` accepts."""
     finished = {ToolCallStatus.SUCCEEDED.name.lower(), ToolCallStatus.FAILED.name.lower()}
     for record in records:
         turn = record["turn_context"]
         calls = turn.get("tool_calls") or []
         finished_calls = bool(calls) and all(c["status"] in finished for c in calls)
-        if turn.get("framework_run_state") and finished_calls:
+        if turn.get("framework_run_state") and finished_calls and at_point(turn):
             return record
     raise AssertionError(f"no recorded RunModelStep resumed after tool calls among {len(records)}")
 
@@ -128,15 +174,16 @@ def record(adapter: str, points: list[str], work: Path) -> list[Path]:
                 package, log, [flow_type], script="dist/testing/matrix_sidecar.js", node=spec.node
             ).start()
             os.environ[TARGET_VARIABLE] = sidecar.address
-            app = SidecarApp(server, root, SCRIPT, flow_type=flow_type, sidecar=sidecar)
+            scenario = SCENARIOS[point]
+            app = SidecarApp(server, root, scenario.script, flow_type=flow_type, sidecar=sidecar)
             try:
                 app.start_worker()
-                session = SCENARIOS[point](app, adapter)
-                app.wait_idle(session, 1, timeout=60)
+                session = scenario.drive(app, adapter)
+                app.wait_idle(session, scenario.turns, timeout=60)
             finally:
                 app.stop()
             records = [json.loads(p.read_text()) for p in sorted(calls.glob("*.json"))]
-            call = resumed_call(records)
+            call = resumed_call(records, scenario.at_point)
             state: str = call["turn_context"]["framework_run_state"]
             fixture = {
                 "adapter": adapter,

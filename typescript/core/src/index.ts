@@ -10,6 +10,10 @@
  */
 
 export * from "./runner.js";
+export { RunStateError } from "./errors.js";
+export { dexRunInfo, runInfoOfToolStep, storedResult, withRunInfo, withStoredResults, type DexRunInfo } from "./run_info.js";
+export { frameworkVersion, RunStateFormat, type LegacyRunStateReader, type RunStateFormatOptions } from "./run_state.js";
+export { parseToolArguments, toolOutputText } from "./tool_values.js";
 export {
   CAPABILITIES,
   declareCapabilities,
@@ -35,7 +39,6 @@ export {
   type RunnerServer,
   type ServeRunnersOptions,
 } from "./serve.js";
-export { RunStateError, RunStateFormat, type LegacyRunStateReader, type RunStateFormatOptions } from "./run_state.js";
 export { wireSessionOptions, type CompactionOptions, type SessionOptions } from "./session_options.js";
 export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";
 export * from "./stepwise/index.js";

@@ -1,59 +1,78 @@
 /**
- * The run-state envelope: every TypeScript runner's `frameworkRunState`,
- * versioned alike, as `dex_agents._runner.run_state` does it in Python.
+ * The run-state envelope: every TypeScript adapter's framework run state,
+ * versioned alike (the Python kit's `RunStateFormat`). An adapter declares its
+ * format once (its name, its payload's schema version, the framework package
+ * it wraps) and hands it plain JSON data; the envelope (`RunStateEnvelope` in
+ * runner.proto) says who wrote the payload and in which layout, so another
+ * adapter's state, or a layout this build cannot read, fails with one
+ * `RunStateError` naming the adapter and both versions.
  *
- * A runner declares its `RunStateFormat` once (its name, its payload's schema
- * version, the framework it wraps) and hands it plain JSON data; the envelope
- * (`RunStateEnvelope` in runner.proto, read and written by the generated codec)
- * says who wrote the payload and in which layout, so a state another adapter
- * wrote, or a layout this build cannot read, fails with one `RunStateError`
- * that names both adapters and both schema versions instead of being misread.
- * A state written before the envelope goes through the format's `legacy` reader.
+ * States written before the envelope (sessions in flight across an upgrade)
+ * carry the adapter's own layout; its `legacy` reader turns such a state into
+ * today's payload, so those turns resume as they would have.
  *
  * @module
  */
 
-import { create, type JsonValue } from "@bufbuild/protobuf";
-import { decodeRunStateEnvelope, encodeRunStateEnvelope, RunStateEnvelopeSchema, WireFormatError } from "@dex-agents/contracts";
+import { createRequire } from "node:module";
+import { create } from "@bufbuild/protobuf";
+import { decodeRunStateEnvelope, encodeRunStateEnvelope, RunStateEnvelopeSchema } from "@dex-agents/contracts";
+import { RunStateError } from "./errors.js";
 
-/** A run state or stored item this runner cannot read; retrying would fail the same way. */
-export class RunStateError extends Error {
-  override name = "RunStateError";
-}
-
-/** A pre-envelope state's parsed JSON to today's payload; undefined when it is not one. */
-export type LegacyRunStateReader = (state: JsonValue) => { readonly [key: string]: JsonValue } | undefined;
+/** A pre-envelope state's parsed JSON as today's payload; undefined when it is not one. */
+export type LegacyRunStateReader = (parsed: unknown) => Record<string, unknown> | undefined;
 
 export interface RunStateFormatOptions {
-  /** The adapter's name in the envelope (`mastra`, `stepwise`, ...). */
+  /** The adapter's name in the envelope (`openai-agents`, `vercel-ai`, ...). */
   readonly adapter: string;
-  /** The payload layout this build writes and reads (default 1); raise it when the layout changes. */
+  /** The payload layout this build writes and reads (from 1); raise it when the layout changes. */
   readonly schemaVersion?: number;
-  /** The framework and its version (`@mastra/core 0.20.0`), recorded for diagnosis only. */
-  readonly frameworkVersion?: string;
+  /** The framework's npm package, whose installed version the envelope records for diagnosis. */
+  readonly framework?: string;
   readonly legacy?: LegacyRunStateReader;
+}
+
+const versions = new Map<string, string>();
+
+/** `<package> <version>` of an installed package, the bare name when it cannot be found. */
+export function frameworkVersion(pkg: string): string {
+  let found = versions.get(pkg);
+  if (found === undefined) {
+    try {
+      const manifest = createRequire(import.meta.url)(`${pkg}/package.json`) as { version?: unknown };
+      found = typeof manifest.version === "string" ? `${pkg} ${manifest.version}` : pkg;
+    } catch {
+      found = pkg; // a package whose exports hide package.json
+    }
+    versions.set(pkg, found);
+  }
+  return found;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** How one adapter writes and reads its run state. */
 export class RunStateFormat {
   readonly adapter: string;
   readonly schemaVersion: number;
-  readonly frameworkVersion: string;
-  private readonly legacy: LegacyRunStateReader | undefined;
+  readonly #framework: string | undefined;
+  readonly #legacy: LegacyRunStateReader | undefined;
 
   constructor(options: RunStateFormatOptions) {
     this.adapter = options.adapter;
     this.schemaVersion = options.schemaVersion ?? 1;
-    this.frameworkVersion = options.frameworkVersion ?? "";
-    this.legacy = options.legacy;
+    this.#framework = options.framework;
+    this.#legacy = options.legacy;
   }
 
   /** The envelope's wire JSON around `payload` (plain JSON data). */
-  encode(payload: JsonValue): string {
+  encode(payload: Record<string, unknown>): string {
     return encodeRunStateEnvelope(
       create(RunStateEnvelopeSchema, {
         adapter: this.adapter,
-        frameworkVersion: this.frameworkVersion,
+        frameworkVersion: this.#framework === undefined ? "" : frameworkVersion(this.#framework),
         schemaVersion: this.schemaVersion,
         payload: JSON.stringify(payload),
       }),
@@ -61,37 +80,37 @@ export class RunStateFormat {
   }
 
   /**
-   * The state `read` builds from the payload of `text`. An error `read` throws
-   * (a payload without what it needs) becomes a `RunStateError` too.
+   * What `read` builds from the payload of `text`; a `TypeError` from `read`
+   * (a field missing or of the wrong type) becomes a `RunStateError` too.
    *
-   * @throws {RunStateError} Not this adapter's state, a schema version this build
-   *   does not read, or a payload `read` cannot use.
+   * @throws RunStateError not this adapter's state, a schema version this build does not read, or an unusable payload.
    */
-  decode<T>(text: string, read: (payload: { readonly [key: string]: JsonValue }) => T): T {
-    const payload = this.payload(text);
+  decode<T>(text: string, read: (payload: Record<string, unknown>) => T): T {
+    const payload = this.#payload(text);
     try {
       return read(payload);
     } catch (error) {
-      if (error instanceof RunStateError) throw error;
-      throw new RunStateError(`unreadable ${this.adapter} run state (schema version ${this.schemaVersion}): ${String(error)}`);
+      if (error instanceof TypeError) {
+        throw new RunStateError(`unreadable ${this.adapter} run state (schema version ${this.schemaVersion}): ${error.message}`);
+      }
+      throw error;
     }
   }
 
-  private payload(text: string): { readonly [key: string]: JsonValue } {
-    let envelope;
+  #payload(text: string): Record<string, unknown> {
+    let parsed: unknown;
     try {
-      envelope = decodeRunStateEnvelope(text);
+      parsed = JSON.parse(text);
     } catch (error) {
-      if (!(error instanceof WireFormatError)) throw error;
-      throw new RunStateError(`the run state is not a run state envelope: ${error.message}`);
+      throw new RunStateError(`the ${this.adapter} run state is not JSON: ${String(error)}`);
     }
-    if (envelope.adapter === "") return this.legacyPayload(text);
-    const written = envelope.frameworkVersion || "framework version unknown";
+    if (!isObject(parsed) || typeof parsed["adapter"] !== "string" || parsed["adapter"] === "") return this.#legacyPayload(parsed, text);
+    const envelope = decodeRunStateEnvelope(text);
+    const written = `${envelope.frameworkVersion || "an unknown framework version"}`;
     if (envelope.adapter !== this.adapter) {
       throw new RunStateError(
         `the run state was not written by the ${this.adapter} adapter but by ${envelope.adapter} ` +
-          `(schema version ${envelope.schemaVersion}, ${written}); this ${this.adapter} runner reads ` +
-          `schema version ${this.schemaVersion}`,
+          `(schema version ${envelope.schemaVersion}, ${written}); this ${this.adapter} runner reads schema version ${this.schemaVersion}`,
       );
     }
     if (envelope.schemaVersion !== this.schemaVersion) {
@@ -106,18 +125,16 @@ export class RunStateFormat {
     } catch {
       throw new RunStateError(`the ${this.adapter} run state's payload is not JSON`);
     }
-    if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
-      throw new RunStateError(`the ${this.adapter} run state's payload is not a JSON object`);
-    }
-    return payload as { readonly [key: string]: JsonValue };
+    if (!isObject(payload)) throw new RunStateError(`the ${this.adapter} run state's payload is not a JSON object`);
+    return payload;
   }
 
-  private legacyPayload(text: string): { readonly [key: string]: JsonValue } {
-    const payload = this.legacy?.(JSON.parse(text) as JsonValue);
+  #legacyPayload(parsed: unknown, text: string): Record<string, unknown> {
+    const payload = this.#legacy?.(parsed);
     if (payload === undefined) {
       throw new RunStateError(
-        `the run state was not written by the ${this.adapter} adapter: it has no run state envelope nor an ` +
-          `earlier ${this.adapter} layout; this runner reads schema version ${this.schemaVersion}: ${text.slice(0, 120)}`,
+        `the run state was not written by the ${this.adapter} adapter: it has no run state envelope nor an earlier ` +
+          `${this.adapter} layout; this runner reads schema version ${this.schemaVersion}: ${JSON.stringify(text.slice(0, 120))}`,
       );
     }
     return payload;

@@ -2,8 +2,9 @@
 
 The fixtures were recorded from real sessions on dexlite with a Worker process
 (`python -m dex_agents_testing.run_state_fixtures tests/run_state_recipes.json`);
-this test only reads them. The runner is `oai_app.py`'s agent with each
-fixture's model script.
+this test only reads them. The runner is the recipe's app (`oai_app.py`) with each
+fixture's model script. A point the adapter cannot reach is under the recipe's
+`unsupported`, with the reason, and the runner must declare that capability unsupported.
 """
 
 from __future__ import annotations
@@ -12,10 +13,6 @@ from pathlib import Path
 
 from dex_agents_testing.run_state_fixtures import fixture_test
 
-# This adapter has no plan mode or compaction (no PlanModeRunner, no ContextCompactionRunner).
 test_a_stored_run_state_resumes_to_the_recorded_next_action = fixture_test(
-    Path(__file__).resolve().parent,
-    "oai_app.py",
-    adapter="openai_agents",
-    points=("after_handoff", "awaiting_approval", "awaiting_tool_result"),
+    Path(__file__).resolve().parent, adapter="openai_agents"
 )

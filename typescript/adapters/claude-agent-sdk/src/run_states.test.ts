@@ -3,15 +3,23 @@
 // action, the real bundled CLI answered by the fixture's model script.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { readRunStateFixtures, resumeRunStateFixture, type ModelScript, type RunStateFixture } from "@dex-agents/core/testing";
+import { assertRunStatePointsUnsupported, readRunStateFixtures, resumeRunStateFixture, type ModelScript, type RunStateFixture, type RunStatePoint } from "@dex-agents/core/testing";
 import { FakeMessagesServer, type ScriptedReply } from "./testing/fake_messages.js";
 import { matrixRunner } from "./testing/matrix_app.js";
 import { owesAnswer, turnResults } from "./testing/script.js";
 
-const fixtures = readRunStateFixtures(new URL("../fixtures/run_states/", import.meta.url), "claude-agent-sdk", [
+const directory = new URL("../fixtures/run_states/", import.meta.url);
+const recorded: RunStatePoint[] = [
   "awaiting_tool_result",
   "awaiting_approval",
-]);
+];
+/** The points this adapter cannot reach, and why (its describe() must agree). */
+const unsupported: Partial<Record<RunStatePoint, string>> = {
+  mid_plan: "ClaudeAgentRunner declares no planning turns (plan_mode not implemented)",
+  after_compaction: "ClaudeAgentRunner offers no token estimate, cutoff or summary call (compaction)",
+  after_handoff: "Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn",
+};
+const fixtures = readRunStateFixtures(directory, "claude-agent-sdk", recorded);
 
 /** The fixture being resumed and its script, which the loopback Messages API answers from. */
 let current: { fixture: RunStateFixture; script: ModelScript<ScriptedReply> } | undefined;
@@ -42,3 +50,6 @@ for (const fixture of fixtures) {
       return matrixRunner(server.baseUrl, { write: () => {}, waitForGate: async () => {} });
     }));
 }
+
+test("the points this adapter cannot reach are the capabilities it declares unsupported", () =>
+  assertRunStatePointsUnsupported(directory, recorded, unsupported, matrixRunner("http://127.0.0.1:9", { write: () => {}, waitForGate: async () => {} })));

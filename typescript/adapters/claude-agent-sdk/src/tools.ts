@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createSdkMcpServer, type McpSdkServerConfigWithInstance, type SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
 import { ToolEffect } from "@dex-agents/contracts";
-import { ToolExecutionError, type DeferredToolExecution, type ToolExecutionResult } from "@dex-agents/core";
+import { parseToolArguments, ToolExecutionError, type DeferredToolExecution, type ToolExecutionResult } from "@dex-agents/core";
 
 const execution = new AsyncLocalStorage<DeferredToolExecution>();
 
@@ -80,12 +80,7 @@ export class ToolTable {
   async execute(call: DeferredToolExecution): Promise<ToolExecutionResult> {
     const tool = this.#tools.get(call.toolCall.toolName);
     if (tool === undefined) throw new ToolExecutionError(`the tool ${JSON.stringify(call.toolCall.toolName)} is not one of this agent's`);
-    let input: unknown;
-    try {
-      input = JSON.parse(call.toolCall.arguments || "{}");
-    } catch (error) {
-      throw new ToolExecutionError(`the tool call's arguments are not JSON: ${String(error)}`);
-    }
+    const input = parseToolArguments(call.toolCall.arguments);
     await call.heartbeat();
     const result = await execution.run(call, () => tool.definition.handler(input as never, {}));
     if (result.isError === true) throw new ToolExecutionError(text(result));

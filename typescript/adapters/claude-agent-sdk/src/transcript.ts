@@ -10,7 +10,7 @@
  */
 
 import type { AgentMessage } from "@dex-agents/contracts";
-import type { DeferredToolCall, FrameworkMessage } from "@dex-agents/core";
+import { RunStateFormat, type DeferredToolCall, type FrameworkMessage } from "@dex-agents/core";
 
 export const FORMAT = "claude-agent-sdk/1";
 
@@ -66,8 +66,20 @@ export interface RunState {
   readonly deferred: DeferredToolCall[];
 }
 
+/** Before the envelope the state carried the item format marker beside its fields. */
+function legacyRunState(parsed: unknown): Record<string, unknown> | undefined {
+  const state = parsed as { format?: unknown } | null;
+  return typeof state === "object" && state !== null && state.format === FORMAT ? { ...state } : undefined;
+}
+
+const RUN_STATE = new RunStateFormat({
+  adapter: "claude-agent-sdk",
+  framework: "@anthropic-ai/claude-agent-sdk",
+  legacy: legacyRunState,
+});
+
 export function encodeRunState(state: RunState): string {
-  return JSON.stringify({ format: FORMAT, entries: state.entries, deferred: state.deferred });
+  return RUN_STATE.encode({ entries: state.entries, deferred: state.deferred });
 }
 
 function isDeferredCall(raw: unknown): raw is DeferredToolCall {
@@ -82,12 +94,14 @@ function isDeferredCall(raw: unknown): raw is DeferredToolCall {
   );
 }
 
+function readRunState(payload: Record<string, unknown>): RunState {
+  const { entries, deferred } = payload;
+  if (!Array.isArray(deferred) || !deferred.every(isDeferredCall)) throw new TypeError("its deferred calls are malformed");
+  return { entries: checkedEntries(entries, "frameworkRunState"), deferred };
+}
+
 export function decodeRunState(text: string): RunState {
-  const state = JSON.parse(text) as { format?: unknown; entries?: unknown; deferred?: unknown };
-  if (state.format !== FORMAT || !Array.isArray(state.deferred) || !state.deferred.every(isDeferredCall)) {
-    throw new Error("frameworkRunState was not written by this version of ClaudeAgentRunner");
-  }
-  return { entries: checkedEntries(state.entries, "frameworkRunState"), deferred: state.deferred };
+  return RUN_STATE.decode(text, readRunState);
 }
 
 export interface SessionTranscript {

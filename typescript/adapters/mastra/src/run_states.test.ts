@@ -1,13 +1,21 @@
 // The run states today's adapter stored in real sessions (fixtures/run_states, recorded by
 // python/core/tests/record_ts_run_states.py) resume to the recorded next action.
 import { test } from "node:test";
-import { matrixFixtureReply, readRunStateFixtures, resumeRunStateFixture, type MatrixReply } from "@dex-agents/core/testing";
+import { assertRunStatePointsUnsupported, matrixFixtureReply, readRunStateFixtures, resumeRunStateFixture, type MatrixReply, type RunStatePoint } from "@dex-agents/core/testing";
 import { matrixRunner } from "./testing/matrix_app.js";
 
-const fixtures = readRunStateFixtures(new URL("../fixtures/run_states/", import.meta.url), "mastra", [
+const directory = new URL("../fixtures/run_states/", import.meta.url);
+const recorded: RunStatePoint[] = [
   "awaiting_tool_result",
   "awaiting_approval",
-]);
+  "mid_plan",
+  "after_compaction",
+];
+/** The points this adapter cannot reach, and why (its describe() must agree). */
+const unsupported: Partial<Record<RunStatePoint, string>> = {
+  after_handoff: "one AgentDefinition per runner; the Stepwise loop has no handoff",
+};
+const fixtures = readRunStateFixtures(directory, "mastra", recorded);
 
 for (const fixture of fixtures) {
   test(`the ${fixture.point} run state resumes to its recorded next action`, () =>
@@ -15,3 +23,10 @@ for (const fixture of fixtures) {
       matrixRunner(matrixFixtureReply(fixture, script), { write: () => {}, waitForGate: async () => {} }),
     ));
 }
+
+const noModel = async (): Promise<MatrixReply> => {
+  throw new Error("the capability check calls no model");
+};
+
+test("the points this adapter cannot reach are the capabilities it declares unsupported", () =>
+  assertRunStatePointsUnsupported(directory, recorded, unsupported, matrixRunner(noModel, { write: () => {}, waitForGate: async () => {} })));

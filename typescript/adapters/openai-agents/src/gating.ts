@@ -13,7 +13,7 @@
  */
 
 import { Agent, Handoff, type FunctionTool, type Tool } from "@openai/agents";
-import { storedResult } from "./context.js";
+import { storedResult } from "@dex-agents/core";
 
 // `any`: the graph mixes agents of every context and output type.
 type AnyAgent = Agent<any, any>;

@@ -5,5 +5,5 @@
  * @module
  */
 
-export { dexRunInfo, type DexRunInfo } from "./context.js";
+export { dexRunInfo, type DexRunInfo } from "@dex-agents/core";
 export { HANDOFF_EVENT, OpenAiAgentsRunner, type OpenAiAgentsRunnerOptions } from "./runner.js";

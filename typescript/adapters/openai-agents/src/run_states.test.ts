@@ -2,14 +2,21 @@
 // recorded by python/core/tests/record_ts_run_states.py) resume to the recorded next
 // action; after a handoff the forecaster, not the first agent, answers.
 import { test } from "node:test";
-import { matrixFixtureReply, readRunStateFixtures, resumeRunStateFixture, type MatrixReply } from "@dex-agents/core/testing";
+import { assertRunStatePointsUnsupported, matrixFixtureReply, readRunStateFixtures, resumeRunStateFixture, type MatrixReply, type RunStatePoint } from "@dex-agents/core/testing";
 import { matrixRunner } from "./testing/matrix_app.js";
 
-const fixtures = readRunStateFixtures(new URL("../fixtures/run_states/", import.meta.url), "openai-agents", [
+const directory = new URL("../fixtures/run_states/", import.meta.url);
+const recorded: RunStatePoint[] = [
   "awaiting_tool_result",
   "awaiting_approval",
   "after_handoff",
-]);
+];
+/** The points this adapter cannot reach, and why (its describe() must agree). */
+const unsupported: Partial<Record<RunStatePoint, string>> = {
+  mid_plan: "OpenAiAgentsRunner declares no plan_mode (not implemented), so a session on it never plans",
+  after_compaction: "OpenAiAgentsRunner declares no compaction (not implemented), so a session on it is never compacted",
+};
+const fixtures = readRunStateFixtures(directory, "openai-agents", recorded);
 
 for (const fixture of fixtures) {
   test(`the ${fixture.point} run state resumes to its recorded next action`, () =>
@@ -17,3 +24,10 @@ for (const fixture of fixtures) {
       matrixRunner(matrixFixtureReply(fixture, script), { write: () => {}, waitForGate: async () => {} }),
     ));
 }
+
+const noModel = async (): Promise<MatrixReply> => {
+  throw new Error("the capability check calls no model");
+};
+
+test("the points this adapter cannot reach are the capabilities it declares unsupported", () =>
+  assertRunStatePointsUnsupported(directory, recorded, unsupported, matrixRunner(noModel, { write: () => {}, waitForGate: async () => {} })));

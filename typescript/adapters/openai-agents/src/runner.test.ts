@@ -23,6 +23,7 @@ import { z } from "zod";
 import { dexRunInfo, HANDOFF_EVENT, OpenAiAgentsRunner } from "./index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./testing/scripted_model.js";
 import { deferredExecution as execution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
+import { decodeTurnState, encodeTurnState } from "./state.js";
 
 type Event = AgentEventPayload | { type: "raw"; eventType: string; payload: string };
 
@@ -112,7 +113,7 @@ test("a tool turn: one model call stops at the interruption, the tool runs in it
   );
   assert.equal(first.usage?.modelCalls, 1);
   // The run state carries the SDK's own RunState string.
-  const state = JSON.parse(first.frameworkRunState) as { sdkState: string };
+  const state = decodeTurnState(first.frameworkRunState)!;
   assert.equal((JSON.parse(state.sdkState) as { $schemaVersion: string }).$schemaVersion, "1.22");
 
   const call = first.toolCalls[0]!;
@@ -262,7 +263,7 @@ test("an input guardrail tripwire ends the turn as failed with the guardrail's t
 test("a run state another runner wrote ends the turn without a retry", async () => {
   const runner = new OpenAiAgentsRunner({ agent: new Agent({ name: "a", model: new ScriptedModel(() => ({ text: "x" })) }) });
   const outcome = completed(await runner.runModelStep(turn("hi", "[]", [])));
-  assert.match(outcome.turnError ?? "", /^cannot resume the turn: the framework run state was not written by OpenAiAgentsRunner/);
+  assert.match(outcome.turnError ?? "", /^cannot resume the turn: the run state was not written by the openai-agents adapter/);
 });
 
 test("tool errors: the tool's errorFunction text is its output; without one, a ToolExecutionError is a failure the model sees", async () => {
@@ -331,9 +332,9 @@ test("maxTurns counts model calls across Steps; a refused SDK state fails the tu
   assert.equal(model.requests.length, 1, "the budget stopped the second model call");
   assert.equal(over.newMessages.at(-1)?.role, "user", "the turn-failure note");
 
-  const state = JSON.parse(first.frameworkRunState) as { sdkState: string };
+  const state = decodeTurnState(first.frameworkRunState)!;
   const sdk = JSON.parse(state.sdkState) as Record<string, unknown>;
-  const refused = JSON.stringify({ ...state, sdkState: JSON.stringify({ ...sdk, $schemaVersion: "0.1" }) });
+  const refused = encodeTurnState({ ...state, sdkState: JSON.stringify({ ...sdk, $schemaVersion: "0.1" }) });
   const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", refused, [done])));
   assert.match(outcome.turnError ?? "", /^cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: /);
   assert.deepEqual(outcome.newMessages.map((m) => m.role), ["assistant", "tool", "user"]);

@@ -35,6 +35,11 @@ import {
   type Usage as DexUsage,
   declareCapabilities,
   type RunnerCapabilities,
+  RunStateError,
+  runInfoOfToolStep,
+  withRunInfo,
+  withStoredResults,
+  type DexRunInfo,
 } from "@dex-agents/core";
 import {
   InputGuardrailTripwireTriggered,
@@ -50,10 +55,9 @@ import {
   type RunItem,
   type RunToolApprovalItem,
 } from "@openai/agents";
-import { withRunInfo, withStoredResults, type DexRunInfo } from "./context.js";
 import { GatedGraph } from "./gating.js";
 import { frameworkMessage, toolOutputItem, userItem } from "./items.js";
-import { decodeTurnState, encodeTurnState, RunStateError, type PendingCall, type TurnState } from "./state.js";
+import { decodeTurnState, encodeTurnState, type PendingCall, type TurnState } from "./state.js";
 
 /** The adapter event a RunModel Step writes for each handoff the SDK ran in it. */
 export const HANDOFF_EVENT = "openai_agents.handoff";
@@ -302,15 +306,8 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
     if (tool === undefined) {
       throw new ToolExecutionError(`this agent has no function tool named ${JSON.stringify(record.toolName)}`);
     }
-    const info: DexRunInfo = {
-      flowId: call.flowId,
-      turnId: call.turnId,
-      attempt: call.attempt,
-      toolCallId: record.toolCallId,
-      idempotencyKey: call.idempotencyKey,
-    };
     await call.heartbeat();
-    const output = await withRunInfo(info, () =>
+    const output = await withRunInfo(runInfoOfToolStep(call), () =>
       invokeFunctionTool({
         tool,
         runContext: new RunContext(),

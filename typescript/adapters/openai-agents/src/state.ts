@@ -4,14 +4,14 @@
  * calls and `items` the turn's input items so far, so a turn that ends without
  * an answer can store its transcript without reading the SDK's own format;
  * `responses` and `runItems` say which of the resumed run's responses and
- * items are new in the next Step.
+ * items are new in the next Step. It travels in the kit's run-state envelope;
+ * a state written before it (`{"version": 1, ...}`) still resumes.
  *
  * @module
  */
 
+import { RunStateFormat } from "@dex-agents/core";
 import type { AgentInputItem } from "@openai/agents";
-
-const VERSION = 1;
 
 export interface PendingCall {
   readonly toolCallId: string;
@@ -26,30 +26,17 @@ export interface TurnState {
   readonly runItems: number;
 }
 
-/** The framework run state cannot be read (another runner's state, or corrupt). */
-export class RunStateError extends Error {
-  override name = "RunStateError";
+/** The layout before the envelope: the same fields beside `version: 1`. */
+function legacy(parsed: unknown): Record<string, unknown> | undefined {
+  if (typeof parsed !== "object" || parsed === null || (parsed as { version?: unknown }).version !== 1) return undefined;
+  const { version: _, ...payload } = parsed as Record<string, unknown>;
+  return payload;
 }
 
-export function encodeTurnState(state: TurnState): string {
-  return JSON.stringify({ version: VERSION, ...state });
-}
+const FORMAT = new RunStateFormat({ adapter: "openai-agents", framework: "@openai/agents", legacy });
 
-export function decodeTurnState(text: string | undefined): TurnState | undefined {
-  if (text === undefined) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    throw new RunStateError(`unreadable OpenAI Agents run state: ${String(error)}`);
-  }
-  if (typeof data !== "object" || data === null || (data as { version?: unknown }).version !== VERSION) {
-    const version = typeof data === "object" && data !== null ? (data as { version?: unknown }).version : undefined;
-    throw new RunStateError(
-      `the framework run state was not written by OpenAiAgentsRunner (state version ${JSON.stringify(version ?? null)}, expected ${VERSION})`,
-    );
-  }
-  const state = data as Partial<TurnState>;
+function read(payload: Record<string, unknown>): TurnState {
+  const state = payload as Partial<TurnState>;
   if (
     typeof state.sdkState !== "string" ||
     !Array.isArray(state.pending) ||
@@ -57,7 +44,15 @@ export function decodeTurnState(text: string | undefined): TurnState | undefined
     typeof state.responses !== "number" ||
     typeof state.runItems !== "number"
   ) {
-    throw new RunStateError("unreadable OpenAI Agents run state: a field is missing or of the wrong type");
+    throw new TypeError("a field is missing or of the wrong type");
   }
   return state as TurnState;
+}
+
+export function encodeTurnState(state: TurnState): string {
+  return FORMAT.encode({ ...state });
+}
+
+export function decodeTurnState(text: string | undefined): TurnState | undefined {
+  return text === undefined ? undefined : FORMAT.decode(text, read);
 }

@@ -105,7 +105,10 @@ test("a tool turn: the calls come back, the result goes in as a tool message", a
     first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]),
     [["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }]],
   );
-  const state = JSON.parse(first.frameworkRunState) as { items: ModelMessage[] };
+  // The run-state envelope's payload (RunStateFormat in @dex-agents/core).
+  const envelope = JSON.parse(first.frameworkRunState) as { adapter: string; payload: string };
+  assert.equal(envelope.adapter, "vercel-ai");
+  const state = JSON.parse(envelope.payload) as { items: ModelMessage[] };
   assert.deepEqual(state.items.map((m) => m.role), ["assistant"]);
   assert.equal(runs.length, 0, "the SDK ran no tool");
 

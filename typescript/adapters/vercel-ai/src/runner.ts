@@ -33,6 +33,9 @@ import {
   type FrameworkMessage,
   type ToolExecutionResult,
   declareCapabilities,
+  parseToolArguments,
+  RunStateFormat,
+  toolOutputText,
   type RunnerCapabilities,
 } from "@dex-agents/core";
 import {
@@ -72,10 +75,27 @@ interface RunState {
   readonly outputRetries: number;
 }
 
+/** Before the envelope the state was the bare items, then `{ items, outputRetries }`. */
+function legacyRunState(parsed: unknown): Record<string, unknown> | undefined {
+  if (Array.isArray(parsed)) return { items: parsed, outputRetries: 0 };
+  const state = parsed as Partial<RunState> | null;
+  return typeof state === "object" && state !== null && Array.isArray(state.items) ? { ...state } : undefined;
+}
+
+const RUN_STATE = new RunStateFormat({ adapter: "vercel-ai", framework: "ai", legacy: legacyRunState });
+
+function readRunState(payload: Record<string, unknown>): RunState {
+  const { items, outputRetries } = payload as Partial<RunState>;
+  if (!Array.isArray(items) || typeof outputRetries !== "number") throw new TypeError("items or outputRetries is missing");
+  return { items, outputRetries };
+}
+
 function parseRunState(text: string | undefined): RunState {
-  if (text === undefined) return { items: [], outputRetries: 0 };
-  const parsed = JSON.parse(text) as ModelMessage[] | RunState;
-  return Array.isArray(parsed) ? { items: parsed, outputRetries: 0 } : parsed;
+  return text === undefined ? { items: [], outputRetries: 0 } : RUN_STATE.decode(text, readRunState);
+}
+
+function encodeRunState(state: RunState): string {
+  return RUN_STATE.encode({ items: state.items, outputRetries: state.outputRetries });
 }
 
 function frameworkMessage(message: ModelMessage): FrameworkMessage {
@@ -244,7 +264,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       const tools = this.#options.tools ?? {};
       return {
         kind: "tool_calls_requested",
-        frameworkRunState: JSON.stringify({ items: produced, outputRetries: state.outputRetries } satisfies RunState),
+        frameworkRunState: encodeRunState({ items: produced, outputRetries: state.outputRetries }),
         toolCalls: toolCalls.map((call) => ({
           toolCallId: call.toolCallId,
           toolName: call.toolName,
@@ -274,7 +294,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         const retry: ModelMessage = { role: "user", content: check.retryPrompt };
         return {
           kind: "turn_continued",
-          frameworkRunState: JSON.stringify({ items: [], outputRetries: state.outputRetries + 1 } satisfies RunState),
+          frameworkRunState: encodeRunState({ items: [], outputRetries: state.outputRetries + 1 }),
           newMessages: [...produced, retry].map(frameworkMessage),
           usage: usageOut,
           modelCallMetadata,
@@ -302,9 +322,8 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     const name = call.toolCall.toolName;
     const declared = this.#options.tools?.[name];
     if (declared === undefined) throw new ToolExecutionError(`unknown tool ${JSON.stringify(name)}`);
-    const input: unknown = JSON.parse(call.toolCall.arguments);
+    const input = parseToolArguments(call.toolCall.arguments);
     await call.heartbeat();
-    const output = await declared.execute(input, call);
-    return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+    return { kind: "result", output: toolOutputText(await declared.execute(input, call)) };
   }
 }

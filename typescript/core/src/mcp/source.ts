@@ -20,7 +20,7 @@ import {
   type ToolTaskPollOutcome,
 } from "../runner.js";
 import type { StepwiseTool } from "../stepwise/definition.js";
-import { parseArgumentsObject } from "../stepwise/runner.js";
+import { parseToolArguments } from "../tool_values.js";
 import type { TaskToolSource } from "../stepwise/sources.js";
 import {
   checkServerName,
@@ -269,7 +269,7 @@ export class McpToolSource implements TaskToolSource {
     if (pollable && checkpoint !== undefined && checkpoint.server === server.name) {
       return { kind: "task_started", taskId: checkpoint.taskId, pollIntervalSeconds: checkpoint.interval };
     }
-    const args = parseArgumentsObject(record.arguments || "{}");
+    const args = parseToolArguments(record.arguments);
     await call.heartbeat();
     const outcome = await this.#call(reference, args, {
       idempotencyKey: call.idempotencyKey,

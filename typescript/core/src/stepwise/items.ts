@@ -9,9 +9,9 @@
  */
 
 import { MessageRole, type AgentMessage } from "@dex-agents/contracts";
-import { RunStateError } from "../run_state.js";
 import type { FrameworkMessage } from "../runner.js";
 import type { ModelMessage, ModelToolCall } from "./model.js";
+import { RunStateError } from "../errors.js";
 
 export type Item =
   | { readonly type: "user"; readonly text: string }
@@ -19,6 +19,8 @@ export type Item =
   | { readonly type: "tool_call"; readonly tool_call_id: string; readonly tool_name: string; readonly arguments: string }
   | { readonly type: "tool_result"; readonly tool_call_id: string; readonly tool_name: string; readonly output: string };
 
+/** A run state or stored item that is not a Stepwise one. */
+export { RunStateError };
 
 function str(value: Record<string, unknown>, key: string, optional = false): string | null {
   const field = value[key];

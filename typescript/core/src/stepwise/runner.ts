@@ -51,6 +51,7 @@ import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } fro
 import { buildPlanNote } from "./plan.js";
 import { isTaskToolSource, type TaskToolSource } from "./sources.js";
 import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
+import { parseToolArguments } from "../tool_values.js";
 
 const WRITE_TODOS = "write_todos";
 
@@ -465,19 +466,8 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   }
 }
 
-/** Strict JSON object text; anything else is a failure the model sees. */
-export function parseArgumentsObject(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ToolExecutionError("arguments must be a JSON object");
-  }
-  return value as Record<string, unknown>;
-}
+/** The kit's `parseToolArguments`, under the name the Stepwise loop first exported it as. */
+export const parseArgumentsObject = parseToolArguments;
 
 function turnToolCallIds(turn: AgentTurnContext, pending: readonly Item[]): Set<string> {
   const ids = new Set(turn.toolCalls.map((r) => r.toolCallId));

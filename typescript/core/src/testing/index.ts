@@ -20,9 +20,11 @@ export { deferredExecution } from "./executions.js";
 export { RunLog } from "./runlog.js";
 export { storedUserMessage, testTurn, type TestTurnOptions } from "./turns.js";
 export {
+  assertRunStatePointsUnsupported,
   matrixFixtureReply,
   ModelScript,
   normalizedOutcome,
+  POINT_CAPABILITIES,
   readRunStateFixture,
   readRunStateFixtures,
   resumeRunStateFixture,

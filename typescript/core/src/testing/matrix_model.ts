@@ -37,6 +37,9 @@ export function matrixToolCalls(prompt: string, n: number): MatrixToolCall[] {
     ];
   }
   if (prompt.startsWith("charge")) return [{ id: `p${n}`, name: "charge", input: { usd: 5 } }];
+  if (prompt.startsWith("plan ")) {
+    return [{ id: `t${n}`, name: "write_todos", input: { todos: [{ content: `visit ${city(prompt)}`, status: "pending" }] } }];
+  }
   if (prompt.startsWith("fail")) return [{ id: `f${n}`, name: "charge_now", input: { usd: 5 } }];
   return [];
 }

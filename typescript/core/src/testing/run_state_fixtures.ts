@@ -13,7 +13,7 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
@@ -24,6 +24,7 @@ import {
   type RunModelStepResponse,
   type RunnerTurnContext,
 } from "@dex-agents/contracts";
+import { describeRunner, supports, type Capability } from "../capabilities.js";
 import { handlers, type StreamFrames } from "../handlers.js";
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner.js";
 import type { MatrixModelCall, MatrixReply } from "./matrix_model.js";
@@ -50,6 +51,41 @@ export interface RunStateFixture {
   readonly turnContext: RunnerTurnContext;
   readonly modelScript: readonly unknown[];
   readonly expected: NormalizedOutcome;
+}
+
+/** The capability a point needs; every runner reaches a tool result and an approval. */
+export const POINT_CAPABILITIES: Partial<Record<RunStatePoint, Capability>> = {
+  mid_plan: "plan_mode",
+  after_compaction: "compaction",
+  after_handoff: "handoffs",
+};
+
+/**
+ * The points an adapter cannot reach, each with its reason: every point is
+ * either recorded or here, no fixture of an unsupported point exists, and the
+ * runner declares the capability the point needs unsupported, so a gap cannot
+ * hide behind a reason.
+ */
+export function assertRunStatePointsUnsupported(
+  directory: URL,
+  recorded: readonly RunStatePoint[],
+  unsupported: Partial<Record<RunStatePoint, string>>,
+  runner: AgentFrameworkRunner<unknown>,
+): void {
+  const path = fileURLToPath(directory);
+  const named = [...recorded, ...(Object.keys(unsupported) as RunStatePoint[])].sort();
+  assert.deepEqual(named, [...RUN_STATE_POINTS].sort(), `${path}: every point is recorded or unsupported, once`);
+  const capabilities = describeRunner(runner);
+  for (const [point, reason] of Object.entries(unsupported) as [RunStatePoint, string][]) {
+    assert.ok(reason.trim() !== "", `${path}: no reason ${point} is unsupported`);
+    assert.ok(!existsSync(join(path, `${point}.json`)), `${path}: ${point}.json exists, yet ${point} is called unsupported`);
+    const capability = POINT_CAPABILITIES[point];
+    assert.ok(capability !== undefined, `every runner reaches ${point}; record it`);
+    assert.ok(
+      !supports(capabilities, capability),
+      `the runner declares ${capability}, so ${point} is not unsupported: record its fixture`,
+    );
+  }
 }
 
 /** The outcome frame as the next action: its kind, the answer's text or the calls' names and arguments. */

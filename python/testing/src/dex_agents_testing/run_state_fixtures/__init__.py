@@ -9,7 +9,9 @@ model script for the resumed run and the next action the session really took.
 """
 
 from dex_agents_testing.run_state_fixtures._check import (
+    POINT_CAPABILITIES,
     RunnerFactory,
+    check_point_unsupported,
     check_run_state_fixture,
     fixture_paths,
     fixture_test,
@@ -28,10 +30,12 @@ from dex_agents_testing.run_state_fixtures._script import ModelScript
 
 __all__ = [
     "POINTS",
+    "POINT_CAPABILITIES",
     "ModelScript",
     "Point",
     "RunStateFixture",
     "RunnerFactory",
+    "check_point_unsupported",
     "check_run_state_fixture",
     "fixture_paths",
     "fixture_test",

@@ -8,6 +8,7 @@ real one), and the normalised outcome must equal the recorded next action.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -15,17 +16,26 @@ from typing import Any
 
 from dex_agents._remote.frames import agent_turn_context
 from dex_agents.offline import RecordingEventWriter, no_heartbeat, run_sync
-from dex_agents.runner import AgentFrameworkRunner, AgentTurnOutcome
+from dex_agents.runner import AgentFrameworkRunner, AgentTurnOutcome, DescribedRunner
 from dex_agents_contracts import RunnerTurnContext
 
 from dex_agents_testing.run_state_fixtures._format import (
+    POINTS,
     RunStateFixture,
     normalise_outcome,
     read_fixture,
     run_state_sha256,
 )
 
-__all__ = ["RunnerFactory", "check_run_state_fixture", "fixture_paths", "resume"]
+__all__ = [
+    "POINT_CAPABILITIES",
+    "RunnerFactory",
+    "check_point_unsupported",
+    "check_run_state_fixture",
+    "fixture_paths",
+    "fixture_test",
+    "resume",
+]
 
 RunnerFactory = Callable[
     [Sequence[Mapping[str, Any]]], AbstractContextManager[AgentFrameworkRunner[Any]]
@@ -72,29 +82,80 @@ def check_run_state_fixture(path: Path, *, adapter: str, build_runner: RunnerFac
     )
 
 
-def fixture_test(
-    tests: Path, app_file: str, *, adapter: str, points: Collection[str]
-) -> Callable[[Path, Path], None]:
+POINT_CAPABILITIES: Mapping[str, str] = {
+    "mid_plan": "plan_mode",
+    "after_compaction": "compaction",
+    "after_handoff": "handoffs",
+}
+"""The capability a point needs; the others (a tool result, an approval) every runner has."""
+
+
+def check_point_unsupported(
+    directory: Path, point: str, reason: str, build_runner: RunnerFactory
+) -> None:
+    """A point the recipe calls impossible: no fixture of it exists, and the runner
+    declares the capability it needs unsupported, so the recipe cannot hide a gap."""
+    assert reason.strip(), f"{directory}: the recipe gives no reason {point} is impossible"
+    assert not (directory / f"{point}.json").exists(), (
+        f"{directory}: {point}.json exists, yet the recipe calls {point} impossible"
+    )
+    capability = POINT_CAPABILITIES.get(point)
+    assert capability is not None, f"every runner reaches {point}; record it"
+    with build_runner(()) as runner:
+        assert isinstance(runner, DescribedRunner), f"{type(runner).__name__} has no describe()"
+        declared = runner.describe()
+    assert not getattr(declared, capability), (
+        f"the runner declares {capability}, so {point} is not impossible: record its fixture"
+    )
+
+
+def fixture_test(tests: Path, *, adapter: str) -> Callable[[str, Path], None]:
     """The pytest test an adapter's `test_run_state_fixtures.py` assigns to a module name.
 
-    It resumes every fixture under `tests/fixtures/run_states` (exactly `points`)
-    with the runner `tests/integration/<app_file>` builds for the fixture's script.
+    `tests/run_state_recipes.json` names the app and, for each of the five points,
+    either its recipe (the fixture under its `fixtures` directory is resumed with the
+    runner the app, or the point's own `app`, builds for the fixture's script) or,
+    under `unsupported`, why the adapter cannot reach it (then the runner must
+    declare that capability unsupported).
     """
     import pytest  # noqa: PLC0415 - only test modules call this; the package needs no pytest
 
     from dex_agents_testing.worker_apps import load_app  # noqa: PLC0415 - worker_apps is heavy
 
-    app = load_app(tests / "integration" / app_file)
-    paths = fixture_paths(tests / "fixtures" / "run_states", points)
+    recipe = json.loads((tests / "run_state_recipes.json").read_text())
+    assert recipe["adapter"] == adapter, f"{tests}: the recipe is {recipe['adapter']!r}'s"
+    apps = {
+        point: load_app(tests / steps.get("app", recipe["app"]))
+        for point, steps in recipe["points"].items()
+    }
+    default_app = load_app(tests / recipe["app"])
+    directory = tests / recipe["fixtures"]
+    recorded: Mapping[str, Any] = recipe["points"]
+    unsupported: Mapping[str, str] = recipe.get("unsupported", {})
+    both = sorted(set(recorded) & set(unsupported))
+    neither = sorted(set(POINTS) - set(recorded) - set(unsupported))
+    where = tests / "run_state_recipes.json"
+    assert not both, f"{where}: points both recorded and unsupported: {both}"
+    assert not neither, f"{where}: points neither recorded nor unsupported: {neither}"
+    fixture_paths(directory, recorded)
 
-    @pytest.mark.parametrize("fixture", paths, ids=lambda p: p.stem)
+    @pytest.mark.parametrize("point", POINTS)
     def test_a_stored_run_state_resumes_to_the_recorded_next_action(
-        fixture: Path, tmp_path: Path
+        point: str, tmp_path: Path
     ) -> None:
-        check_run_state_fixture(
-            fixture,
-            adapter=adapter,
-            build_runner=lambda script: app.scripted_runner(script, str(tmp_path / "log.jsonl")),
-        )
+        def build_runner(
+            script: Sequence[Mapping[str, Any]],
+        ) -> AbstractContextManager[AgentFrameworkRunner[Any]]:
+            runner: AbstractContextManager[AgentFrameworkRunner[Any]]
+            app = apps.get(point, default_app)
+            runner = app.scripted_runner(script, str(tmp_path / "log.jsonl"))
+            return runner
+
+        if point in unsupported:
+            check_point_unsupported(directory, point, unsupported[point], build_runner)
+        else:
+            check_run_state_fixture(
+                directory / f"{point}.json", adapter=adapter, build_runner=build_runner
+            )
 
     return test_a_stored_run_state_resumes_to_the_recorded_next_action

@@ -1,7 +1,8 @@
 """The recorder: real sessions on dexlite and a capture Worker, one fixture per point.
 
 An adapter's recipe (`tests/run_state_recipes.json`) names its test app, the
-framework's distribution and, per point, the prompt that reaches it, the call
+framework's distribution and, per point, the app that reaches it when another
+one does (`app`), the prompt that reaches it, the call
 to approve and the gate files to open (if any), the tool whose result the
 recorded RunModel resumes after, and the model script for the resumed run. The
 recorded RunModel is the first of the session whose stored run state is set and
@@ -97,7 +98,6 @@ def record(recipe_path: Path, points: list[Point] | None = None) -> list[Path]:
     """Records the recipe's points (all by default); the paths of the written fixtures."""
     recipe = json.loads(recipe_path.read_text())
     base = recipe_path.parent
-    script = (base / recipe["app"]).resolve()
     chosen = points or list(recipe["points"])
     unknown = [p for p in chosen if p not in POINTS or p not in recipe["points"]]
     if unknown:
@@ -108,18 +108,26 @@ def record(recipe_path: Path, points: list[Point] | None = None) -> list[Path]:
     }
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="run-states-") as tmp:
-        root = Path(tmp)
-
-        def scripted(model_script: Any) -> Any:
-            return load_app(script).scripted_runner(model_script, str(root / "offline.jsonl"))
-
-        server = DexliteProcess(root / "db.sqlite").start()
-        app = _CaptureApp(server=server, root=root, script=script, capture=root / "capture.jsonl")
+        server = DexliteProcess(Path(tmp) / "db.sqlite").start()
         try:
-            app.start_worker()
             for point in chosen:
                 steps = recipe["points"][point]
-                session = _drive(app, steps)
+                script = (base / steps.get("app", recipe["app"])).resolve()
+                root = Path(tmp) / point
+                root.mkdir()
+
+                def scripted(model_script: Any, script: Path = script, root: Path = root) -> Any:
+                    app = load_app(script)
+                    return app.scripted_runner(model_script, str(root / "offline.jsonl"))
+
+                app = _CaptureApp(
+                    server=server, root=root, script=script, capture=root / "capture.jsonl"
+                )
+                try:
+                    app.start_worker()
+                    session = _drive(app, steps)
+                finally:
+                    app.stop()
                 entry = _resumed_turn(app.capture, session, steps["resumes_after"])
                 turn = decode_runner_turn_context(json.dumps(entry["turn_context"]))
                 assert turn.framework_run_state is not None
@@ -143,6 +151,5 @@ def record(recipe_path: Path, points: list[Point] | None = None) -> list[Path]:
                 write_fixture(path, fixture)
                 written.append(path)
         finally:
-            app.stop()
             server.stop()
     return written

@@ -8,6 +8,9 @@
  * a "city" reaches a second `MastraRunner` with structured output (Mastra's
  * `structuredOutput` with a Zod schema, and a validator that wants the name
  * capitalized); its model answers "paris" first and "Paris" after a retry.
+ * The runner forwards plan mode and compaction, so the run-state recorder
+ * (python/core/tests/record_ts_run_states.py) reaches its mid_plan and
+ * after_compaction points.
  * Prints `listening <address>` once up.
  *
  * @module
@@ -64,6 +67,11 @@ const runner: AgentFrameworkRunner<DeferredToolOutcome> = {
   runModelStep: (turn) => pick(turn).runModelStep(turn),
   buildUnfinishedTurnMessages: (turn) => pick(turn).buildUnfinishedTurnMessages(turn),
   executeDeferredToolCall: (call) => tools.executeDeferredToolCall(call),
+  // Planning turns and compaction, for the run-state recorder's mid_plan and after_compaction.
+  supportsPlanMode: tools.supportsPlanMode,
+  estimateInputTokens: (turn) => pick(turn).estimateInputTokens(turn),
+  selectCompactionCutoff: (turn, budget) => pick(turn).selectCompactionCutoff(turn, budget),
+  summarizeContext: (request) => tools.summarizeContext(request),
 };
 
 await serveMatrixRunner(sidecar, runner);

@@ -1,12 +1,17 @@
 /**
- * What a tool body can ask about the Dex Step it runs in, and the stored
- * results a resumed run's gated tools hand back. Both travel in
- * `AsyncLocalStorage`, so tools need no Dex-specific run context type.
+ * The tool Step a framework's tool body runs in, defined once for every
+ * adapter (the Python kit's `DexRunInfo`): a runner wraps the framework's tool
+ * call in `withRunInfo(runInfoOfToolStep(call), ...)` and the body reads
+ * `dexRunInfo()?.idempotencyKey`. It travels in `AsyncLocalStorage`, so tools
+ * need no Dex-specific context type. A gated body that the framework runs in
+ * `RunModel` hands back its stored result (`withStoredResults`, `storedResult`)
+ * instead of running again.
  *
  * @module
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { DeferredToolExecution } from "./runner.js";
 
 /** The Dex Step a model call or tool call runs in. */
 export interface DexRunInfo {
@@ -22,6 +27,17 @@ export interface DexRunInfo {
 const runInfo = new AsyncLocalStorage<DexRunInfo>();
 const storedResults = new AsyncLocalStorage<ReadonlyMap<string, string>>();
 
+/** The identity of the tool Step `call` runs in. */
+export function runInfoOfToolStep(call: DeferredToolExecution): DexRunInfo {
+  return {
+    flowId: call.flowId,
+    turnId: call.turnId,
+    attempt: call.attempt,
+    toolCallId: call.toolCall.toolCallId,
+    idempotencyKey: call.idempotencyKey,
+  };
+}
+
 /** The Dex Step the calling code runs in, or undefined outside the runner. */
 export function dexRunInfo(): DexRunInfo | undefined {
   return runInfo.getStore();
@@ -36,8 +52,8 @@ export function withStoredResults<T>(results: ReadonlyMap<string, string>, run: 
 }
 
 /**
- * The recorded output of an approved call. The runner approves only calls it
- * has a result for, so a miss means the SDK ran a tool it was not asked to.
+ * The recorded output of an approved call. A runner approves only calls it
+ * has a result for, so a miss means the framework ran a tool it was not asked to.
  */
 export function storedResult(toolName: string, callId: string | undefined): string {
   const result = callId === undefined ? undefined : storedResults.getStore()?.get(callId);
