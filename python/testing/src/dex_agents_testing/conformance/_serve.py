@@ -9,22 +9,38 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from dex_agents import run_worker
+from dex_agents import AgentSessionFlow, run_worker
 
-__all__ = ["serve"]
+__all__ = ["app_parser", "serve", "serve_app_flow"]
 
 
-def serve(module: Any, argv: list[str] | None = None) -> int:
-    """Runs `module`'s Flow factory (`build_flow`, or `--factory NAME`) on a Worker."""
+def app_parser() -> argparse.ArgumentParser:
+    """The arguments `WorkerApp` starts an app module with; a wrapper adds its own."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--flow-type", required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--interrupt-deadline", type=float, default=None)
     parser.add_argument("--factory", default="build_flow")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def serve_app_flow(
+    module: Any,
+    args: argparse.Namespace,
+    prepare: Callable[[AgentSessionFlow], None] | None = None,
+) -> int:
+    """Builds `module`'s Flow from parsed `app_parser` arguments, lets `prepare` wrap it,
+    and serves it on a Worker until it is stopped."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    build: Callable[..., Any] = getattr(module, args.factory)
+    build: Callable[..., AgentSessionFlow] = getattr(module, args.factory)
     flow = build(args.flow_type, args.log, args.interrupt_deadline)
+    if prepare is not None:
+        prepare(flow)
     run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
     return 0
+
+
+def serve(module: Any, argv: list[str] | None = None) -> int:
+    """Runs `module`'s Flow factory (`build_flow`, or `--factory NAME`) on a Worker."""
+    return serve_app_flow(module, app_parser().parse_args(argv))

@@ -9,18 +9,16 @@ returned. The recorder picks the call at the point it records.
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-from dex_agents import run_worker
 from dex_agents._remote.frames import turn_context
 from dex_agents.runner import AgentFrameworkRunner, AgentTurnContext, AgentTurnOutcome
 from dex_agents_contracts import encode_runner_turn_context
 
+from dex_agents_testing.conformance._serve import app_parser, serve_app_flow
 from dex_agents_testing.run_state_fixtures._format import normalise_outcome
 from dex_agents_testing.worker_apps import load_app
 
@@ -44,21 +42,15 @@ def capture_run_model_steps(runner: AgentFrameworkRunner[Any], capture: Path) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
+    parser = app_parser()
     parser.add_argument("--app", required=True, type=Path)
     parser.add_argument("--capture", required=True, type=Path)
-    parser.add_argument("--server", required=True)
-    parser.add_argument("--flow-type", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--interrupt-deadline", type=float, default=None)
-    parser.add_argument("--factory", default="build_flow")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    build = getattr(load_app(args.app.resolve()), args.factory)
-    flow = build(args.flow_type, args.log, args.interrupt_deadline)
-    capture_run_model_steps(flow.runner, args.capture)
-    run_worker([flow], server_address=args.server, on_ready=lambda: print("ready", flush=True))
-    return 0
+    return serve_app_flow(
+        load_app(args.app.resolve()),
+        args,
+        prepare=lambda flow: capture_run_model_steps(flow.runner, args.capture),
+    )
 
 
 if __name__ == "__main__":
