@@ -15,6 +15,13 @@ export { dexRunInfo, runInfoOfToolStep, storedResult, withRunInfo, withStoredRes
 export { frameworkVersion, RunStateFormat, type LegacyRunStateReader, type RunStateFormatOptions } from "./run_state.js";
 export { parseToolArguments, toolOutputText } from "./tool_values.js";
 export {
+  InvalidToolCallIdError,
+  toolCallIdProblem,
+  ToolRouter,
+  type RoutedCall,
+  type ToolRouterOptions,
+} from "./routing.js";
+export {
   CAPABILITIES,
   declareCapabilities,
   describeRunner,

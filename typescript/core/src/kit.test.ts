@@ -3,13 +3,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { AgentToolCallSchema } from "@dex-agents/contracts";
+import { AgentToolCallSchema, ToolEffect } from "@dex-agents/contracts";
 import { dexRunInfo, runInfoOfToolStep, storedResult, withRunInfo, withStoredResults } from "./run_info.js";
 import { RunStateError } from "./errors.js";
 import { RunStateFormat } from "./run_state.js";
 import { ToolExecutionError } from "./runner.js";
+import { InvalidToolCallIdError, ToolRouter } from "./routing.js";
 import { parseToolArguments, toolOutputText } from "./tool_values.js";
 import { deferredExecution } from "./testing/executions.js";
+import { testTurn } from "./testing/turns.js";
 
 const read = (payload: Record<string, unknown>): number => {
   if (typeof payload["n"] !== "number") throw new TypeError("n is not a number");
@@ -64,4 +66,34 @@ test("a tool body reads its Step's identity, and a gated body its stored result"
   assert.equal(key, call.idempotencyKey);
   assert.equal(await withStoredResults(new Map([["c1", "done"]]), async () => storedResult("t", "c1")), "done");
   assert.throws(() => storedResult("t", "c1"), /without a stored result/);
+});
+
+test("the router refuses an empty, slashed or reused call ID, and resolves policies in order", () => {
+  const recorded = create(AgentToolCallSchema, { toolCallId: "old", toolName: "t" });
+  const turn = testTurn({ messages: [], toolCalls: [recorded], enabledBuiltInTools: ["ask_user"] });
+  const router = new ToolRouter(turn, {
+    toolPolicies: { pay: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false } },
+    defaultToolEffect: ToolEffect.READ,
+    takenIds: ["pending"],
+  });
+  for (const [id, fault] of [
+    ["", /empty tool call ID/],
+    ["a/b", /contains '\/'/],
+    ["old", /reuses a tool call ID/],
+    ["pending", /reuses a tool call ID/],
+  ] as const) {
+    assert.throws(
+      () => router.defer({ toolCallId: id, toolName: "t", arguments: "{}" }),
+      (e: unknown) => e instanceof InvalidToolCallIdError && e.toolCallId === id && fault.test(e.message),
+    );
+  }
+  const first = router.defer({ toolCallId: "c1", toolName: "pay", arguments: "{}", frameworkEffect: ToolEffect.READ });
+  assert.deepEqual(first.policy, { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false });
+  assert.throws(() => router.defer({ toolCallId: "c1", toolName: "t", arguments: "{}" }), /reuses/);
+  const declared = router.defer({ toolCallId: "c2", toolName: "t", arguments: "{}", frameworkEffect: ToolEffect.IDEMPOTENT_WRITE, toolSourceReference: "ref" });
+  assert.deepEqual(declared.policy, { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false });
+  assert.equal(declared.toolSourceReference, "ref");
+  assert.deepEqual(router.policy("other"), { effect: ToolEffect.READ, requiresApproval: false });
+  assert.deepEqual(router.policy("pay_alias", { policyName: "pay" }).effect, ToolEffect.NON_IDEMPOTENT_WRITE);
+  assert.deepEqual(router.policy("ask_user", { frameworkEffect: ToolEffect.NON_IDEMPOTENT_WRITE }), { effect: ToolEffect.READ, requiresApproval: false });
 });

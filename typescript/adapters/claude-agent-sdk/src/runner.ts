@@ -39,14 +39,13 @@ import { TextDeltaPayloadSchema, ToolEffect } from "@dex-agents/contracts";
 import {
   isFinal,
   modelVisibleResult,
-  resolveToolPolicy,
+  ToolRouter,
   type AgentFrameworkRunner,
   type AgentTurnContext,
   type AgentTurnOutcome,
   type DeferredToolCall,
   type DeferredToolExecution,
   type FrameworkMessage,
-  type ResolvedToolPolicy,
   type ToolExecutionResult,
   type ToolPolicy,
   type Usage,
@@ -109,14 +108,14 @@ export interface ClaudeAgentRunnerOptions {
 /** One CLI run's hook decisions. */
 class Run {
   readonly deferred = new Map<string, DeferredToolCall>();
-  readonly used: Set<string>;
+  readonly router: ToolRouter;
   problem: string | undefined;
 
   constructor(
     readonly runner: ClaudeAgentRunner,
     readonly turn: AgentTurnContext,
   ) {
-    this.used = new Set(turn.toolCalls.map((r) => r.toolCallId));
+    this.router = runner.router(turn);
   }
 
   readonly preToolUse: HookCallback = async (input, toolUseId) => {
@@ -124,16 +123,17 @@ class Run {
     const name = input.tool_name;
     const callId = toolUseId ?? input.tool_use_id;
     const tool = this.runner.tools.get(name);
-    const policy = this.runner.policy(this.turn, name, tool?.bareName ?? name, tool?.frameworkEffect);
+    const bareName = tool?.bareName ?? name;
+    const policyName = this.router.hasPolicy(name) || !this.router.hasPolicy(bareName) ? name : bareName;
+    const policy = this.router.policy(name, { frameworkEffect: tool?.frameworkEffect, policyName });
     const inline = policy.effect === ToolEffect.READ && !policy.requiresApproval;
     if (inline) return decision("allow");
     if (tool === undefined) return decision("deny", deniedText(name));
-    const problem = idProblem(name, callId, this.used);
+    const problem = this.router.claimId(name, callId);
     if (problem !== undefined) {
       this.problem = problem;
       return decision("deny", problem);
     }
-    this.used.add(callId);
     this.deferred.set(callId, { toolCallId: callId, toolName: name, arguments: JSON.stringify(input.tool_input ?? {}), policy });
     return decision("defer");
   };
@@ -147,19 +147,6 @@ function decision(permissionDecision: "allow" | "deny" | "defer", reason?: strin
       ...(reason !== undefined ? { permissionDecisionReason: reason } : {}),
     },
   };
-}
-
-/** The session's tool-call-ID rule (non-empty, no `/`, unique in the turn), worded for the model's call. */
-function idProblem(name: string, id: string, used: ReadonlySet<string>): string | undefined {
-  const fault =
-    id === ""
-      ? "has an empty tool call ID"
-      : id.includes("/")
-        ? "has a tool call ID that contains '/'"
-        : used.has(id)
-          ? "reuses a tool call ID of this turn; IDs must be unique within a turn"
-          : undefined;
-  return fault === undefined ? undefined : `the model's call of '${name}' (ID '${id}') ${fault}`;
 }
 
 export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResult> {
@@ -203,15 +190,9 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
     });
   }
 
-  /** The runner's policies win over the session's; either may name a tool by its CLI name or its own. */
-  policy(turn: AgentTurnContext, name: string, bareName: string, frameworkEffect: ToolEffect | undefined): ResolvedToolPolicy {
-    const policies = new Map([...turn.toolPolicies, ...this.#policies]);
-    const key = policies.has(name) ? name : policies.has(bareName) ? bareName : name;
-    return resolveToolPolicy(key, {
-      toolPolicies: policies,
-      frameworkEffect,
-      defaultEffect: this.#defaultEffect ?? turn.defaultToolEffect,
-    });
+  /** The turn's router: the runner's policies win over the session's; either may name a tool by its CLI name or its own. */
+  router(turn: AgentTurnContext): ToolRouter {
+    return new ToolRouter(turn, { toolPolicies: this.#policies, defaultToolEffect: this.#defaultEffect });
   }
 
   buildUserMessage(text: string): FrameworkMessage {

@@ -6,20 +6,27 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createSdkMcpServer, type McpSdkServerConfigWithInstance, type SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
 import { ToolEffect } from "@dex-agents/contracts";
-import { parseToolArguments, ToolExecutionError, type DeferredToolExecution, type ToolExecutionResult } from "@dex-agents/core";
-
-const execution = new AsyncLocalStorage<DeferredToolExecution>();
+import {
+  dexRunInfo,
+  parseToolArguments,
+  runInfoOfToolStep,
+  toolEffectFromAnnotations,
+  ToolExecutionError,
+  withRunInfo,
+  type DeferredToolExecution,
+  type DexRunInfo,
+  type ToolExecutionResult,
+} from "@dex-agents/core";
 
 /**
- * The tool Step's call while a tool's handler runs in one, else undefined (an
- * inline read inside the CLI). A handler hands its `idempotencyKey` to the
- * service it calls.
+ * The kit's `dexRunInfo`, under the name this adapter first exported it as:
+ * the tool Step while a tool's handler runs in one, else undefined (an inline
+ * read inside the CLI). A handler hands its `idempotencyKey` to the service it calls.
  */
-export function currentToolExecution(): DeferredToolExecution | undefined {
-  return execution.getStore();
+export function currentToolExecution(): DexRunInfo | undefined {
+  return dexRunInfo();
 }
 
 /** The name the CLI gives an MCP tool, and the name the session records. */
@@ -32,14 +39,6 @@ export interface RunnerTool {
   readonly bareName: string;
   readonly frameworkEffect: ToolEffect | undefined;
   readonly definition: SdkMcpToolDefinition<any>;
-}
-
-/** MCP annotations as an effect: readOnlyHint is a read, idempotentHint an idempotent write. */
-function annotationEffect(definition: SdkMcpToolDefinition<any>): ToolEffect | undefined {
-  const annotations = definition.annotations;
-  if (annotations?.readOnlyHint === true) return ToolEffect.READ;
-  if (annotations?.idempotentHint === true) return ToolEffect.IDEMPOTENT_WRITE;
-  return undefined;
 }
 
 function text(result: { content?: readonly unknown[] }): string {
@@ -58,7 +57,7 @@ export class ToolTable {
       for (const definition of tools) {
         const name = fullToolName(server, definition.name);
         if (this.#tools.has(name)) throw new Error(`tool ${JSON.stringify(name)} is declared twice`);
-        this.#tools.set(name, { name, bareName: definition.name, frameworkEffect: annotationEffect(definition), definition });
+        this.#tools.set(name, { name, bareName: definition.name, frameworkEffect: toolEffectFromAnnotations(definition.annotations), definition });
       }
     }
   }
@@ -82,7 +81,7 @@ export class ToolTable {
     if (tool === undefined) throw new ToolExecutionError(`the tool ${JSON.stringify(call.toolCall.toolName)} is not one of this agent's`);
     const input = parseToolArguments(call.toolCall.arguments);
     await call.heartbeat();
-    const result = await execution.run(call, () => tool.definition.handler(input as never, {}));
+    const result = await withRunInfo(runInfoOfToolStep(call), () => tool.definition.handler(input as never, {}));
     if (result.isError === true) throw new ToolExecutionError(text(result));
     return { kind: "result", output: text(result) };
   }

@@ -18,6 +18,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TextDeltaPayloadSchema, ToolCallStatus, type AgentToolCall } from "@dex-agents/contracts";
 import {
+  ToolRouter,
   isFinal,
   modelVisibleResult,
   NO_RESULT_TEXT,
@@ -246,6 +247,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
   ): Promise<{ pending: PendingCall[]; calls: DeferredToolCall[] }> {
     const pending: PendingCall[] = [];
     const calls: DeferredToolCall[] = [];
+    const router = new ToolRouter(turn);
     for (const item of interruptions) {
       const raw = item.rawItem;
       if (raw.type !== "function_call") {
@@ -258,16 +260,15 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
       const args = raw.arguments === "" ? "{}" : raw.arguments;
       const declared = this.#options.toolPolicies?.[raw.name];
       pending.push({ toolCallId: raw.callId, toolName: raw.name });
-      calls.push({
-        toolCallId: raw.callId,
-        toolName: raw.name,
-        arguments: args,
-        policy: turn.resolveToolPolicy(
-          raw.name,
-          declared?.effect,
-          declared?.requiresApproval ?? (await ownApproval(tool.needsApproval, args, raw.callId)),
-        ),
-      });
+      calls.push(
+        router.defer({
+          toolCallId: raw.callId,
+          toolName: raw.name,
+          arguments: args,
+          frameworkEffect: declared?.effect,
+          frameworkRequiresApproval: declared?.requiresApproval ?? (await ownApproval(tool.needsApproval, args, raw.callId)),
+        }),
+      );
     }
     return { pending, calls };
   }

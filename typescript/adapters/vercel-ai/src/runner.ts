@@ -22,6 +22,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect } from "@dex-agents/contracts";
 import {
+  ToolRouter,
   isFinal,
   modelVisibleResult,
   NO_RESULT_TEXT,
@@ -262,15 +263,19 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     };
     if (toolCalls.length > 0) {
       const tools = this.#options.tools ?? {};
+      const router = new ToolRouter(turn);
       return {
         kind: "tool_calls_requested",
         frameworkRunState: encodeRunState({ items: produced, outputRetries: state.outputRetries }),
-        toolCalls: toolCalls.map((call) => ({
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          arguments: JSON.stringify(call.input ?? {}),
-          policy: turn.resolveToolPolicy(call.toolName, tools[call.toolName]?.effect, tools[call.toolName]?.requiresApproval),
-        })),
+        toolCalls: toolCalls.map((call) =>
+          router.defer({
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            arguments: JSON.stringify(call.input ?? {}),
+            frameworkEffect: tools[call.toolName]?.effect,
+            frameworkRequiresApproval: tools[call.toolName]?.requiresApproval,
+          }),
+        ),
         usage: usageOut,
         modelCallMetadata,
       };

@@ -36,7 +36,7 @@ import {
   type ToolTaskPollOutcome,
   type Usage,
 } from "../runner.js";
-import { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS } from "./built_ins.js";
+import { BUILT_IN_TOOL_SPECS } from "./built_ins.js";
 import { buildSummaryMessages, estimateItems, selectCutoff, SUMMARY_PREFIX } from "./compaction.js";
 import {
   MAX_CONSECUTIVE_CONTINUATIONS,
@@ -52,6 +52,7 @@ import { buildPlanNote } from "./plan.js";
 import { isTaskToolSource, type TaskToolSource } from "./sources.js";
 import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
 import { parseToolArguments } from "../tool_values.js";
+import { ToolRouter } from "../routing.js";
 
 const WRITE_TODOS = "write_todos";
 
@@ -65,15 +66,6 @@ export class InvalidModelResponseError extends Error {
   ) {
     super(message);
   }
-}
-
-/** Why the model's call breaks the tool-call-ID rule, or undefined. */
-function toolCallIdProblem(name: string, id: string, used: ReadonlySet<string>): string | undefined {
-  const prefix = `the model's call of '${name}' (ID '${id}')`;
-  if (!id) return `${prefix} has an empty tool call ID`;
-  if (id.includes("/")) return `${prefix} has a tool call ID that contains '/'`;
-  if (used.has(id)) return `${prefix} reuses a tool call ID of this turn; IDs must be unique within a turn`;
-  return undefined;
 }
 
 /**
@@ -421,17 +413,13 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
     response: ModelResponse,
     tools: readonly StepwiseTool[],
   ): DeferredToolCall[] {
-    const used = turnToolCallIds(turn, pending);
+    const router = new ToolRouter(turn, { takenIds: turnToolCallIds(turn, pending) });
     return response.toolCalls.map((call) => {
       const { toolCallId: id, toolName: name } = call;
-      const problem = toolCallIdProblem(name, id, used);
+      const problem = router.claimId(name, id);
       if (problem !== undefined) throw new InvalidModelResponseError(problem, id, name);
-      used.add(id);
-      if (turn.enabledBuiltInTools.includes(name)) {
-        return { toolCallId: id, toolName: name, arguments: call.arguments, policy: BUILT_IN_TOOL_POLICY };
-      }
       const tool = tools.find((t) => t.name === name);
-      if (tool === undefined) {
+      if (tool === undefined && !turn.enabledBuiltInTools.includes(name)) {
         const offered = [...tools.map((t) => t.name), ...turn.enabledBuiltInTools];
         throw new InvalidModelResponseError(
           `the model called tool '${name}' (ID '${id}'), which this agent does not have; ` +
@@ -444,8 +432,8 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
         toolCallId: id,
         toolName: name,
         arguments: call.arguments,
-        policy: turn.resolveToolPolicy(name, tool.effect, tool.requiresApproval),
-        ...(tool.sourceReference !== undefined ? { toolSourceReference: tool.sourceReference } : {}),
+        policy: router.policy(name, { frameworkEffect: tool?.effect, frameworkRequiresApproval: tool?.requiresApproval }),
+        ...(tool?.sourceReference !== undefined ? { toolSourceReference: tool.sourceReference } : {}),
       };
     });
   }
@@ -470,7 +458,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
 export const parseArgumentsObject = parseToolArguments;
 
 function turnToolCallIds(turn: AgentTurnContext, pending: readonly Item[]): Set<string> {
-  const ids = new Set(turn.toolCalls.map((r) => r.toolCallId));
+  const ids = new Set<string>();
   for (const item of pending) if (item.type === "tool_call") ids.add(item.tool_call_id);
   for (const m of turn.messages) if (m.turnId === turn.turnId && m.toolCallId) ids.add(m.toolCallId);
   return ids;
