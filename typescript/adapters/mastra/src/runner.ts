@@ -13,6 +13,7 @@
 import {
   AgentDefinition,
   StepwiseRunner,
+  stepwiseRunStateFormat,
   type AgentDefinitionOptions,
   type Instructions,
   type TurnContinuationHook,
@@ -45,6 +46,9 @@ export interface MastraRunnerOptions {
   readonly output?: MastraOutput<any>;
 }
 
+/** The loop's run state, enveloped as Mastra's. */
+const RUN_STATE = stepwiseRunStateFormat({ adapter: "mastra", framework: "@mastra/core" });
+
 /** Mastra memory would keep a second history beside the session's. */
 export class MastraMemoryError extends TypeError {
   override name = "MastraMemoryError";
@@ -74,6 +78,7 @@ export class MastraRunner extends StepwiseRunner {
         ...(options.countTokens !== undefined ? { countTokens: options.countTokens } : {}),
         ...(options.output !== undefined ? { output: options.output } : {}),
       }),
+      RUN_STATE,
     );
   }
 

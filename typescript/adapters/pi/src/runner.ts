@@ -11,6 +11,7 @@ import {
   AgentDefinition,
   StepwiseRunner,
   stepwiseCapabilitiesWithout,
+  stepwiseRunStateFormat,
   type RunnerCapabilities,
   type AgentDefinitionOptions,
   type Instructions,
@@ -33,6 +34,9 @@ export interface PiRunnerOptions extends PiModelClientOptions {
   readonly countTokens?: AgentDefinitionOptions["countTokens"];
 }
 
+/** The loop's run state, enveloped as Pi's. */
+const RUN_STATE = stepwiseRunStateFormat({ adapter: "pi", framework: "@mariozechner/pi-ai" });
+
 export class PiRunner extends StepwiseRunner {
   constructor(options: PiRunnerOptions) {
     const known = new Set((options.tools ?? []).map((t) => t.name));
@@ -50,6 +54,7 @@ export class PiRunner extends StepwiseRunner {
         // The summary call keeps room for the output tokens each call asks for.
         ...(options.streamOptions?.maxTokens !== undefined ? { maxOutputTokens: options.streamOptions.maxTokens } : {}),
       }),
+      RUN_STATE,
     );
   }
 

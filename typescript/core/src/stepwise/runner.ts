@@ -50,8 +50,10 @@ import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec 
 import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";
 import { buildPlanNote } from "./plan.js";
 import { isTaskToolSource, type TaskToolSource } from "./sources.js";
-import { decodeRunState, encodeRunState, unansweredToolCalls, type RunState } from "./state.js";
-import { parseToolArguments } from "../tool_values.js";
+import { decodeRunState, encodeRunState, STEPWISE_RUN_STATE, unansweredToolCalls, type RunState } from "./state.js";
+import type { RunStateFormat } from "../run_state.js";
+import { parseToolArguments, toolOutputText } from "../tool_values.js";
+import { runInfoOfToolStep, withRunInfo } from "../run_info.js";
 import { ToolRouter } from "../routing.js";
 
 const WRITE_TODOS = "write_todos";
@@ -111,7 +113,15 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   /** The same, once listed, for the synchronous token estimate. */
   #listed: readonly StepwiseTool[] = [];
 
-  constructor(readonly definition: AgentDefinition) {}
+  readonly #runState: RunStateFormat;
+
+  /** `runState`: the envelope an adapter built on the loop writes (`stepwiseRunStateFormat`); `stepwise` by default. */
+  constructor(
+    readonly definition: AgentDefinition,
+    runState: RunStateFormat = STEPWISE_RUN_STATE,
+  ) {
+    this.#runState = runState;
+  }
 
   describe(): RunnerCapabilities {
     return declareCapabilities(STEPWISE_CAPABILITIES);
@@ -122,7 +132,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
-    const state = decodeRunState(turn.frameworkRunState);
+    const state = decodeRunState(turn.frameworkRunState, this.#runState);
     const pending: Item[] = [...state.items, ...resultsFor(state, turn.toolCalls, true)];
     const continuations = state.consecutiveContinuations;
     const outputRetries = state.outputRetries ?? 0;
@@ -188,7 +198,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
       const inARow = after !== undefined && after !== "end" ? continuations + 1 : 0;
       return {
         kind: "tool_calls_requested",
-        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after, outputRetries }),
+        frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after, outputRetries }, this.#runState),
         toolCalls: calls,
         usage,
         modelCallMetadata: metadata,
@@ -217,7 +227,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
           consecutiveContinuations: continuations,
           afterToolCalls: undefined,
           outputRetries: outputRetries + 1,
-        }),
+        }, this.#runState),
         newMessages: [...finished, { type: "user" as const, text: retryPrompt }].map(itemToMessage),
         usage,
         modelCallMetadata: metadata,
@@ -236,7 +246,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
       }
       return {
         kind: "turn_continued",
-        frameworkRunState: encodeRunState({ items: [], consecutiveContinuations: continuations + 1, afterToolCalls: undefined }),
+        frameworkRunState: encodeRunState({ items: [], consecutiveContinuations: continuations + 1, afterToolCalls: undefined }, this.#runState),
         newMessages: [...finished, { type: "user" as const, text: after.continueWith }].map(itemToMessage),
         usage,
         modelCallMetadata: metadata,
@@ -259,10 +269,11 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
       const known = this.definition.tools.map((t) => t.name).join(", ") || "none";
       throw new ToolExecutionError(`unknown tool '${record.toolName}'; this agent's tools are: ${known}`);
     }
-    const args = parseArgumentsObject(record.arguments);
+    const args = parseToolArguments(record.arguments);
     await call.heartbeat();
-    const output = await tool.execute(args, call);
-    return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+    // The body reads its Step's identity from the kit (`dexRunInfo`), whichever framework's tool it is.
+    const output = await withRunInfo(runInfoOfToolStep(call), () => tool.execute(args, call));
+    return { kind: "result", output: toolOutputText(output) };
   }
 
   /** The owning source's poll: only sourced calls start tasks in Stepwise. */
@@ -282,14 +293,14 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
 
   /** The turn's unstored items, with a result for every tool call they hold. */
   buildUnfinishedTurnMessages(turn: AgentTurnContext): FrameworkMessage[] {
-    const state = decodeRunState(turn.frameworkRunState);
+    const state = decodeRunState(turn.frameworkRunState, this.#runState);
     return [...state.items, ...resultsFor(state, turn.toolCalls, false)].map(itemToMessage);
   }
 
   /** The next model input's size: messages, string instructions and tool specs. */
   estimateInputTokens(turn: AgentTurnContext): number {
     const count = this.definition.countTokens;
-    const state = decodeRunState(turn.frameworkRunState);
+    const state = decodeRunState(turn.frameworkRunState, this.#runState);
     const pending: Item[] = [...state.items, ...resultsFor(state, turn.toolCalls, false)];
     if (state.afterToolCalls !== undefined && state.afterToolCalls !== "end") {
       pending.push({ type: "user", text: state.afterToolCalls.continueWith });

@@ -1,16 +1,15 @@
 /**
  * The Stepwise run state: the turn's items the session has not stored yet,
- * plus the continuation bookkeeping; compact JSON, opaque to the session and
- * the same shape as the Python loop's.
+ * plus the continuation bookkeeping, in the kit's run-state envelope (the
+ * payload is the same shape as the Python loop's); opaque to the session.
  *
  * @module
  */
 
 import type { TurnContinuation } from "./continuation.js";
 import { RunStateError } from "../errors.js";
+import { RunStateFormat, type RunStateFormatOptions } from "../run_state.js";
 import { itemFromJson, type Item } from "./items.js";
-
-const VERSION = 1;
 
 export interface RunState {
   readonly items: readonly Item[];
@@ -23,30 +22,41 @@ export interface RunState {
 
 export const EMPTY_RUN_STATE: RunState = { items: [], consecutiveContinuations: 0, afterToolCalls: undefined };
 
-export function encodeRunState(state: RunState): string {
-  const value: Record<string, unknown> = { version: VERSION, items: state.items };
+/** Before the envelope, the payload itself carried `"version": 1`. */
+function legacy(parsed: unknown): Record<string, unknown> | undefined {
+  const value = parsed as Record<string, unknown> | null;
+  return typeof value === "object" && value !== null && !Array.isArray(value) && value["version"] === 1 ? value : undefined;
+}
+
+/**
+ * The envelope of a runner on the loop: `stepwise` unless an adapter built on
+ * it (Mastra, Pi) names itself and its framework package. Every one reads the
+ * loop's states written before the envelope.
+ */
+export function stepwiseRunStateFormat(options: Omit<RunStateFormatOptions, "legacy"> = { adapter: "stepwise" }): RunStateFormat {
+  return new RunStateFormat({ ...options, legacy });
+}
+
+export const STEPWISE_RUN_STATE = stepwiseRunStateFormat();
+
+export function encodeRunState(state: RunState, format: RunStateFormat = STEPWISE_RUN_STATE): string {
+  const value: Record<string, unknown> = { items: state.items };
   if (state.consecutiveContinuations) value["consecutive_continuations"] = state.consecutiveContinuations;
   if (state.outputRetries) value["output_retries"] = state.outputRetries;
   if (state.afterToolCalls === "end") value["after_tool_calls"] = { decision: "end" };
   else if (state.afterToolCalls !== undefined) {
     value["after_tool_calls"] = { decision: "continue", message: state.afterToolCalls.continueWith };
   }
-  return JSON.stringify(value);
+  return format.encode(value);
 }
 
 /** Reads a run state; undefined (a turn's first model call) is the empty state. */
-export function decodeRunState(text: string | undefined): RunState {
+export function decodeRunState(text: string | undefined, format: RunStateFormat = STEPWISE_RUN_STATE): RunState {
   if (text === undefined) return EMPTY_RUN_STATE;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new RunStateError(`the run state is not JSON: ${String(error)}`);
-  }
-  if (typeof value !== "object" || value === null || (value as Record<string, unknown>)["version"] !== VERSION) {
-    throw new RunStateError(`the run state is not a version ${VERSION} Stepwise run state: ${text.slice(0, 200)}`);
-  }
-  const v = value as Record<string, unknown>;
+  return format.decode(text, readRunState);
+}
+
+function readRunState(v: Record<string, unknown>): RunState {
   const items = v["items"];
   if (!Array.isArray(items)) throw new RunStateError("the run state has no `items` list");
   const count = v["consecutive_continuations"] ?? 0;

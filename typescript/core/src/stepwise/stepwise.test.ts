@@ -29,6 +29,8 @@ import {
 } from "./index.js";
 import { deferredExecution as execution } from "../testing/executions.js";
 import { testTurn } from "../testing/turns.js";
+import { RunStateError } from "../errors.js";
+import { decodeRunState, encodeRunState, stepwiseRunStateFormat } from "./state.js";
 
 /** A model that answers from a script and records every request. */
 class ScriptedModel implements ModelClient {
@@ -399,4 +401,16 @@ test("structured output: a bad answer is stored with a retry prompt, retried in 
   // A client that ignores the request is a bug, not a retry.
   const deaf = new StepwiseRunner(new AgentDefinition({ model: new ScriptedModel([{ text: "hi", toolCalls: [] }]), output: {} }));
   await assert.rejects(deaf.runModelStep(turn(deaf)), /answered without structured output/);
+});
+
+test("the loop's run state is enveloped under the runner's adapter name; a pre-envelope state still reads", () => {
+  const state = { items: [{ type: "user" as const, text: "hi" }], consecutiveContinuations: 2, afterToolCalls: "end" as const };
+  const text = encodeRunState(state);
+  assert.equal((JSON.parse(text) as Record<string, unknown>)["adapter"], "stepwise");
+  assert.deepEqual(decodeRunState(text), state);
+  const legacy = JSON.stringify({ version: 1, items: [{ type: "user", text: "hi" }], consecutive_continuations: 2, after_tool_calls: { decision: "end" } });
+  const mastra = stepwiseRunStateFormat({ adapter: "mastra" });
+  assert.deepEqual(decodeRunState(legacy, mastra), state);
+  assert.throws(() => decodeRunState(encodeRunState(state, mastra)), (e: unknown) => e instanceof RunStateError && /written by the stepwise adapter but by mastra/.test(e.message));
+  assert.throws(() => decodeRunState(JSON.stringify({ version: 2, items: [] })), RunStateError);
 });
