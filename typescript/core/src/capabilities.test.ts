@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MessageRole } from "@dex-agents/contracts";
 import { test } from "node:test";
 import {
   AgentDefinition,
@@ -10,6 +11,7 @@ import {
   type AgentFrameworkRunner,
   type Capability,
 } from "./index.js";
+import { frameworkMessage, toolResult, turnCompleted } from "./values.js";
 
 const EVERY_OTHER = (supported: readonly Capability[]): Partial<Record<Capability, string>> =>
   Object.fromEntries(CAPABILITIES.filter((c) => !supported.includes(c)).map((c) => [c, `no ${c}`]));
@@ -37,9 +39,9 @@ test("a declaration names every capability once, each gap with a reason", () => 
 });
 
 const bare: AgentFrameworkRunner = {
-  buildUserMessage: (text) => ({ role: "user", frameworkItem: text }),
-  runModelStep: async () => ({ kind: "turn_completed", newMessages: [] }),
-  executeDeferredToolCall: async () => ({ kind: "result", output: "" }),
+  buildUserMessage: (text) => (frameworkMessage({ role: MessageRole.USER, frameworkItem: text })),
+  runModelStep: async () => (turnCompleted({ newMessages: [] })),
+  executeDeferredToolCall: async () => (toolResult("")),
 };
 
 test("a runner without describe() gets what its methods imply; a false declaration is refused", () => {

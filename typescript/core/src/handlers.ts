@@ -15,15 +15,7 @@ import {
   ExecuteDeferredToolCallResponseSchema,
   PollToolTaskResponseSchema,
   RunModelStepResponseSchema,
-  RunnerContextSummarySchema,
-  RunnerToolCallsRequestedSchema,
   RunnerToolErrorSchema,
-  RunnerToolInputRequestedSchema,
-  RunnerToolResultSchema,
-  RunnerToolTaskPendingSchema,
-  RunnerToolTaskStartedSchema,
-  RunnerTurnCompletedSchema,
-  RunnerTurnContinuedSchema,
   SelectCompactionCutoffResponseSchema,
   SummarizeContextResponseSchema,
   type BuildUnfinishedTurnMessagesRequest,
@@ -49,15 +41,16 @@ import {
   type ToolTaskPollOutcome,
 } from "./runner.js";
 import { describeRunner } from "./capabilities.js";
-import { pollIntervalMilliseconds } from "./poll_interval.js";
 import {
-  turnContext,
-  wireFrameworkMessage,
-  wireFrameworkMessages,
-  wireMetadata,
-  wireToolCalls,
-  wireUsage,
-} from "./wire.js";
+  isToolCallsRequested,
+  isToolInputRequested,
+  isToolResult,
+  isToolTaskPending,
+  isToolTaskStarted,
+  isTurnCompleted,
+  isTurnContinued,
+} from "./values.js";
+import { turnContext } from "./wire.js";
 
 /** What the host gives a call: its signal, its event writer and its heartbeats. */
 export interface StreamFrames {
@@ -97,38 +90,19 @@ async function toolFrame(
     }
     throw error;
   }
-  switch (value?.kind) {
-    case "result":
-      if (typeof value.output !== "string") throw new TypeError("a tool result's output must be a string");
-      return { result: create(RunnerToolResultSchema, { output: value.output }) };
-    case "input_requested":
-      return {
-        inputRequested: create(RunnerToolInputRequestedSchema, {
-          question: value.question,
-          choices: [...(value.choices ?? [])],
-          allowsFreeText: value.allowsFreeText ?? true,
-          continuation: value.continuation,
-        }),
-      };
-    case "task_started":
-      return {
-        taskStarted: create(RunnerToolTaskStartedSchema, {
-          taskId: value.taskId,
-          pollIntervalMilliseconds: pollIntervalMilliseconds(value.pollIntervalSeconds, "task_started"),
-        }),
-      };
-    case "task_pending":
-      return {
-        taskPending: create(RunnerToolTaskPendingSchema, {
-          pollIntervalMilliseconds: pollIntervalMilliseconds(value.pollIntervalSeconds, "task_pending"),
-          continuation: value.continuation,
-        }),
-      };
-    default:
-      throw new TypeError(
-        `a tool call answered ${JSON.stringify(value)}; expected a result, input_requested or task_started outcome`,
-      );
-  }
+  if (isToolResult(value)) return { result: value };
+  if (isToolInputRequested(value)) return { inputRequested: value };
+  if (isToolTaskStarted(value)) return { taskStarted: value };
+  if (isToolTaskPending(value)) return { taskPending: value };
+  throw new TypeError(
+    `a tool call answered ${describeValue(value)}; expected a toolResult, toolInputRequested or toolTaskStarted value`,
+  );
+}
+
+/** What a runner answered, for an error: its message type, or its JSON. */
+function describeValue(value: unknown): string {
+  const typeName = (value as { $typeName?: unknown } | null | undefined)?.$typeName;
+  return typeof typeName === "string" ? typeName : JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? String(v) : v));
 }
 
 function missing(runner: AgentFrameworkRunner<DeferredToolOutcome>, method: string): Error {
@@ -137,40 +111,12 @@ function missing(runner: AgentFrameworkRunner<DeferredToolOutcome>, method: stri
 
 /** A runner's `runModelStep` answer as the RunModelStep outcome frame. */
 export function runModelStepResponse(outcome: AgentTurnOutcome): RunModelStepResponse {
-  switch (outcome?.kind) {
-    case "turn_completed":
-      return create(RunModelStepResponseSchema, {
-        turnCompleted: create(RunnerTurnCompletedSchema, {
-          newMessages: wireFrameworkMessages(outcome.newMessages),
-          usage: wireUsage(outcome.usage),
-          modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
-          turnError: outcome.turnError,
-        }),
-      });
-    case "tool_calls_requested":
-      return create(RunModelStepResponseSchema, {
-        toolCallsRequested: create(RunnerToolCallsRequestedSchema, {
-          frameworkRunState: outcome.frameworkRunState,
-          toolCalls: wireToolCalls(outcome.toolCalls),
-          usage: wireUsage(outcome.usage),
-          newMessages: wireFrameworkMessages(outcome.newMessages),
-          modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
-        }),
-      });
-    case "turn_continued":
-      return create(RunModelStepResponseSchema, {
-        turnContinued: create(RunnerTurnContinuedSchema, {
-          frameworkRunState: outcome.frameworkRunState,
-          newMessages: wireFrameworkMessages(outcome.newMessages),
-          usage: wireUsage(outcome.usage),
-          modelCallMetadata: wireMetadata(outcome.modelCallMetadata),
-        }),
-      });
-    default:
-      throw new TypeError(
-        `runModelStep answered ${JSON.stringify(outcome)}; expected kind turn_completed, tool_calls_requested or turn_continued`,
-      );
-  }
+  if (isTurnCompleted(outcome)) return create(RunModelStepResponseSchema, { turnCompleted: outcome });
+  if (isToolCallsRequested(outcome)) return create(RunModelStepResponseSchema, { toolCallsRequested: outcome });
+  if (isTurnContinued(outcome)) return create(RunModelStepResponseSchema, { turnContinued: outcome });
+  throw new TypeError(
+    `runModelStep answered ${describeValue(outcome)}; expected a turnCompleted, toolCallsRequested or turnContinued value`,
+  );
 }
 
 export const handlers: Readonly<Record<string, Handler>> = {
@@ -189,9 +135,7 @@ export const handlers: Readonly<Record<string, Handler>> = {
   },
 
   BuildUserMessage: async (runner, request: BuildUserMessageRequest) =>
-    create(BuildUserMessageResponseSchema, {
-      message: wireFrameworkMessage(await runner.buildUserMessage(request.text)),
-    }),
+    create(BuildUserMessageResponseSchema, { message: await runner.buildUserMessage(request.text) }),
 
   RunModelStep: async (runner, request: RunModelStepRequest, frames) =>
     runModelStepResponse(await runner.runModelStep(turn(request.turn, frames))),
@@ -289,21 +233,13 @@ export const handlers: Readonly<Record<string, Handler>> = {
       heartbeat: () => frames.heartbeat(),
       cancellationSignal: frames.signal,
     });
-    return create(SummarizeContextResponseSchema, {
-      summary: create(RunnerContextSummarySchema, {
-        text: result.text,
-        usage: wireUsage(result.usage),
-        modelCallMetadata: wireMetadata(result.modelCallMetadata),
-      }),
-    });
+    return create(SummarizeContextResponseSchema, { summary: result });
   },
 
   BuildUnfinishedTurnMessages: async (runner, request: BuildUnfinishedTurnMessagesRequest, frames) => {
     const build = runner.buildUnfinishedTurnMessages?.bind(runner);
     if (build === undefined) throw missing(runner, "buildUnfinishedTurnMessages");
     const messages = await build(turn(request.turn, frames));
-    return create(BuildUnfinishedTurnMessagesResponseSchema, {
-      messages: wireFrameworkMessages(messages),
-    });
+    return create(BuildUnfinishedTurnMessagesResponseSchema, { messages: [...messages] });
   },
 };

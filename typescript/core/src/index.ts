@@ -15,6 +15,29 @@ export { dexRunInfo, runInfoOfToolStep, storedResult, withRunInfo, withStoredRes
 export { frameworkVersion, RunStateFormat, type LegacyRunStateReader, type RunStateFormatOptions } from "./run_state.js";
 export { parseToolArguments, toolOutputText } from "./tool_values.js";
 export {
+  contextSummary,
+  deferredToolCall,
+  policyOf,
+  frameworkMessage,
+  isToolCallsRequested,
+  isToolInputRequested,
+  isToolResult,
+  isToolTaskPending,
+  isToolTaskStarted,
+  isTurnCompleted,
+  isTurnContinued,
+  modelUsage,
+  toolCallsRequested,
+  toolInputRequested,
+  toolResult,
+  toolTaskPending,
+  toolTaskStarted,
+  turnCompleted,
+  turnContinued,
+  type ModelCallMetadataInit,
+  type UsageCounts,
+} from "./values.js";
+export {
   InvalidToolCallIdError,
   toolCallIdProblem,
   ToolRouter,

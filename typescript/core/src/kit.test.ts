@@ -12,6 +12,7 @@ import { InvalidToolCallIdError, ToolRouter } from "./routing.js";
 import { parseToolArguments, toolOutputText } from "./tool_values.js";
 import { deferredExecution } from "./testing/executions.js";
 import { testTurn } from "./testing/turns.js";
+import { policyOf } from "./values.js";
 
 const read = (payload: Record<string, unknown>): number => {
   if (typeof payload["n"] !== "number") throw new TypeError("n is not a number");
@@ -88,10 +89,10 @@ test("the router refuses an empty, slashed or reused call ID, and resolves polic
     );
   }
   const first = router.defer({ toolCallId: "c1", toolName: "pay", arguments: "{}", frameworkEffect: ToolEffect.READ });
-  assert.deepEqual(first.policy, { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false });
+  assert.deepEqual(policyOf(first!), { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false });
   assert.throws(() => router.defer({ toolCallId: "c1", toolName: "t", arguments: "{}" }), /reuses/);
   const declared = router.defer({ toolCallId: "c2", toolName: "t", arguments: "{}", frameworkEffect: ToolEffect.IDEMPOTENT_WRITE, toolSourceReference: "ref" });
-  assert.deepEqual(declared.policy, { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false });
+  assert.deepEqual(policyOf(declared!), { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false });
   assert.equal(declared.toolSourceReference, "ref");
   assert.deepEqual(router.policy("other"), { effect: ToolEffect.READ, requiresApproval: false });
   assert.deepEqual(router.policy("pay_alias", { policyName: "pay" }).effect, ToolEffect.NON_IDEMPOTENT_WRITE);

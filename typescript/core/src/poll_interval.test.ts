@@ -13,10 +13,12 @@ import {
   ToolEffect,
   type ExecuteDeferredToolCallResponse,
   type PollToolTaskResponse,
+  MessageRole,
 } from "@dex-agents/contracts";
 import * as grpc from "@grpc/grpc-js";
 import { serveRunners, type AgentFrameworkRunner, type DeferredToolOutcome, type RunnerServer } from "./index.js";
 import { MAX_POLL_INTERVAL_MILLISECONDS, pollIntervalMilliseconds } from "./poll_interval.js";
+import { frameworkMessage, toolTaskPending, toolTaskStarted } from "./values.js";
 
 const SERVICE = "/dex.agents.v1.AgentFrameworkRunnerService";
 let server: RunnerServer;
@@ -28,14 +30,10 @@ function seconds(argumentsJson: string): number {
 }
 
 const runner: AgentFrameworkRunner<DeferredToolOutcome> = {
-  buildUserMessage: (text) => ({ role: "user", frameworkItem: "{}", text }),
+  buildUserMessage: (text) => (frameworkMessage({ role: MessageRole.USER, frameworkItem: "{}", text })),
   runModelStep: () => Promise.reject(new Error("not used")),
-  executeDeferredToolCall: async (call) => ({
-    kind: "task_started",
-    taskId: "t1",
-    pollIntervalSeconds: seconds(call.toolCall.arguments),
-  }),
-  pollToolTask: async (poll) => ({ kind: "task_pending", pollIntervalSeconds: seconds(poll.toolCall.arguments) }),
+  executeDeferredToolCall: async (call) => (toolTaskStarted("t1", seconds(call.toolCall.arguments))),
+  pollToolTask: async (poll) => (toolTaskPending(seconds(poll.toolCall.arguments))),
 };
 
 function toolCall(argumentsJson: string) {

@@ -14,6 +14,7 @@ import type { ToolEffect } from "@dex-agents/contracts";
 import { resolveToolPolicy } from "./policies.js";
 import type { AgentTurnContext, DeferredToolCall, ResolvedToolPolicy, ToolPolicy } from "./runner.js";
 import { BUILT_IN_TOOL_POLICY } from "./stepwise/built_ins.js";
+import { deferredToolCall } from "./values.js";
 
 const MODEL_FAULTS = {
   empty: "has an empty tool call ID",
@@ -118,12 +119,7 @@ export class ToolRouter {
   defer(call: RoutedCall): DeferredToolCall {
     const problem = this.claimId(call.toolName, call.toolCallId);
     if (problem !== undefined) throw new InvalidToolCallIdError(problem, call.toolCallId, call.toolName);
-    return {
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      arguments: call.arguments,
-      policy: this.policy(call.toolName, call),
-      ...(call.toolSourceReference !== undefined ? { toolSourceReference: call.toolSourceReference } : {}),
-    };
+    return deferredToolCall(call, this.policy(call.toolName, call));
   }
 }
+

@@ -3,8 +3,10 @@
  * implements. It mirrors `dex_agents.runner` (design document, "Runner
  * protocol"): one model call per `runModelStep`, every deferrable tool call
  * run by the session in its own Step through `executeDeferredToolCall`.
- * Everything crossing it is plain data plus the event writer, the heartbeat
- * and the cancellation signal.
+ * The values crossing it are runner.proto's generated messages (build them
+ * with `values.ts`), so the runner service forwards them as they are; the
+ * contexts are written here because they carry the event writer, the
+ * heartbeat and the cancellation signal.
  *
  * @module
  */
@@ -14,10 +16,22 @@ import type {
   AgentMessage,
   AgentPlan,
   AgentToolCall,
+  AgentUsage,
   ContextSummary,
   InteractionMode,
   QuestionAnswer,
   RunnerCapabilities,
+  RunnerContextSummary,
+  RunnerDeferredToolCall,
+  RunnerFrameworkMessage,
+  RunnerModelCallMetadata,
+  RunnerToolCallsRequested,
+  RunnerToolInputRequested,
+  RunnerToolResult,
+  RunnerToolTaskPending,
+  RunnerToolTaskStarted,
+  RunnerTurnCompleted,
+  RunnerTurnContinued,
   ToolEffect,
 } from "@dex-agents/contracts";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -30,35 +44,18 @@ export interface EventWriter {
   writeRaw(eventType: string, payloadJson: string): void;
 }
 
-/** A message a runner hands the session to store: the AgentMessage projection. */
-export interface FrameworkMessage {
-  readonly role: "user" | "assistant" | "tool";
-  /** The framework's own JSON, replayed to it unchanged on later turns. */
-  readonly frameworkItem: string;
-  readonly text?: string | undefined;
-  readonly toolCallId?: string | undefined;
-  readonly toolName?: string | undefined;
-  readonly toolArguments?: string | undefined;
-  readonly toolOutput?: string | undefined;
-}
+/**
+ * A message a runner hands the session to store: the AgentMessage projection,
+ * `frameworkItem` being the framework's own JSON, replayed to it unchanged on
+ * later turns (build it with `frameworkMessage`).
+ */
+export type FrameworkMessage = RunnerFrameworkMessage;
 
 /** Names and annotates a model call's chat span; never stored. */
-export interface ModelCallMetadata {
-  readonly requestModel?: string | undefined;
-  readonly responseModel?: string | undefined;
-  readonly providerName?: string | undefined;
-  readonly responseId?: string | undefined;
-  readonly finishReasons?: readonly string[] | undefined;
-}
+export type ModelCallMetadata = RunnerModelCallMetadata;
 
-/** Model call and token counts; absent counts are zero. */
-export interface Usage {
-  readonly modelCalls?: number;
-  readonly inputTokens?: number;
-  readonly outputTokens?: number;
-  readonly cachedInputTokens?: number;
-  readonly reasoningTokens?: number;
-}
+/** Model call and token counts (build it from numbers with `modelUsage`). */
+export type Usage = AgentUsage;
 
 /** The effect and approval a tool call runs with. */
 export interface ResolvedToolPolicy {
@@ -73,47 +70,25 @@ export interface ToolPolicy {
   readonly requiresApproval?: boolean | undefined;
 }
 
-/** A tool call the model asked for, which the session runs in its own Step. */
-export interface DeferredToolCall {
-  /** Non-empty, without `/`, unique within the turn. */
-  readonly toolCallId: string;
-  readonly toolName: string;
-  /** JSON text of the arguments. */
-  readonly arguments: string;
-  readonly policy: ResolvedToolPolicy;
-  readonly toolSourceReference?: string | undefined;
-}
+/**
+ * A tool call the model asked for, its policy resolved, which the session runs
+ * in its own Step: `toolCallId` is non-empty, without `/` and unique within the
+ * turn; `arguments` is JSON text. `ToolRouter.defer` builds them.
+ */
+export type DeferredToolCall = RunnerDeferredToolCall;
 
-/** The model answered: the turn ends. */
-export interface TurnCompleted {
-  readonly kind: "turn_completed";
-  readonly newMessages: readonly FrameworkMessage[];
-  readonly usage?: Usage;
-  readonly modelCallMetadata?: ModelCallMetadata | undefined;
-  /** Ends the turn as failed, without a retry. */
-  readonly turnError?: string | undefined;
-}
+/** The model answered: the turn ends (`turnError` ends it as failed, without a retry). */
+export type TurnCompleted = RunnerTurnCompleted;
 
-/** The model asked for tools: the session runs them, then resumes the turn. */
-export interface ToolCallsRequested {
-  readonly kind: "tool_calls_requested";
-  /** Opaque JSON the runner needs to continue the turn. */
-  readonly frameworkRunState: string;
-  readonly toolCalls: readonly DeferredToolCall[];
-  readonly usage?: Usage;
-  /** Items stored now; a runner that sets them implements `buildUnfinishedTurnMessages`. */
-  readonly newMessages?: readonly FrameworkMessage[];
-  readonly modelCallMetadata?: ModelCallMetadata | undefined;
-}
+/**
+ * The model asked for tools: the session runs them, then resumes the turn.
+ * `newMessages` are stored now; a runner that sets them implements
+ * `buildUnfinishedTurnMessages`.
+ */
+export type ToolCallsRequested = RunnerToolCallsRequested;
 
 /** Make another model call in the same turn. */
-export interface TurnContinued {
-  readonly kind: "turn_continued";
-  readonly frameworkRunState: string;
-  readonly newMessages?: readonly FrameworkMessage[];
-  readonly usage?: Usage;
-  readonly modelCallMetadata?: ModelCallMetadata | undefined;
-}
+export type TurnContinued = RunnerTurnContinued;
 
 export type AgentTurnOutcome = TurnCompleted | ToolCallsRequested | TurnContinued;
 
@@ -168,27 +143,14 @@ export interface DeferredToolExecution {
   readonly cancellationSignal: AbortSignal;
 }
 
-/** The tool's output, shown to the model as is. */
-export interface ToolExecutionResult {
-  readonly kind: "result";
-  readonly output: string;
-}
+/** The tool's output, shown to the model as is (`toolResult`). */
+export type ToolExecutionResult = RunnerToolResult;
 
-/** The tool needs the user's answer before it takes any effect. */
-export interface ToolInputRequested {
-  readonly kind: "input_requested";
-  readonly question: string;
-  readonly choices?: readonly string[];
-  readonly allowsFreeText?: boolean;
-  readonly continuation?: string | undefined;
-}
+/** The tool needs the user's answer before it takes any effect (`toolInputRequested`). */
+export type ToolInputRequested = RunnerToolInputRequested;
 
-/** The tool started remote work that `pollToolTask` follows. */
-export interface ToolTaskStarted {
-  readonly kind: "task_started";
-  readonly taskId: string;
-  readonly pollIntervalSeconds: number;
-}
+/** The tool started remote work that `pollToolTask` follows (`toolTaskStarted`). */
+export type ToolTaskStarted = RunnerToolTaskStarted;
 
 export type DeferredToolOutcome = ToolExecutionResult | ToolInputRequested | ToolTaskStarted;
 
@@ -197,12 +159,8 @@ export class ToolExecutionError extends Error {
   override name = "ToolExecutionError";
 }
 
-/** The task still runs; poll again after the interval. */
-export interface ToolTaskPending {
-  readonly kind: "task_pending";
-  readonly pollIntervalSeconds: number;
-  readonly continuation?: string | undefined;
-}
+/** The task still runs; poll again after the interval (`toolTaskPending`). */
+export type ToolTaskPending = RunnerToolTaskPending;
 
 export type ToolTaskPollOutcome = ToolExecutionResult | ToolInputRequested | ToolTaskPending;
 
@@ -244,11 +202,8 @@ export interface ContextSummaryRequest {
   readonly cancellationSignal: AbortSignal;
 }
 
-export interface ContextSummaryResult {
-  readonly text: string;
-  readonly usage?: Usage;
-  readonly modelCallMetadata?: ModelCallMetadata | undefined;
-}
+/** The summary's text, with its model call's usage and metadata. */
+export type ContextSummaryResult = RunnerContextSummary;
 
 /**
  * A framework adapter: one model call per Step, tools deferred to their own

@@ -21,6 +21,7 @@ import {
   type DescribeRunnerResponse,
   type ExecuteDeferredToolCallResponse,
   type RunModelStepResponse,
+  MessageRole,
 } from "@dex-agents/contracts";
 import * as grpc from "@grpc/grpc-js";
 import {
@@ -32,6 +33,7 @@ import {
   type ServeRunnersOptions,
   type ToolExecutionResult,
 } from "./index.js";
+import { deferredToolCall, frameworkMessage, toolCallsRequested } from "./values.js";
 
 const SERVICE = "/dex.agents.v1.AgentFrameworkRunnerService";
 let aborted: unknown;
@@ -40,7 +42,7 @@ let server: RunnerServer;
 let client: grpc.Client;
 
 const runner: AgentFrameworkRunner<ToolExecutionResult> = {
-  buildUserMessage: (text) => ({ role: "user", frameworkItem: JSON.stringify({ text }), text }),
+  buildUserMessage: (text) => (frameworkMessage({ role: MessageRole.USER, frameworkItem: JSON.stringify({ text }), text })),
   async runModelStep(turn: AgentTurnContext) {
     if (turn.contextSummary?.text === "hold") {
       holding();
@@ -55,12 +57,11 @@ const runner: AgentFrameworkRunner<ToolExecutionResult> = {
     turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: "Hi" }) });
     await turn.heartbeat();
     const policy = turn.resolveToolPolicy("refund", ToolEffect.READ);
-    return {
-      kind: "tool_calls_requested",
+    return toolCallsRequested({
       frameworkRunState: "[]",
-      toolCalls: [{ toolCallId: "c1", toolName: "refund", arguments: "{}", policy }],
+      toolCalls: [deferredToolCall({ toolCallId: "c1", toolName: "refund", arguments: "{}" }, policy)],
       usage: { modelCalls: 1, inputTokens: 7 },
-    };
+    });
   },
   async executeDeferredToolCall(call) {
     await call.saveHeartbeatCheckpoint("task-1");

@@ -25,6 +25,9 @@ import {
   CAPABILITIES,
   describeRunner,
   supports,
+  isTurnCompleted,
+  isToolCallsRequested,
+  policyOf,
 } from "@dex-agents/core";
 import { testTurn } from "@dex-agents/core/testing";
 import { z } from "zod";
@@ -48,8 +51,6 @@ function script(request: MessagesRequest): ScriptedReply {
   return textReply(`I have seen ${request.messages.length} messages.`);
 }
 
-const ROLES = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL } as const;
-
 /** The session's side of a turn, kept in memory: stored messages, records, run state. */
 class Session {
   messages: AgentMessage[] = [];
@@ -66,7 +67,7 @@ class Session {
         create(AgentMessageSchema, {
           sequence: BigInt(this.messages.length + 1),
           turnId: `turn-${this.turn}`,
-          role: ROLES[m.role],
+          role: m.role,
           frameworkItem: m.frameworkItem,
           ...(m.text !== undefined ? { text: m.text } : {}),
           ...(m.toolCallId !== undefined ? { toolCallId: m.toolCallId } : {}),
@@ -97,9 +98,9 @@ class Session {
 
   async runModel(): Promise<AgentTurnOutcome> {
     const outcome = await this.runner.runModelStep(this.context());
-    if (outcome.kind === "turn_completed") {
+    if (isTurnCompleted(outcome)) {
       this.store(outcome.newMessages);
-    } else if (outcome.kind === "tool_calls_requested") {
+    } else if (isToolCallsRequested(outcome)) {
       this.runState = outcome.frameworkRunState;
       for (const call of outcome.toolCalls) {
         this.toolCalls.push(
@@ -108,8 +109,8 @@ class Session {
             turnId: `turn-${this.turn}`,
             toolName: call.toolName,
             arguments: call.arguments,
-            effect: call.policy.effect,
-            requiresApproval: call.policy.requiresApproval,
+            effect: policyOf(call!).effect,
+            requiresApproval: policyOf(call!).requiresApproval,
             status: ToolCallStatus.AWAITING_APPROVAL,
           }),
         );
@@ -190,8 +191,8 @@ test("an inline read turn is one RunModel; the next turn resumes the whole sessi
     const session = agent.session();
     session.startTurn("weather in Paris?");
     const outcome = await session.runModel();
-    assert.equal(outcome.kind, "turn_completed");
-    if (outcome.kind !== "turn_completed") return;
+    assert.ok(isTurnCompleted(outcome));
+    if (!isTurnCompleted(outcome)) return;
     assert.equal(outcome.turnError, undefined);
     assert.deepEqual(agent.runs, ["get_weather Paris"]);
     assert.deepEqual(
@@ -200,7 +201,7 @@ test("an inline read turn is one RunModel; the next turn resumes the whole sessi
     );
     assert.equal(session.messages[2]?.toolOutput, "sunny in Paris");
     assert.equal(session.messages.at(-1)?.text, "Results: get_weather=sunny in Paris");
-    assert.equal(outcome.usage?.modelCalls, 2);
+    assert.equal(outcome.usage?.modelCalls, 2n);
     assert.equal(outcome.modelCallMetadata?.providerName, "anthropic");
     assert.equal(outcome.modelCallMetadata?.responseModel, "claude-scripted");
     assert.ok(session.events.some((e) => e.type === "text_delta"));
@@ -208,7 +209,7 @@ test("an inline read turn is one RunModel; the next turn resumes the whole sessi
 
     session.startTurn("thanks");
     const second = await session.runModel();
-    assert.equal(second.kind, "turn_completed");
+    assert.ok(isTurnCompleted(second));
     const last = agent.server.requests.at(-1)!;
     assert.equal(last.userTexts()[0], "weather in Paris?");
     assert.equal(last.userTexts().at(-1), "thanks");
@@ -222,17 +223,17 @@ test("an approval-gated write is deferred, runs once in its tool Step with its k
     const session = agent.session();
     session.startTurn("book Rome");
     const outcome = await session.runModel();
-    assert.equal(outcome.kind, "tool_calls_requested");
-    if (outcome.kind !== "tool_calls_requested") return;
+    assert.ok(isToolCallsRequested(outcome));
+    if (!isToolCallsRequested(outcome)) return;
     assert.deepEqual(
-      outcome.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]),
+      outcome.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, policyOf(c!)]),
       [["k1", "mcp__app__book_trip", '{"city":"Rome"}', { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true }]],
     );
     assert.deepEqual(agent.runs, ["get_weather Rome"], "the read ran inline, the write did not");
     await session.executeAndRecord("k1");
     assert.deepEqual(agent.keys, ["s1/turn-1/k1"]);
     const done = await session.runModel();
-    assert.equal(done.kind, "turn_completed");
+    assert.ok(isTurnCompleted(done));
     assert.equal(session.messages.at(-1)?.text, "Results: get_weather=sunny in Rome; book_trip=booked Rome");
     assert.deepEqual(agent.runs, ["get_weather Rome", "book_trip Rome"]);
     // The model saw the write's result as the tool_result of its own call.
@@ -250,23 +251,23 @@ test("two deferred writes of one response run one tool Step each, in order, then
     const session = agent.session();
     session.startTurn("two bookings");
     const first = await session.runModel();
-    assert.equal(first.kind, "tool_calls_requested");
-    if (first.kind !== "tool_calls_requested") return;
+    assert.ok(isToolCallsRequested(first));
+    if (!isToolCallsRequested(first)) return;
     assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.arguments]), [["k1", '{"city":"Rome"}']]);
     assert.deepEqual(agent.runs, ["get_weather Lima"], "the read between the writes ran inline");
     await session.executeAndRecord("k1");
 
     // The next RunModel asks for the second write without a model call.
     const second = await session.runModel();
-    assert.equal(second.kind, "tool_calls_requested");
-    if (second.kind !== "tool_calls_requested") return;
+    assert.ok(isToolCallsRequested(second));
+    if (!isToolCallsRequested(second)) return;
     assert.deepEqual(second.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments]), [["k2", "mcp__app__book_trip", '{"city":"Oslo"}']]);
-    assert.equal(second.usage?.modelCalls, 0);
+    assert.equal(second.usage?.modelCalls, 0n);
     assert.equal(agent.server.requests.length, 1);
     await session.executeAndRecord("k2");
 
     const done = await session.runModel();
-    assert.equal(done.kind, "turn_completed");
+    assert.ok(isTurnCompleted(done));
     assert.deepEqual(agent.runs, ["get_weather Lima", "book_trip Rome", "book_trip Oslo"]);
     assert.deepEqual(agent.keys, ["s1/turn-1/k1", "s1/turn-1/k2"]);
     assert.equal(agent.server.requests.length, 2);
@@ -288,11 +289,11 @@ test("a turn stopped between two deferred writes of one response shows each call
     await session.runModel();
     await session.executeAndRecord("k1");
     const second = await session.runModel();
-    assert.equal(second.kind, "tool_calls_requested");
+    assert.ok(isToolCallsRequested(second));
     // Cancelled while k2 waits for its approval: the unfinished turn is what ran.
     const shown = session.runner.buildUnfinishedTurnMessages(session.context());
-    const calls = shown.filter((m) => m.role === "assistant" && m.toolCallId !== undefined).map((m) => m.toolCallId);
-    const results = shown.filter((m) => m.role === "tool").map((m) => [m.toolCallId, m.toolOutput]);
+    const calls = shown.filter((m) => m.role === MessageRole.ASSISTANT && m.toolCallId !== undefined).map((m) => m.toolCallId);
+    const results = shown.filter((m) => m.role === MessageRole.TOOL).map((m) => [m.toolCallId, m.toolOutput]);
     assert.deepEqual(calls, ["k1"]);
     assert.deepEqual(results, [["k1", "booked Rome"]]);
   });
@@ -307,7 +308,7 @@ test("a rejected write is answered from its record and never runs", async () => 
     record.status = ToolCallStatus.REJECTED;
     record.rejectionMessage = "Not this week.";
     const done = await session.runModel();
-    assert.equal(done.kind, "turn_completed");
+    assert.ok(isTurnCompleted(done));
     assert.equal(session.messages.at(-1)?.text, "Results: get_weather=sunny in Rome; book_trip=Not this week.");
     assert.deepEqual(agent.runs, ["get_weather Rome"]);
     const k1 = agent.server.requests.at(-1)!.toolResults().find(([id]) => id === "k1");
@@ -344,7 +345,7 @@ test("a CLI built-in write is denied by the hook, not prompted", async () => {
     const session = agent.session({ options: { tools: ["Bash"] } });
     session.startTurn("bash it");
     const outcome = await session.runModel();
-    assert.equal(outcome.kind, "turn_completed");
+    assert.ok(isTurnCompleted(outcome));
     const result = session.messages.find((m) => m.role === MessageRole.TOOL);
     assert.ok(result?.toolOutput?.includes(deniedText("Bash")), result?.toolOutput);
   });
@@ -355,8 +356,8 @@ test("the max_turns bound ends the turn with the runner's error", async () => {
     const session = agent.session({ options: { maxTurns: 3 } });
     session.startTurn("loop forever");
     const outcome = await session.runModel();
-    assert.equal(outcome.kind, "turn_completed");
-    if (outcome.kind !== "turn_completed") return;
+    assert.ok(isTurnCompleted(outcome));
+    if (!isTurnCompleted(outcome)) return;
     assert.equal(outcome.turnError, maxTurnsError(3));
     assert.ok(agent.runs.length <= 3);
   });

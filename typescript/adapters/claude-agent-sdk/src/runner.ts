@@ -35,7 +35,7 @@ import {
   type SdkMcpToolDefinition,
 } from "@anthropic-ai/claude-agent-sdk";
 import { create } from "@bufbuild/protobuf";
-import { TextDeltaPayloadSchema, ToolEffect } from "@dex-agents/contracts";
+import { TextDeltaPayloadSchema, ToolEffect, MessageRole } from "@dex-agents/contracts";
 import {
   isFinal,
   modelVisibleResult,
@@ -48,9 +48,13 @@ import {
   type FrameworkMessage,
   type ToolExecutionResult,
   type ToolPolicy,
-  type Usage,
+  type UsageCounts,
   declareCapabilities,
   type RunnerCapabilities,
+  turnCompleted,
+  toolCallsRequested,
+  frameworkMessage,
+  deferredToolCall,
 } from "@dex-agents/core";
 import { feedBack, inResponseOrder } from "./feedback.js";
 import { RunSessionStore } from "./store.js";
@@ -134,7 +138,7 @@ class Run {
       this.problem = problem;
       return decision("deny", problem);
     }
-    this.deferred.set(callId, { toolCallId: callId, toolName: name, arguments: JSON.stringify(input.tool_input ?? {}), policy });
+    this.deferred.set(callId, deferredToolCall({ toolCallId: callId, toolName: name, arguments: JSON.stringify(input.tool_input ?? {}) }, policy));
     return decision("defer");
   };
 }
@@ -196,7 +200,7 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
   }
 
   buildUserMessage(text: string): FrameworkMessage {
-    return { role: "user", frameworkItem: encodeItem([], text), text };
+    return frameworkMessage({ role: MessageRole.USER, frameworkItem: encodeItem([], text), text });
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
@@ -210,7 +214,7 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
       if (fed.next !== undefined) {
         // The response's next deferred call: its Step comes before Claude sees any result.
         const frameworkRunState = encodeRunState({ entries: fed.entries, deferred: state.deferred });
-        return { kind: "tool_calls_requested", frameworkRunState, toolCalls: [fed.next], usage: { modelCalls: 0 } };
+        return toolCallsRequested({ frameworkRunState, toolCalls: [fed.next], usage: { modelCalls: 0 } });
       }
       turnEntries = fed.entries;
       prompt = [CONTINUE_PROMPT];
@@ -226,7 +230,7 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
     const usage = usageOf(result, assistants);
     const modelCallMetadata = metadataOf(this.#options, assistants);
     if (run.problem !== undefined) {
-      return { kind: "turn_completed", newMessages: projectTurn(turnEntries), usage, modelCallMetadata, turnError: run.problem };
+      return turnCompleted({ newMessages: projectTurn(turnEntries), usage, modelCallMetadata, turnError: run.problem });
     }
     if (result.subtype === "success" && result.stop_reason === "tool_deferred") {
       const reported = result.deferred_tool_use;
@@ -234,23 +238,22 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
         throw new Error(`the CLI deferred a tool call the runner's hook did not defer: ${JSON.stringify(reported)}`);
       }
       const deferred = inResponseOrder(run.deferred.values(), turnEntries);
-      return {
-        kind: "tool_calls_requested",
+      return toolCallsRequested({
         frameworkRunState: encodeRunState({ entries: turnEntries, deferred }),
         toolCalls: [deferred[0]!],
         usage,
         modelCallMetadata,
-      };
+      });
     }
     if (result.subtype === "error_max_turns") {
       const turnError = maxTurnsError(this.#options.maxTurns ?? DEFAULT_MAX_TURNS);
-      return { kind: "turn_completed", newMessages: projectTurn(turnEntries), usage, modelCallMetadata, turnError };
+      return turnCompleted({ newMessages: projectTurn(turnEntries), usage, modelCallMetadata, turnError });
     }
     if (result.subtype !== "success" || result.is_error) {
       const detail = result.subtype === "success" ? result.result : result.errors.join("; ");
       throw new Error(`the Claude Code run failed (${result.subtype}${"stop_reason" in result ? `, ${result.stop_reason}` : ""}): ${detail}`);
     }
-    return { kind: "turn_completed", newMessages: projectTurn(turnEntries), usage, modelCallMetadata };
+    return turnCompleted({ newMessages: projectTurn(turnEntries), usage, modelCallMetadata });
   }
 
   async #runCli(
@@ -341,12 +344,12 @@ export class ClaudeAgentRunner implements AgentFrameworkRunner<ToolExecutionResu
     const projected = kept.length > 0 ? projectTurn(kept) : [];
     // Only the empty stand-in that carries the transcript: nothing to show.
     const messages = projected.some((m) => (m.text ?? "") !== "" || m.toolCallId !== undefined) ? projected : [];
-    const shown = new Set(messages.filter((m) => m.role === "tool").map((m) => m.toolCallId));
+    const shown = new Set(messages.filter((m) => m.role === MessageRole.TOOL).map((m) => m.toolCallId));
     const empty = encodeItem([]);
     for (const record of [...turn.toolCalls].sort((a, b) => a.deferralOrder - b.deferralOrder)) {
       if (shown.has(record.toolCallId) || !isFinal(record.status)) continue;
-      messages.push({ role: "assistant", frameworkItem: empty, toolCallId: record.toolCallId, toolName: record.toolName, toolArguments: record.arguments });
-      messages.push({ role: "tool", frameworkItem: empty, toolCallId: record.toolCallId, toolName: record.toolName, toolOutput: modelVisibleResult(record) });
+      messages.push(frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem: empty, toolCallId: record.toolCallId, toolName: record.toolName, toolArguments: record.arguments }));
+      messages.push(frameworkMessage({ role: MessageRole.TOOL, frameworkItem: empty, toolCallId: record.toolCallId, toolName: record.toolName, toolOutput: modelVisibleResult(record) }));
     }
     return messages;
   }
@@ -374,7 +377,7 @@ function responseId(entry: Record<string, unknown>): string | undefined {
   return typeof id === "string" ? id : undefined;
 }
 
-function usageOf(result: SDKResultMessage, assistants: readonly SDKAssistantMessage[]): Usage {
+function usageOf(result: SDKResultMessage, assistants: readonly SDKAssistantMessage[]): UsageCounts {
   return {
     modelCalls: new Set(assistants.map((m) => m.message.id)).size,
     inputTokens: result.usage.input_tokens ?? 0,

@@ -18,6 +18,7 @@ import {
   type DeferredToolExecution,
   type DexRunInfo,
   type ToolExecutionResult,
+  toolResult,
 } from "@dex-agents/core";
 
 /**
@@ -83,6 +84,6 @@ export class ToolTable {
     await call.heartbeat();
     const result = await withRunInfo(runInfoOfToolStep(call), () => tool.definition.handler(input as never, {}));
     if (result.isError === true) throw new ToolExecutionError(text(result));
-    return { kind: "result", output: text(result) };
+    return toolResult(text(result));
   }
 }

@@ -9,8 +9,16 @@
  * @module
  */
 
-import type { AgentMessage } from "@dex-agents/contracts";
-import { RunStateFormat, type DeferredToolCall, type FrameworkMessage } from "@dex-agents/core";
+import { MessageRole, type AgentMessage } from "@dex-agents/contracts";
+import {
+  deferredToolCall,
+  frameworkMessage,
+  policyOf,
+  RunStateFormat,
+  type DeferredToolCall,
+  type FrameworkMessage,
+  type ResolvedToolPolicy,
+} from "@dex-agents/core";
 
 export const FORMAT = "claude-agent-sdk/1";
 
@@ -79,11 +87,20 @@ const RUN_STATE = new RunStateFormat({
 });
 
 export function encodeRunState(state: RunState): string {
-  return RUN_STATE.encode({ entries: state.entries, deferred: state.deferred });
+  // The deferred calls keep the layout they were first stored in: the policy as one object.
+  const deferred = state.deferred.map((c) => ({ toolCallId: c.toolCallId, toolName: c.toolName, arguments: c.arguments, policy: policyOf(c) }));
+  return RUN_STATE.encode({ entries: state.entries, deferred });
 }
 
-function isDeferredCall(raw: unknown): raw is DeferredToolCall {
-  const call = raw as Partial<Record<keyof DeferredToolCall, unknown>> | null;
+interface StoredCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly arguments: string;
+  readonly policy: ResolvedToolPolicy;
+}
+
+function isDeferredCall(raw: unknown): raw is StoredCall {
+  const call = raw as Partial<Record<keyof StoredCall, unknown>> | null;
   const policy = call?.policy as Partial<Record<"effect" | "requiresApproval", unknown>> | null | undefined;
   return (
     typeof call?.toolCallId === "string" &&
@@ -97,7 +114,7 @@ function isDeferredCall(raw: unknown): raw is DeferredToolCall {
 function readRunState(payload: Record<string, unknown>): RunState {
   const { entries, deferred } = payload;
   if (!Array.isArray(deferred) || !deferred.every(isDeferredCall)) throw new TypeError("its deferred calls are malformed");
-  return { entries: checkedEntries(entries, "frameworkRunState"), deferred };
+  return { entries: checkedEntries(entries, "frameworkRunState"), deferred: deferred.map((c) => deferredToolCall(c, c.policy)) };
 }
 
 export function decodeRunState(text: string): RunState {
@@ -171,31 +188,31 @@ export function projectTurn(entries: readonly TranscriptEntry[], notShown: Reado
     if (entry["type"] === "assistant") {
       for (const b of blocks(entry)) {
         if (b["type"] === "text" && typeof b["text"] === "string" && b["text"] !== "" && entry["isApiErrorMessage"] !== true) {
-          messages.push({ role: "assistant", frameworkItem: empty, text: b["text"] });
+          messages.push(frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem: empty, text: b["text"] }));
         } else if (b["type"] === "tool_use") {
           const id = String(b["id"]);
           names.set(id, String(b["name"]));
-          messages.push({
-            role: "assistant",
+          messages.push(frameworkMessage({
+            role: MessageRole.ASSISTANT,
             frameworkItem: empty,
             toolCallId: id,
             toolName: String(b["name"]),
             toolArguments: JSON.stringify(b["input"] ?? {}),
-          });
+          }));
         }
       }
     } else if (entry["type"] === "user") {
       for (const b of blocks(entry)) {
         if (b["type"] !== "tool_result") continue;
         const id = String(b["tool_use_id"]);
-        messages.push({ role: "tool", frameworkItem: empty, toolCallId: id, toolName: names.get(id), toolOutput: resultText(b) });
+        messages.push(frameworkMessage({ role: MessageRole.TOOL, frameworkItem: empty, toolCallId: id, toolName: names.get(id), toolOutput: resultText(b) }));
       }
     }
   }
-  const shown = messages.filter((m) => !(m.text === NO_RESPONSE && m.role === "assistant") && !notShown.has(m.toolCallId ?? ""));
+  const shown = messages.filter((m) => !(m.text === NO_RESPONSE && m.role === MessageRole.ASSISTANT) && !notShown.has(m.toolCallId ?? ""));
   const whole = encodeItem(entries);
   const last = shown.pop();
-  return [...shown, { ...(last ?? { role: "assistant", text: "" }), frameworkItem: whole }];
+  return [...shown, frameworkMessage({ ...(last ?? { role: MessageRole.ASSISTANT, text: "" }), frameworkItem: whole })];
 }
 
 /** The CLI's stand-in answer to a user entry it had no prompt for (a fed-back result). */

@@ -10,12 +10,18 @@ import {
   ToolCallStatus,
   ToolEffect,
   type AgentEventPayload,
+  MessageRole,
 } from "@dex-agents/contracts";
 import {
   ToolExecutionError,
   CAPABILITIES,
   describeRunner,
   supports,
+  toolResult,
+  isTurnCompleted,
+  isToolCallsRequested,
+  isTurnContinued,
+  policyOf,
 } from "@dex-agents/core";
 import { aiSdkStreamResponse, deferredExecution, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { Agent } from "@mastra/core/agent";
@@ -79,11 +85,11 @@ test("a tool turn: one model call per Step, the call handed back unrun, its resu
   runs.length = 0;
   const firstEvents: AgentEventPayload[] = [];
   const first = await runner.runModelStep(turn({ events: firstEvents }));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
   assert.equal(seen.length, 1);
   assert.deepEqual(runs, [], "Mastra ran the tool itself");
-  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]), [
+  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, policyOf(c!)]), [
     ["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }],
   ]);
   assert.equal(deltas(firstEvents), "Checking.");
@@ -95,7 +101,7 @@ test("a tool turn: one model call per Step, the call handed back unrun, its resu
 
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' });
   const outcome = await runner.executeDeferredToolCall(deferredExecution(record));
-  assert.deepEqual(outcome, { kind: "result", output: "sunny in Paris" });
+  assert.deepEqual(outcome, toolResult("sunny in Paris"));
   assert.deepEqual(runs, ["Paris (s1/turn-1/w1)"], "the tool did not see its Dex call");
 
   const events: AgentEventPayload[] = [];
@@ -106,8 +112,8 @@ test("a tool turn: one model call per Step, the call handed back unrun, its resu
       events,
     }),
   );
-  assert.equal(done.kind, "turn_completed");
-  if (done.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(done));
+  if (!isTurnCompleted(done)) return;
   assert.equal(seen.length, 2);
   const last = seen[1]?.prompt.at(-1);
   assert.ok(last?.role === "tool");
@@ -117,10 +123,10 @@ test("a tool turn: one model call per Step, the call handed back unrun, its resu
   );
   assert.equal(deltas(events), "It is sunny in Paris.");
   assert.deepEqual(done.newMessages.map((m) => [m.role, m.toolCallId, m.text ?? m.toolOutput]), [
-    ["assistant", undefined, "Checking."],
-    ["assistant", "w1", undefined],
-    ["tool", "w1", "sunny in Paris"],
-    ["assistant", undefined, "It is sunny in Paris."],
+    [MessageRole.ASSISTANT, undefined, "Checking."],
+    [MessageRole.ASSISTANT, "w1", undefined],
+    [MessageRole.TOOL, "w1", "sunny in Paris"],
+    [MessageRole.ASSISTANT, undefined, "It is sunny in Paris."],
   ]);
 });
 
@@ -208,7 +214,7 @@ test("planningToolChoice required forces write_todos through Mastra's toolChoice
   const runner = new MastraRunner({ agent: agentOn(model), tools: { get_weather: weather }, planningToolChoice: "required" });
   const planning = { ...turn(), interactionMode: InteractionMode.PLANNING, enabledBuiltInTools: ["write_todos"] };
   const outcome = await runner.runModelStep(planning);
-  assert.equal(outcome.kind, "tool_calls_requested");
+  assert.ok(isToolCallsRequested(outcome));
   assert.deepEqual(seen?.toolChoice, { type: "tool", toolName: "write_todos" });
   assert.deepEqual(seen?.tools?.map((t) => t.name), ["write_todos"]);
 });
@@ -259,8 +265,8 @@ test("structured output: the schema goes to the model as its response format, a 
     },
   });
   const done = await cityRunner(model).runModelStep(turn());
-  assert.equal(done.kind, "turn_completed");
-  if (done.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(done));
+  if (!isTurnCompleted(done)) return;
   assert.equal(done.turnError, undefined);
   assert.deepEqual(JSON.parse(done.newMessages.at(-1)?.text ?? ""), { name: "Paris", country: "FR" });
   const format = seen[0]?.responseFormat;
@@ -281,8 +287,8 @@ test("structured output: a tool call is no answer yet; a validator retry is turn
   });
   const r = cityRunner(model);
   const first = await r.runModelStep(turn());
-  assert.equal(first.kind, "tool_calls_requested", "Mastra's schema check of a tool-call step must not fail it");
-  if (first.kind !== "tool_calls_requested") return;
+  assert.ok(isToolCallsRequested(first), "Mastra's schema check of a tool-call step must not fail it");
+  if (!isToolCallsRequested(first)) return;
   const record = create(AgentToolCallSchema, {
     toolCallId: "w1",
     toolName: "get_weather",
@@ -291,16 +297,16 @@ test("structured output: a tool call is no answer yet; a validator retry is turn
     output: "sunny in Paris",
   });
   const second = await r.runModelStep(turn({ frameworkRunState: first.frameworkRunState, toolCalls: [record] }));
-  assert.equal(second.kind, "turn_continued");
-  if (second.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(second));
+  if (!isTurnContinued(second)) return;
   assert.deepEqual(second.newMessages?.slice(-2).map((m) => [m.role, m.text]), [
-    ["assistant", '{"name":"paris","country":"FR"}'],
-    ["user", "Capitalize the city name."],
+    [MessageRole.ASSISTANT, '{"name":"paris","country":"FR"}'],
+    [MessageRole.USER, "Capitalize the city name."],
   ]);
   const third = await r.runModelStep(turn({ frameworkRunState: second.frameworkRunState }));
-  assert.equal(third.kind, "turn_completed");
-  if (third.kind !== "turn_completed") return;
-  assert.deepEqual(third.newMessages.map((m) => [m.role, m.text]), [["assistant", '{"name":"Paris","country":"FR"}']]);
+  assert.ok(isTurnCompleted(third));
+  if (!isTurnCompleted(third)) return;
+  assert.deepEqual(third.newMessages.map((m) => [m.role, m.text]), [[MessageRole.ASSISTANT, '{"name":"Paris","country":"FR"}']]);
 });
 
 test("structured output: an answer Mastra's schema check refuses is retried, and retries in a row are bounded", async () => {
@@ -308,13 +314,13 @@ test("structured output: an answer Mastra's schema check refuses is retried, and
   const model = new MockLanguageModelV4({ doStream: async () => aiSdkStreamResponse(answers.shift()) });
   const r = cityRunner(model, 1);
   const first = await r.runModelStep(turn());
-  assert.equal(first.kind, "turn_continued");
-  if (first.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(first));
+  if (!isTurnContinued(first)) return;
   const retry = first.newMessages?.at(-1);
-  assert.equal(retry?.role, "user");
+  assert.equal(retry?.role, MessageRole.USER);
   assert.match(retry?.text ?? "", /^Structured output validation failed: .* Answer again with only the JSON/);
   const second = await r.runModelStep(turn({ frameworkRunState: first.frameworkRunState }));
-  assert.equal(second.kind, "turn_completed");
-  if (second.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(second));
+  if (!isTurnCompleted(second)) return;
   assert.match(second.turnError ?? "", /^the answer failed its output check 2 times in a row: Structured output validation failed: - country/);
 });

@@ -8,7 +8,8 @@
  */
 
 import type { AgentInputItem } from "@openai/agents";
-import type { FrameworkMessage } from "@dex-agents/core";
+import { MessageRole } from "@dex-agents/contracts";
+import { frameworkMessage, type FrameworkMessage } from "@dex-agents/core";
 
 export function userItem(text: string): AgentInputItem {
   return { type: "message", role: "user", content: text };
@@ -36,22 +37,22 @@ function outputText(output: unknown): string {
   return JSON.stringify(output);
 }
 
-export function frameworkMessage(item: AgentInputItem): FrameworkMessage {
+export function storedMessage(item: AgentInputItem): FrameworkMessage {
   const frameworkItem = JSON.stringify(item);
   if (item.type === "function_call") {
-    return { role: "assistant", frameworkItem, toolCallId: item.callId, toolName: item.name, toolArguments: item.arguments };
+    return frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem, toolCallId: item.callId, toolName: item.name, toolArguments: item.arguments });
   }
   if (item.type === "function_call_result") {
-    return { role: "tool", frameworkItem, toolCallId: item.callId, toolName: item.name, toolOutput: outputText(item.output) };
+    return frameworkMessage({ role: MessageRole.TOOL, frameworkItem, toolCallId: item.callId, toolName: item.name, toolOutput: outputText(item.output) });
   }
   if (item.type === "message" || item.type === undefined) {
     const message = item as { role?: string; content?: unknown };
     const text = partsText(message.content);
     if (message.role === "user" || message.role === "system" || message.role === "developer") {
-      return { role: "user", frameworkItem, text };
+      return frameworkMessage({ role: MessageRole.USER, frameworkItem, text });
     }
-    return { role: "assistant", frameworkItem, text: text === "" ? undefined : text };
+    return frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem, text: text === "" ? undefined : text });
   }
   // Reasoning items, hosted tool calls and the rest: replayed, not shown as text.
-  return { role: "assistant", frameworkItem };
+  return frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem });
 }

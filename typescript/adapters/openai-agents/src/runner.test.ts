@@ -7,6 +7,7 @@ import {
   ToolEffect,
   type AgentEventPayload,
   type AgentToolCall,
+  MessageRole,
 } from "@dex-agents/contracts";
 import {
   ToolExecutionError,
@@ -17,6 +18,10 @@ import {
   CAPABILITIES,
   describeRunner,
   supports,
+  toolResult,
+  policyOf,
+  isTurnCompleted,
+  isToolCallsRequested,
 } from "@dex-agents/core";
 import { Agent, handoff, tool, type InputGuardrail, type ModelRequest, type OutputGuardrail } from "@openai/agents";
 import { z } from "zod";
@@ -85,13 +90,13 @@ function tools(runs: string[]) {
 }
 
 function requested(outcome: unknown): ToolCallsRequested {
-  assert.equal((outcome as { kind: string }).kind, "tool_calls_requested");
-  return outcome as ToolCallsRequested;
+  assert.ok(isToolCallsRequested(outcome), "expected tool calls");
+  return outcome;
 }
 
 function completed(outcome: unknown): TurnCompleted {
-  assert.equal((outcome as { kind: string }).kind, "turn_completed");
-  return outcome as TurnCompleted;
+  assert.ok(isTurnCompleted(outcome), "expected a completed turn");
+  return outcome;
 }
 
 test("a tool turn: one model call stops at the interruption, the tool runs in its own call, the result goes back", async () => {
@@ -108,29 +113,29 @@ test("a tool turn: one model call stops at the interruption, the tool runs in it
   assert.equal(model.requests.length, 1, "one model call in the Step");
   assert.deepEqual(runs, [], "the SDK ran no tool");
   assert.deepEqual(
-    first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]),
+    first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, policyOf(c!)]),
     [["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }]],
   );
-  assert.equal(first.usage?.modelCalls, 1);
+  assert.equal(first.usage?.modelCalls, 1n);
   // The run state carries the SDK's own RunState string.
   const state = decodeTurnState(first.frameworkRunState)!;
   assert.equal((JSON.parse(state.sdkState) as { $schemaVersion: string }).$schemaVersion, "1.22");
 
   const call = first.toolCalls[0]!;
   const result = await runner.executeDeferredToolCall(execution(record(call, ToolCallStatus.APPROVED)));
-  assert.deepEqual(result, { kind: "result", output: "sunny in Paris" });
+  assert.deepEqual(result, toolResult("sunny in Paris"));
   assert.deepEqual(runs, ["get_weather:Paris:s1/turn-1/w1"], "the tool read its idempotency key");
 
   const done = record(call, ToolCallStatus.SUCCEEDED, { output: result.output });
   const second = completed(await runner.runModelStep(turn("weather in Paris?", first.frameworkRunState, [done], events)));
   assert.equal(model.requests.length, 2);
   assert.deepEqual(runs, ["get_weather:Paris:s1/turn-1/w1"], "the resumed run did not run the tool again");
-  assert.deepEqual(second.newMessages.map((m) => m.role), ["assistant", "tool", "assistant"]);
+  assert.deepEqual(second.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.ASSISTANT]);
   assert.equal(second.newMessages[0]?.toolName, "get_weather");
   assert.equal(second.newMessages[1]?.toolOutput, "sunny in Paris");
   assert.equal(second.newMessages[2]?.text, "Results: get_weather=sunny in Paris");
-  assert.equal(second.usage?.modelCalls, 1, "only the resumed Step's own model call");
-  assert.equal(second.usage?.inputTokens, 12);
+  assert.equal(second.usage?.modelCalls, 1n, "only the resumed Step's own model call");
+  assert.equal(second.usage?.inputTokens, 12n);
   assert.deepEqual(
     events.map((e) => (e.type === "text_delta" ? e.payload.text : e.type)),
     ["Results: get_weather=sunny in Paris"],
@@ -153,7 +158,7 @@ test("a gated write and an ungated read of one response: both deferred, neither 
   const first = requested(await runner.runModelStep(turn("book Rome", undefined, [])));
   assert.deepEqual(runs, []);
   assert.deepEqual(
-    first.toolCalls.map((c) => [c.toolName, c.policy.effect, c.policy.requiresApproval]),
+    first.toolCalls.map((c) => [c.toolName, policyOf(c!).effect, policyOf(c!).requiresApproval]),
     [
       ["get_weather", ToolEffect.READ, false],
       ["book_trip", ToolEffect.NON_IDEMPOTENT_WRITE, true],
@@ -167,7 +172,7 @@ test("a gated write and an ungated read of one response: both deferred, neither 
   const second = completed(await runner.runModelStep(turn("book Rome", first.frameworkRunState, records)));
   assert.deepEqual(runs, [], "neither the approved read nor the rejected write ran in RunModel");
   assert.equal(second.newMessages.at(-1)?.text, `Results: get_weather=sunny in Rome; book_trip=${USER_REJECTED_RESULT}`);
-  assert.deepEqual(second.newMessages.map((m) => m.role), ["assistant", "assistant", "tool", "tool", "assistant"]);
+  assert.deepEqual(second.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.TOOL, MessageRole.ASSISTANT]);
 });
 
 test("a failed call is rejected with the failure text, and an unfinished turn keeps its transcript", async () => {
@@ -178,7 +183,7 @@ test("a failed call is rejected with the failure text, and an unfinished turn ke
   const call = first.toolCalls[0]!;
 
   const unfinished = runner.buildUnfinishedTurnMessages(turn("weather in Oslo?", first.frameworkRunState, [record(call, ToolCallStatus.APPROVED)]));
-  assert.deepEqual(unfinished.map((m) => [m.role, m.toolCallId]), [["assistant", "w1"], ["tool", "w1"]]);
+  assert.deepEqual(unfinished.map((m) => [m.role, m.toolCallId]), [[MessageRole.ASSISTANT, "w1"], [MessageRole.TOOL, "w1"]]);
   assert.match(unfinished[1]?.toolOutput ?? "", /has no result/);
 
   const failed = record(call, ToolCallStatus.FAILED, { error: "the service is down" });
@@ -220,7 +225,7 @@ test("a handoff is more than one model call in one RunModel; the next agent's to
 
   const first = requested(await runner.runModelStep(turn("weather in Lima?", undefined, [], events)));
   assert.equal(model.requests.length, 2, "the triage call and the forecaster's call");
-  assert.equal(first.usage?.modelCalls, 2);
+  assert.equal(first.usage?.modelCalls, 2n);
   assert.deepEqual(first.toolCalls.map((c) => c.toolName), ["get_weather"]);
   assert.deepEqual(runs, []);
   assert.deepEqual(
@@ -312,7 +317,7 @@ test("an output guardrail tripwire after a tool call keeps the transcript and th
   const done = record(first.toolCalls[0]!, ToolCallStatus.SUCCEEDED, { output: "sunny in Oslo" });
   const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])));
   assert.equal(outcome.turnError, `output guardrail 'no_sun' tripped its tripwire: {"word":"sunny"}`);
-  assert.deepEqual(outcome.newMessages.map((m) => m.role), ["assistant", "tool", "user"]);
+  assert.deepEqual(outcome.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.USER]);
   assert.equal(outcome.newMessages[1]?.toolOutput, "sunny in Oslo");
   assert.match(outcome.newMessages[2]?.text ?? "", /^\[Dex\] The previous turn failed after these tool calls ran:\n- get_weather \{"city":"Oslo"\} -> succeeded: sunny in Oslo\n/);
 });
@@ -330,14 +335,14 @@ test("maxTurns counts model calls across Steps; a refused SDK state fails the tu
   const over = completed(await runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])));
   assert.match(over.turnError ?? "", /^OpenAI Agents SDK: /);
   assert.equal(model.requests.length, 1, "the budget stopped the second model call");
-  assert.equal(over.newMessages.at(-1)?.role, "user", "the turn-failure note");
+  assert.equal(over.newMessages.at(-1)?.role, MessageRole.USER, "the turn-failure note");
 
   const state = decodeTurnState(first.frameworkRunState)!;
   const sdk = JSON.parse(state.sdkState) as Record<string, unknown>;
   const refused = encodeTurnState({ ...state, sdkState: JSON.stringify({ ...sdk, $schemaVersion: "0.1" }) });
   const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", refused, [done])));
   assert.match(outcome.turnError ?? "", /^cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: /);
-  assert.deepEqual(outcome.newMessages.map((m) => m.role), ["assistant", "tool", "user"]);
+  assert.deepEqual(outcome.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.USER]);
 });
 
 test("a needsApproval function that returns true for a call asks the user for that call only", async () => {
@@ -360,7 +365,7 @@ test("a needsApproval function that returns true for a call asks the user for th
   });
   const first = requested(await runner.runModelStep(turn("refund", undefined, [])));
   assert.deepEqual(
-    first.toolCalls.map((c) => [c.toolCallId, c.policy.requiresApproval]),
+    first.toolCalls.map((c) => [c.toolCallId, policyOf(c!).requiresApproval]),
     [["small", false], ["large", true]],
   );
   const pinned = new OpenAiAgentsRunner({
@@ -368,7 +373,7 @@ test("a needsApproval function that returns true for a call asks the user for th
     toolPolicies: { refund: { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false } },
   });
   const second = requested(await pinned.runModelStep(turn("refund", undefined, [])));
-  assert.deepEqual(second.toolCalls.map((c) => c.policy.requiresApproval), [false, false], "a policy that says wins");
+  assert.deepEqual(second.toolCalls.map((c) => policyOf(c!).requiresApproval), [false, false], "a policy that says wins");
 });
 
 test("describe() agrees with the runner's methods and gives each gap a reason", () => {

@@ -30,10 +30,10 @@ import {
   type DeferredToolCall,
   type DeferredToolExecution,
   type FrameworkMessage,
-  type ModelCallMetadata,
+  type ModelCallMetadataInit,
+  type UsageCounts,
   type ToolExecutionResult,
   type ToolPolicy,
-  type Usage as DexUsage,
   declareCapabilities,
   type RunnerCapabilities,
   RunStateError,
@@ -41,6 +41,9 @@ import {
   withRunInfo,
   withStoredResults,
   type DexRunInfo,
+  turnCompleted,
+  toolCallsRequested,
+  toolResult,
 } from "@dex-agents/core";
 import {
   InputGuardrailTripwireTriggered,
@@ -57,7 +60,7 @@ import {
   type RunToolApprovalItem,
 } from "@openai/agents";
 import { GatedGraph } from "./gating.js";
-import { frameworkMessage, toolOutputItem, userItem } from "./items.js";
+import { storedMessage, toolOutputItem, userItem } from "./items.js";
 import { decodeTurnState, encodeTurnState, type PendingCall, type TurnState } from "./state.js";
 
 /** The adapter event a RunModel Step writes for each handoff the SDK ran in it. */
@@ -135,7 +138,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
   }
 
   buildUserMessage(text: string): FrameworkMessage {
-    return frameworkMessage(userItem(text));
+    return storedMessage(userItem(text));
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
@@ -144,7 +147,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
       previous = decodeTurnState(turn.frameworkRunState);
     } catch (error) {
       if (error instanceof RunStateError) {
-        return { kind: "turn_completed", newMessages: [], turnError: `cannot resume the turn: ${error.message}` };
+        return turnCompleted({ newMessages: [], turnError: `cannot resume the turn: ${error.message}` });
       }
       throw error;
     }
@@ -155,7 +158,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
       // What RecordTurnFailure would store: the transcript, then the note when tool calls ran.
       const note = turnFailureNote(turn.toolCalls);
       const newMessages = [...this.buildUnfinishedTurnMessages(turn), ...(note === undefined ? [] : [this.buildUserMessage(note)])];
-      return { kind: "turn_completed", newMessages, turnError: error.message };
+      return turnCompleted({ newMessages, turnError: error.message });
     }
   }
 
@@ -193,8 +196,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
     const modelCallMetadata = metadataOf(result.lastAgent, responses);
     if (result.interruptions.length > 0) {
       const { pending, calls } = await this.#deferredCalls(turn, result.interruptions);
-      return {
-        kind: "tool_calls_requested",
+      return toolCallsRequested({
         frameworkRunState: encodeTurnState({
           sdkState: result.state.toString(),
           pending,
@@ -205,9 +207,9 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
         toolCalls: calls,
         usage,
         modelCallMetadata,
-      };
+      });
     }
-    return { kind: "turn_completed", newMessages: items.map(frameworkMessage), usage, modelCallMetadata };
+    return turnCompleted({ newMessages: items.map(storedMessage), usage, modelCallMetadata });
   }
 
   async #run(turn: AgentTurnContext, input: AgentInputItem[] | AnyRunState): Promise<Result> {
@@ -293,7 +295,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
       const text = record !== undefined && isFinal(record.status) ? modelVisibleResult(record) : NO_RESULT_TEXT;
       items.push(toolOutputItem(call.toolCallId, call.toolName, text));
     }
-    return items.map(frameworkMessage);
+    return items.map(storedMessage);
   }
 
   /**
@@ -319,7 +321,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
         },
       }),
     );
-    return { kind: "result", output: typeof output === "string" ? output : JSON.stringify(output) };
+    return toolResult(typeof output === "string" ? output : JSON.stringify(output));
   }
 }
 
@@ -395,7 +397,7 @@ function detail(details: readonly Record<string, number>[], key: string): number
   return details.reduce((sum, d) => sum + (d[key] ?? 0), 0);
 }
 
-function usageOf(responses: readonly ModelResponse[]): DexUsage {
+function usageOf(responses: readonly ModelResponse[]): UsageCounts {
   let inputTokens = 0;
   let outputTokens = 0;
   let cachedInputTokens = 0;
@@ -409,7 +411,7 @@ function usageOf(responses: readonly ModelResponse[]): DexUsage {
   return { modelCalls: responses.length, inputTokens, outputTokens, cachedInputTokens, reasoningTokens };
 }
 
-function metadataOf(agent: Agent<any, any> | undefined, responses: readonly ModelResponse[]): ModelCallMetadata {
+function metadataOf(agent: Agent<any, any> | undefined, responses: readonly ModelResponse[]): ModelCallMetadataInit {
   const model = agent?.model;
   const name = typeof model === "string" && model !== "" ? model : undefined;
   return {

@@ -8,6 +8,7 @@ import {
   ToolEffect,
   type AgentEventPayload,
   type AgentToolCall,
+  MessageRole,
 } from "@dex-agents/contracts";
 import {
   USER_REJECTED_RESULT,
@@ -16,6 +17,10 @@ import {
   CAPABILITIES,
   describeRunner,
   supports,
+  toolResult,
+  isTurnCompleted,
+  isToolCallsRequested,
+  policyOf,
 } from "@dex-agents/core";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
@@ -85,9 +90,9 @@ test("a tool turn through pi-ai's faux provider: deferred call, Pi tool run, res
     instructions: "Be brief.",
   });
   const first = await runner.runModelStep(turn(undefined, []));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
-  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]), [
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
+  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, policyOf(c!)]), [
     ["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }],
   ]);
   assert.equal(seen[0]?.systemPrompt, "Be brief.");
@@ -95,22 +100,22 @@ test("a tool turn through pi-ai's faux provider: deferred call, Pi tool run, res
 
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' });
   const outcome = await runner.executeDeferredToolCall(execution(record));
-  assert.deepEqual(outcome, { kind: "result", output: "sunny in Paris" });
+  assert.deepEqual(outcome, toolResult("sunny in Paris"));
 
   const events: AgentEventPayload[] = [];
   const done = await runner.runModelStep(
     turn(first.frameworkRunState, [{ ...record, status: ToolCallStatus.SUCCEEDED, output: outcome.output }], events),
   );
-  assert.equal(done.kind, "turn_completed");
+  assert.ok(isTurnCompleted(done));
   const replayed = seen[1]?.messages ?? [];
   assert.deepEqual(replayed.map((m) => m.role), ["user", "assistant", "toolResult"]);
   const result = replayed[2];
   assert.ok(result?.role === "toolResult");
   assert.deepEqual([result.toolCallId, result.content], ["w1", [{ type: "text", text: "sunny in Paris" }]]);
   assert.deepEqual(done.newMessages.map((m) => [m.role, m.toolCallId, m.text ?? m.toolOutput]), [
-    ["assistant", "w1", undefined],
-    ["tool", "w1", "sunny in Paris"],
-    ["assistant", undefined, "It is sunny in Paris."],
+    [MessageRole.ASSISTANT, "w1", undefined],
+    [MessageRole.TOOL, "w1", "sunny in Paris"],
+    [MessageRole.ASSISTANT, undefined, "It is sunny in Paris."],
   ]);
   // The faux provider streams the answer in several chunks, each a text_delta.
   const deltas = events.filter((e) => e.type === "text_delta").map((e) => (e.payload as { text: string }).text);
@@ -158,12 +163,12 @@ test("an approval-gated write is deferred; the rejection is what the model sees"
     toolPolicies: { book_trip: { effect: ToolEffect.NON_IDEMPOTENT_WRITE } },
   });
   const first = await runner.runModelStep(turn(undefined, []));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
-  assert.deepEqual(first.toolCalls[0]?.policy, { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true });
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
+  assert.deepEqual(policyOf(first.toolCalls[0]!), { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true });
   const rejected = create(AgentToolCallSchema, { toolCallId: "k1", toolName: "book_trip", status: ToolCallStatus.REJECTED });
   const done = await runner.runModelStep(turn(first.frameworkRunState, [rejected]));
-  assert.equal(done.kind, "turn_completed");
+  assert.ok(isTurnCompleted(done));
   assert.ok(last?.role === "toolResult");
   assert.deepEqual(last.content, [{ type: "text", text: USER_REJECTED_RESULT }]);
   assert.deepEqual(done.newMessages.map((m) => m.text ?? m.toolOutput ?? m.toolCallId), [
@@ -222,9 +227,9 @@ test("a planning turn hands pi-ai only write_todos, with the built-in's JSON sch
   assert.equal(runner.supportsPlanMode, true);
   const planning = { ...turn(undefined, []), interactionMode: InteractionMode.PLANNING, enabledBuiltInTools: ["write_todos"] };
   const outcome = await runner.runModelStep(planning);
-  assert.equal(outcome.kind, "tool_calls_requested");
-  if (outcome.kind !== "tool_calls_requested") return;
-  assert.deepEqual(outcome.toolCalls.map((c) => [c.toolName, c.policy]), [["write_todos", { effect: ToolEffect.READ, requiresApproval: false }]]);
+  assert.ok(isToolCallsRequested(outcome));
+  if (!isToolCallsRequested(outcome)) return;
+  assert.deepEqual(outcome.toolCalls.map((c) => [c.toolName, policyOf(c!)]), [["write_todos", { effect: ToolEffect.READ, requiresApproval: false }]]);
   assert.deepEqual(seen?.tools?.map((tool) => tool.name), ["write_todos"]);
   assert.deepEqual((seen?.tools?.[0]?.parameters as { required?: string[] }).required, ["todos"]);
   const first = seen?.messages[0];

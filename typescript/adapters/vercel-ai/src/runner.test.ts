@@ -17,6 +17,11 @@ import {
   CAPABILITIES,
   describeRunner,
   supports,
+  toolResult,
+  isTurnCompleted,
+  isToolCallsRequested,
+  isTurnContinued,
+  policyOf,
 } from "@dex-agents/core";
 import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
@@ -58,7 +63,6 @@ function turn(
   prompt = "weather in Paris?",
   stored: readonly FrameworkMessage[] = [],
 ): AgentTurnContext {
-  const roles = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL };
   const messages = [
     storedUserMessage(prompt, JSON.stringify({ role: "user", content: prompt })),
     // Messages a turn_continued outcome stored, as the session stores them.
@@ -66,7 +70,7 @@ function turn(
       create(AgentMessageSchema, {
         sequence: BigInt(i + 2),
         turnId: "turn-1",
-        role: roles[m.role],
+        role: m.role,
         text: m.text ?? "",
         frameworkItem: m.frameworkItem,
       }),
@@ -99,10 +103,10 @@ test("a tool turn: the calls come back, the result goes in as a tool message", a
   const events: AgentEventPayload[] = [];
 
   const first = await r.runModelStep(turn(undefined, [], events));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
   assert.deepEqual(
-    first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]),
+    first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, policyOf(c!)]),
     [["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }]],
   );
   // The run-state envelope's payload (RunStateFormat in @dex-agents/core).
@@ -124,17 +128,17 @@ test("a tool turn: the calls come back, the result goes in as a tool message", a
     toolCall: record,
     heartbeat: async () => {},
   } as unknown as DeferredToolExecution);
-  assert.deepEqual(result, { kind: "result", output: "sunny in Paris" });
+  assert.deepEqual(result, toolResult("sunny in Paris"));
 
   record.status = ToolCallStatus.SUCCEEDED;
   record.output = result.output;
   const second = await r.runModelStep(turn(first.frameworkRunState, [record], events));
-  assert.equal(second.kind, "turn_completed");
-  if (second.kind !== "turn_completed") return;
-  assert.deepEqual(second.newMessages.map((m) => m.role), ["assistant", "tool", "assistant"]);
+  assert.ok(isTurnCompleted(second));
+  if (!isTurnCompleted(second)) return;
+  assert.deepEqual(second.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.ASSISTANT]);
   assert.equal(second.newMessages[1]?.toolOutput, "sunny in Paris");
   assert.equal(second.newMessages[2]?.text, "It is sunny.");
-  assert.equal(second.usage?.inputTokens, 12);
+  assert.equal(second.usage?.inputTokens, 12n);
   // The second model call got the tool result as a tool message with a tool-result part.
   const prompt = model.doStreamCalls[1]?.prompt ?? [];
   const tool = prompt.find((m) => m.role === "tool");
@@ -186,8 +190,8 @@ function cityRunner(model: MockLanguageModelV4, maxRetries?: number): VercelAiRu
 test("structured output: a valid answer ends the turn with its JSON, the schema went to the model", async () => {
   const model = new MockLanguageModelV4({ doStream: [textStream('{"name":"Paris","country":"FR"}')] });
   const done = await cityRunner(model).runModelStep(turn(undefined, [], [], undefined, "city of light?"));
-  assert.equal(done.kind, "turn_completed");
-  if (done.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(done));
+  if (!isTurnCompleted(done)) return;
   assert.equal(done.turnError, undefined);
   assert.deepEqual(JSON.parse(done.newMessages.at(-1)?.text ?? ""), { name: "Paris", country: "FR" });
   const format = model.doStreamCalls[0]?.responseFormat;
@@ -201,19 +205,19 @@ test("structured output: a validator retry is turn_continued, then the next Step
   });
   const r = cityRunner(model);
   const first = await r.runModelStep(turn(undefined, [], [], undefined, "city of light?"));
-  assert.equal(first.kind, "turn_continued");
-  if (first.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(first));
+  if (!isTurnContinued(first)) return;
   const stored = first.newMessages ?? [];
   assert.deepEqual(stored.map((m) => [m.role, m.text]), [
-    ["assistant", '{"name":"paris","country":"FR"}'],
-    ["user", "Capitalize the city name."],
+    [MessageRole.ASSISTANT, '{"name":"paris","country":"FR"}'],
+    [MessageRole.USER, "Capitalize the city name."],
   ]);
-  assert.equal(first.usage?.modelCalls, 1);
+  assert.equal(first.usage?.modelCalls, 1n);
 
   const second = await r.runModelStep(turn(first.frameworkRunState, [], [], undefined, "city of light?", stored));
-  assert.equal(second.kind, "turn_completed");
-  if (second.kind !== "turn_completed") return;
-  assert.deepEqual(second.newMessages.map((m) => [m.role, m.text]), [["assistant", '{"name":"Paris","country":"FR"}']]);
+  assert.ok(isTurnCompleted(second));
+  if (!isTurnCompleted(second)) return;
+  assert.deepEqual(second.newMessages.map((m) => [m.role, m.text]), [[MessageRole.ASSISTANT, '{"name":"Paris","country":"FR"}']]);
   // The retry's model call saw the bad answer and the retry prompt after the question.
   const prompt = model.doStreamCalls[1]?.prompt ?? [];
   assert.deepEqual(prompt.map((m) => m.role), ["user", "assistant", "user"]);
@@ -225,17 +229,17 @@ test("structured output: an answer that fails the schema is retried, and retries
   });
   const r = cityRunner(model, 1);
   const first = await r.runModelStep(turn(undefined, [], [], undefined, "city of light?"));
-  assert.equal(first.kind, "turn_continued");
-  if (first.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(first));
+  if (!isTurnContinued(first)) return;
   const retry = first.newMessages?.at(-1);
-  assert.equal(retry?.role, "user");
+  assert.equal(retry?.role, MessageRole.USER);
   assert.match(retry?.text ?? "", /could not parse the response/);
 
   const second = await r.runModelStep(
     turn(first.frameworkRunState, [], [], undefined, "city of light?", first.newMessages ?? []),
   );
-  assert.equal(second.kind, "turn_completed");
-  if (second.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(second));
+  if (!isTurnCompleted(second)) return;
   assert.match(second.turnError ?? "", /^the answer failed its output check 2 times in a row: No object generated: response did not match schema/);
 });
 

@@ -20,7 +20,7 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect } from "@dex-agents/contracts";
+import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect, MessageRole } from "@dex-agents/contracts";
 import {
   ToolRouter,
   isFinal,
@@ -38,6 +38,11 @@ import {
   RunStateFormat,
   toolOutputText,
   type RunnerCapabilities,
+  turnCompleted,
+  toolCallsRequested,
+  turnContinued,
+  toolResult,
+  frameworkMessage,
 } from "@dex-agents/core";
 import {
   isStepCount,
@@ -99,30 +104,30 @@ function encodeRunState(state: RunState): string {
   return RUN_STATE.encode({ items: state.items, outputRetries: state.outputRetries });
 }
 
-function frameworkMessage(message: ModelMessage): FrameworkMessage {
+function storedMessage(message: ModelMessage): FrameworkMessage {
   const item = JSON.stringify(message);
   if (message.role === "user" || message.role === "system") {
     const text = typeof message.content === "string" ? message.content : message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
-    return { role: "user", frameworkItem: item, text };
+    return frameworkMessage({ role: MessageRole.USER, frameworkItem: item, text });
   }
   if (message.role === "assistant") {
     const parts = typeof message.content === "string" ? [{ type: "text" as const, text: message.content }] : message.content;
     const text = parts.map((p) => (p.type === "text" ? p.text : "")).join("");
     const calls = parts.filter((p) => p.type === "tool-call");
     const [call] = calls;
-    return {
-      role: "assistant",
+    return frameworkMessage({
+      role: MessageRole.ASSISTANT,
       frameworkItem: item,
       text: text === "" ? undefined : text,
       ...(calls.length === 1 && call !== undefined
         ? { toolCallId: call.toolCallId, toolName: call.toolName, toolArguments: JSON.stringify(call.input) }
         : {}),
-    };
+    });
   }
   const results = message.content.filter((p) => p.type === "tool-result");
   const [result] = results;
-  return {
-    role: "tool",
+  return frameworkMessage({
+    role: MessageRole.TOOL,
     frameworkItem: item,
     ...(results.length === 1 && result !== undefined
       ? {
@@ -131,7 +136,7 @@ function frameworkMessage(message: ModelMessage): FrameworkMessage {
           toolOutput: result.output.type === "text" ? result.output.value : JSON.stringify(result.output),
         }
       : {}),
-  };
+  });
 }
 
 function toolMessage(
@@ -204,7 +209,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
   }
 
   buildUserMessage(text: string): FrameworkMessage {
-    return { role: "user", frameworkItem: JSON.stringify({ role: "user", content: text }), text };
+    return frameworkMessage({ role: MessageRole.USER, frameworkItem: JSON.stringify({ role: "user", content: text }), text });
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
@@ -264,8 +269,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     if (toolCalls.length > 0) {
       const tools = this.#options.tools ?? {};
       const router = new ToolRouter(turn);
-      return {
-        kind: "tool_calls_requested",
+      return toolCallsRequested({
         frameworkRunState: encodeRunState({ items: produced, outputRetries: state.outputRetries }),
         toolCalls: toolCalls.map((call) =>
           router.defer({
@@ -278,7 +282,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         ),
         usage: usageOut,
         modelCallMetadata,
-      };
+      });
     }
     const output = this.#options.output;
     if (output !== undefined) {
@@ -287,26 +291,24 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       if (!check.ok) {
         const limit = output.maxRetries ?? DEFAULT_OUTPUT_RETRIES;
         if (state.outputRetries >= limit) {
-          return {
-            kind: "turn_completed",
-            newMessages: produced.map(frameworkMessage),
+          return turnCompleted({
+            newMessages: produced.map(storedMessage),
             usage: usageOut,
             modelCallMetadata,
             turnError: `the answer failed its output check ${limit + 1} times in a row: ${check.retryPrompt}`,
-          };
+          });
         }
         // Stored now, so the next Step's model call sees them as history.
         const retry: ModelMessage = { role: "user", content: check.retryPrompt };
-        return {
-          kind: "turn_continued",
+        return turnContinued({
           frameworkRunState: encodeRunState({ items: [], outputRetries: state.outputRetries + 1 }),
-          newMessages: [...produced, retry].map(frameworkMessage),
+          newMessages: [...produced, retry].map(storedMessage),
           usage: usageOut,
           modelCallMetadata,
-        };
+        });
       }
     }
-    return { kind: "turn_completed", newMessages: produced.map(frameworkMessage), usage: usageOut, modelCallMetadata };
+    return turnCompleted({ newMessages: produced.map(storedMessage), usage: usageOut, modelCallMetadata });
   }
 
   /**
@@ -320,7 +322,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     if (pending.length > 0) {
       items.push(toolMessage(pending, new Map(turn.toolCalls.map((r) => [r.toolCallId, r]))));
     }
-    return items.map(frameworkMessage);
+    return items.map(storedMessage);
   }
 
   async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
@@ -329,6 +331,6 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     if (declared === undefined) throw new ToolExecutionError(`unknown tool ${JSON.stringify(name)}`);
     const input = parseToolArguments(call.toolCall.arguments);
     await call.heartbeat();
-    return { kind: "result", output: toolOutputText(await declared.execute(input, call)) };
+    return toolResult(toolOutputText(await declared.execute(input, call)));
   }
 }

@@ -17,6 +17,7 @@ import { AgentDefinition, StepwiseRunner, type ModelClient, type ModelRequest, t
 import { deferredExecution } from "../testing/executions.js";
 import { storedUserMessage, testTurn } from "../testing/turns.js";
 import { McpToolCallInterruptedError, McpToolSource, TASK_STATUS_EVENT, type McpServerConfig } from "./index.js";
+import { isToolCallsRequested, isToolTaskPending, isToolTaskStarted, policyOf, toolResult } from "../values.js";
 
 const SERVER = fileURLToPath(new URL("../testing/mcp_server.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "mcp-source-"));
@@ -107,10 +108,10 @@ async function pollUntilDone(source: McpToolSource, call: AgentToolCall, events:
   let current = call;
   for (;;) {
     const outcome = await source.pollToolTask(poll(current, events));
-    if (outcome.kind !== "task_pending") return outcome;
+    if (!isToolTaskPending(outcome)) return outcome;
     assert.ok(Date.now() < deadline, "the task did not end in time");
     await new Promise((resolve) => setTimeout(resolve, 100)); // the server's own clock ends the job
-    current = { ...current, inputContinuation: outcome.continuation, taskPollIntervalSeconds: outcome.pollIntervalSeconds };
+    current = { ...current, inputContinuation: outcome.continuation, taskPollIntervalSeconds: outcome.pollIntervalMilliseconds / 1000 };
   }
 }
 
@@ -143,23 +144,23 @@ test("Stepwise: an MCP call is deferred with its reference, then run in its Step
   const runner = new StepwiseRunner(new AgentDefinition({ model, toolSources: [new McpToolSource({ servers })] }));
   const turn = testTurn({ messages: [storedUserMessage("flag it", JSON.stringify({ type: "user", text: "flag it" }))] });
   const first = await runner.runModelStep(turn);
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
   assert.ok(model.requests[0]?.tools.some((t) => t.name === "disk__lookup"));
   const [call] = first.toolCalls;
-  assert.deepEqual(call?.policy, { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false });
+  assert.deepEqual(policyOf(call!), { effect: ToolEffect.IDEMPOTENT_WRITE, requiresApproval: false });
   assert.deepEqual(JSON.parse(call?.toolSourceReference ?? ""), { server: "crm", tool: "set_flag" });
 
   // A fresh runner (another Worker) runs the Step from the record alone.
   const fresh = new StepwiseRunner(new AgentDefinition({ model, toolSources: [new McpToolSource({ servers })] }));
   const done = await fresh.executeDeferredToolCall(execution(record("crm__set_flag", { name: "vip" }, call?.toolSourceReference)).value);
-  assert.deepEqual(done, { kind: "result", output: "flag vip set" });
+  assert.deepEqual(done, toolResult("flag vip set"));
   assert.deepEqual(calls(web.log).map((c) => [c.tool, c.arguments, c.key]), [["set_flag", { name: "vip" }, "s1/turn-1/c1"]]);
 
   const overStdio = await fresh.executeDeferredToolCall(
     execution(record("disk__lookup", { city: "Oslo" }, JSON.stringify({ server: "disk", tool: "lookup" }))).value,
   );
-  assert.deepEqual(overStdio, { kind: "result", output: "sunny in Oslo" });
+  assert.deepEqual(overStdio, toolResult("sunny in Oslo"));
   assert.equal(calls(files.log)[0]?.key, "s1/turn-1/c1");
 
   // The tool's isError and an unreachable server are failures the model sees.
@@ -189,9 +190,9 @@ test("tasks: a stateless HTTP server's task is checkpointed, handed to PollToolT
   const call = record("jobs__job", { ms: 600 }, reference);
   const { value, saved } = execution(call, { tasks: true });
   const started = await runner.executeDeferredToolCall(value);
-  assert.equal(started.kind, "task_started");
-  if (started.kind !== "task_started") return;
-  assert.equal(started.pollIntervalSeconds, 1);
+  assert.ok(isToolTaskStarted(started));
+  if (!isToolTaskStarted(started)) return;
+  assert.equal(started.pollIntervalMilliseconds, 1000);
   assert.equal(saved.length, 1);
   // A retried attempt reads its checkpoint and starts no second task.
   const retried = await runner.executeDeferredToolCall(execution(call, { tasks: true, checkpoint: saved[0] as string }).value);
@@ -202,15 +203,15 @@ test("tasks: a stateless HTTP server's task is checkpointed, handed to PollToolT
   const events: [string, string][] = [];
   const task = { ...call, status: ToolCallStatus.WAITING_FOR_TASK, taskId: started.taskId, taskPollIntervalSeconds: 1 };
   const done = await pollUntilDone(source, task, events);
-  assert.deepEqual(done, { kind: "result", output: "job done after 600 ms" });
+  assert.deepEqual(done, toolResult("job done after 600 ms"));
   // One event per status change, not per poll.
   const statuses = events.filter(([t]) => t === TASK_STATUS_EVENT).map(([, p]) => (JSON.parse(p) as { status: string }).status);
   assert.deepEqual(statuses, ["working", "completed"]);
 
   // cancel_turn's cancel reaches the server; the next poll sees the task cancelled.
   const forever = await runner.executeDeferredToolCall(execution(record("jobs__job", { ms: -1 }, reference), { tasks: true }).value);
-  assert.equal(forever.kind, "task_started");
-  if (forever.kind !== "task_started") return;
+  assert.ok(isToolTaskStarted(forever));
+  if (!isToolTaskStarted(forever)) return;
   const waiting = { ...call, taskId: forever.taskId };
   await runner.cancelToolTask({ flowId: "s1", toolCall: waiting, idempotencyKey: "k", attempt: 1, heartbeat: async () => {}, cancellationSignal: new AbortController().signal });
   await assert.rejects(runner.pollToolTask(poll(waiting)), (e) => e instanceof McpToolCallInterruptedError && /was cancelled/.test(e.message));
@@ -228,7 +229,7 @@ test("tasks: a stateful server's, a stdio server's, and a non-polling runner's t
     const beats: number[] = [];
     const { value, saved } = execution(record(`${server}__job`, { ms: 300 }, JSON.stringify({ server, tool: "job", task: true })), { tasks });
     const outcome = await runner.executeDeferredToolCall({ ...value, heartbeat: async () => void beats.push(Date.now()) });
-    assert.deepEqual(outcome, { kind: "result", output: "job done after 300 ms" }, server);
+    assert.deepEqual(outcome, toolResult("job done after 300 ms"), server);
     assert.deepEqual(saved, [], server);
     assert.ok(beats.length >= 2, `${server}: a heartbeat before the call and per poll`);
   }

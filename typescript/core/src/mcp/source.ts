@@ -15,6 +15,7 @@ import {
   type DeferredToolCall,
   type DeferredToolExecution,
   type DeferredToolOutcome,
+  type ToolExecutionResult,
   type ToolTaskCancellation,
   type ToolTaskPoll,
   type ToolTaskPollOutcome,
@@ -45,6 +46,7 @@ import {
   settleTask,
   writeStatusEvent,
 } from "./tasks.js";
+import { deferredToolCall, isToolResult, toolResult, toolTaskPending, toolTaskStarted } from "../values.js";
 
 /** The `_meta` key of `tools/call` that carries the call's idempotency key. */
 export const IDEMPOTENCY_KEY_META = "io.superdurable.dex/idempotencyKey";
@@ -85,7 +87,7 @@ export interface McpToolSourceOptions {
   readonly warn?: (message: string) => void;
 }
 
-type CallOutcome = { readonly kind: "result"; readonly output: string } | { readonly kind: "task"; readonly task: Task };
+type CallOutcome = ToolExecutionResult | { readonly task: Task };
 
 interface CallOptions {
   readonly idempotencyKey: string;
@@ -223,7 +225,7 @@ export class McpToolSource implements TaskToolSource {
   ): Promise<DeferredToolCall> {
     const tool = await this.tool(call.toolName);
     if (tool === undefined) throw new RangeError(`'${call.toolName}' is not a listed tool of this MCP source`);
-    return { ...call, policy: turn.resolveToolPolicy(call.toolName, tool.effect), toolSourceReference: tool.reference };
+    return deferredToolCall({ ...call, toolSourceReference: tool.reference }, turn.resolveToolPolicy(call.toolName, tool.effect));
   }
 
   // --- calls -------------------------------------------------------------------------
@@ -250,7 +252,7 @@ export class McpToolSource implements TaskToolSource {
       handOffTasks: false,
       signal: options.signal,
     });
-    if (outcome.kind !== "result") throw new Error("a task handle reached callTool"); // handOffTasks excludes it
+    if (!isToolResult(outcome)) throw new Error("a task handle reached callTool"); // handOffTasks excludes it
     return outcome.output;
   }
 
@@ -267,7 +269,7 @@ export class McpToolSource implements TaskToolSource {
     const pollable = server.kind === "http" && call.supportsToolTasks;
     const checkpoint = decodeCheckpoint(call.heartbeatCheckpoint);
     if (pollable && checkpoint !== undefined && checkpoint.server === server.name) {
-      return { kind: "task_started", taskId: checkpoint.taskId, pollIntervalSeconds: checkpoint.interval };
+      return toolTaskStarted(checkpoint.taskId, checkpoint.interval);
     }
     const args = parseToolArguments(record.arguments);
     await call.heartbeat();
@@ -277,10 +279,10 @@ export class McpToolSource implements TaskToolSource {
       handOffTasks: pollable,
       signal: call.cancellationSignal,
     });
-    if (outcome.kind === "result") return outcome;
+    if (isToolResult(outcome)) return outcome;
     const interval = nextInterval(outcome.task.pollInterval, undefined);
     await call.saveHeartbeatCheckpoint(encodeCheckpoint({ server: server.name, taskId: outcome.task.taskId, interval }));
-    return { kind: "task_started", taskId: outcome.task.taskId, pollIntervalSeconds: interval };
+    return toolTaskStarted(outcome.task.taskId, interval);
   }
 
   /**
@@ -300,12 +302,8 @@ export class McpToolSource implements TaskToolSource {
         const task = await client.experimental.tasks.getTask(taskId, { timeout: this.callTimeoutMs });
         writeStatusEvent(poll.events, task, previous);
         const output = await settleTask(client, reference.server, reference.tool, task, this.callTimeoutMs);
-        if (output !== undefined) return { kind: "result", output };
-        return {
-          kind: "task_pending",
-          pollIntervalSeconds: nextInterval(task.pollInterval, record.taskPollIntervalSeconds),
-          continuation: encodeStatus(task.status),
-        };
+        if (output !== undefined) return toolResult(output);
+        return toolTaskPending(nextInterval(task.pollInterval, record.taskPollIntervalSeconds), encodeStatus(task.status));
       },
       { handshakeTimeoutMs: this.handshakeTimeoutMs, signal: poll.cancellationSignal },
     );
@@ -333,12 +331,12 @@ export class McpToolSource implements TaskToolSource {
       if (reference.task !== true) {
         // A raw request: `callTool` would check output schemas this fresh connection never listed.
         const result = await client.request({ method: "tools/call", params }, CallToolResultSchema, request);
-        return { kind: "result", output: settleResult(reference.tool, result) };
+        return toolResult(settleResult(reference.tool, result));
       }
       const handOff = options.handOffTasks && stateless;
       const ttl = handOff ? this.taskTtlMs : 4 * this.inlineTaskWaitMs;
       const created = await client.request({ method: "tools/call", params }, CreateTaskResultSchema, { ...request, task: { ttl } });
-      if (handOff) return { kind: "task", task: created.task };
+      if (handOff) return { task: created.task };
       const output = await inlinePoll(client, {
         server: server.name,
         tool: reference.tool,
@@ -348,7 +346,7 @@ export class McpToolSource implements TaskToolSource {
         timeoutMs: this.callTimeoutMs,
         signal: options.signal,
       });
-      return { kind: "result", output };
+      return toolResult(output);
     };
     const sent = await exchange(server, send, { handshakeTimeoutMs: this.handshakeTimeoutMs, signal: options.signal });
     if (sent.ok) return sent.value;

@@ -12,6 +12,7 @@ import { MessageRole, type AgentMessage } from "@dex-agents/contracts";
 import type { FrameworkMessage } from "../runner.js";
 import type { ModelMessage, ModelToolCall } from "./model.js";
 import { RunStateError } from "../errors.js";
+import { frameworkMessage } from "../values.js";
 
 export type Item =
   | { readonly type: "user"; readonly text: string }
@@ -64,19 +65,19 @@ export function itemToMessage(item: Item): FrameworkMessage {
   const frameworkItem = JSON.stringify(item);
   switch (item.type) {
     case "user":
-      return { role: "user", frameworkItem, text: item.text };
+      return frameworkMessage({ role: MessageRole.USER, frameworkItem, text: item.text });
     case "assistant":
-      return { role: "assistant", frameworkItem, text: item.text ?? undefined };
+      return frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem, text: item.text ?? undefined });
     case "tool_call":
-      return {
-        role: "assistant",
+      return frameworkMessage({
+        role: MessageRole.ASSISTANT,
         frameworkItem,
         toolCallId: item.tool_call_id,
         toolName: item.tool_name,
         toolArguments: item.arguments,
-      };
+      });
     case "tool_result":
-      return { role: "tool", frameworkItem, toolCallId: item.tool_call_id, toolName: item.tool_name, toolOutput: item.output };
+      return frameworkMessage({ role: MessageRole.TOOL, frameworkItem, toolCallId: item.tool_call_id, toolName: item.tool_name, toolOutput: item.output });
   }
 }
 

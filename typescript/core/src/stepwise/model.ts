@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ModelCallMetadata } from "../runner.js";
+import type { ModelCallMetadataInit } from "../values.js";
 
 /** A tool as the model sees it: name, description and JSON schema of the arguments. */
 export interface ToolSpec {
@@ -69,7 +69,7 @@ export interface ModelResponse {
   readonly reasoning?: string | undefined;
   readonly toolCalls: readonly ModelToolCall[];
   readonly usage?: ModelUsage;
-  readonly metadata?: ModelCallMetadata | undefined;
+  readonly metadata?: ModelCallMetadataInit | undefined;
   /** With `structuredOutput`: the framework's parsed answer, when it matched the schema. */
   readonly output?: unknown;
   /** With `structuredOutput`: why the framework could not read an answer as the schema. */

@@ -55,6 +55,7 @@ import type { RunStateFormat } from "../run_state.js";
 import { parseToolArguments, toolOutputText } from "../tool_values.js";
 import { runInfoOfToolStep, withRunInfo } from "../run_info.js";
 import { ToolRouter } from "../routing.js";
+import { contextSummary, deferredToolCall, modelUsage, toolCallsRequested, toolResult, turnCompleted, turnContinued } from "../values.js";
 
 const WRITE_TODOS = "write_todos";
 
@@ -137,10 +138,10 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
     const continuations = state.consecutiveContinuations;
     const outputRetries = state.outputRetries ?? 0;
     const decision = state.afterToolCalls;
-    if (decision === "end") return { kind: "turn_completed", newMessages: pending.map(itemToMessage) };
+    if (decision === "end") return turnCompleted({ newMessages: pending.map(itemToMessage) });
     if (decision !== undefined) {
       if (continuations > MAX_CONSECUTIVE_CONTINUATIONS) {
-        return { kind: "turn_completed", newMessages: pending.map(itemToMessage), turnError: tooManyContinuations() };
+        return turnCompleted({ newMessages: pending.map(itemToMessage), turnError: tooManyContinuations() });
       }
       pending.push({ type: "user", text: decision.continueWith });
     }
@@ -150,13 +151,12 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
     const offered = this.#offeredTools(turn, tools);
     const toolChoice = this.#toolChoice(turn, offered, client);
     if (toolChoice === undefined) {
-      return {
-        kind: "turn_completed",
+      return turnCompleted({
         newMessages: [],
         turnError:
           "planning_tool_choice='required' needs a model client whose " +
           "supportsForcedToolChoice(settings) is true; this client refuses a forced tool choice for these settings",
-      };
+      });
     }
     const response = await client.complete({
       instructions: await this.definition.renderInstructions({
@@ -196,13 +196,12 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
       const after = await this.#decide(turn, response, continuations);
       // A response with tool calls and no continuation breaks the run of continuations.
       const inARow = after !== undefined && after !== "end" ? continuations + 1 : 0;
-      return {
-        kind: "tool_calls_requested",
+      return toolCallsRequested({
         frameworkRunState: encodeRunState({ items, consecutiveContinuations: inARow, afterToolCalls: after, outputRetries }, this.#runState),
         toolCalls: calls,
         usage,
         modelCallMetadata: metadata,
-      };
+      });
     }
 
     const finished = [...pending, answer];
@@ -211,17 +210,15 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
     if (output !== undefined && retryPrompt !== undefined) {
       const limit = output.maxRetries ?? DEFAULT_OUTPUT_RETRIES;
       if (outputRetries >= limit) {
-        return {
-          kind: "turn_completed",
+        return turnCompleted({
           newMessages: finished.map(itemToMessage),
           usage,
           modelCallMetadata: metadata,
           turnError: outputRetriesSpent(limit, retryPrompt),
-        };
+        });
       }
       // The bad answer and the retry prompt are stored; the next Step asks again.
-      return {
-        kind: "turn_continued",
+      return turnContinued({
         frameworkRunState: encodeRunState({
           items: [],
           consecutiveContinuations: continuations,
@@ -231,28 +228,26 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
         newMessages: [...finished, { type: "user" as const, text: retryPrompt }].map(itemToMessage),
         usage,
         modelCallMetadata: metadata,
-      };
+      });
     }
     const after = await this.#decide(turn, response, continuations);
     if (after !== undefined && after !== "end") {
       if (continuations + 1 > MAX_CONSECUTIVE_CONTINUATIONS) {
-        return {
-          kind: "turn_completed",
+        return turnCompleted({
           newMessages: finished.map(itemToMessage),
           usage,
           modelCallMetadata: metadata,
           turnError: tooManyContinuations(),
-        };
+        });
       }
-      return {
-        kind: "turn_continued",
+      return turnContinued({
         frameworkRunState: encodeRunState({ items: [], consecutiveContinuations: continuations + 1, afterToolCalls: undefined }, this.#runState),
         newMessages: [...finished, { type: "user" as const, text: after.continueWith }].map(itemToMessage),
         usage,
         modelCallMetadata: metadata,
-      };
+      });
     }
-    return { kind: "turn_completed", newMessages: finished.map(itemToMessage), usage, modelCallMetadata: metadata };
+    return turnCompleted({ newMessages: finished.map(itemToMessage), usage, modelCallMetadata: metadata });
   }
 
   /**
@@ -273,7 +268,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
     await call.heartbeat();
     // The body reads its Step's identity from the kit (`dexRunInfo`), whichever framework's tool it is.
     const output = await withRunInfo(runInfoOfToolStep(call), () => tool.execute(args, call));
-    return { kind: "result", output: toolOutputText(output) };
+    return toolResult(toolOutputText(output));
   }
 
   /** The owning source's poll: only sourced calls start tasks in Stepwise. */
@@ -337,7 +332,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
       signal: request.cancellationSignal,
       onDelta: () => {},
     });
-    return { text: response.text ?? "", usage: agentUsage(response.usage), modelCallMetadata: response.metadata };
+    return contextSummary({ text: response.text ?? "", usage: agentUsage(response.usage), modelCallMetadata: response.metadata });
   }
 
   /** The agent's own tools, then the sources' (listed on the first call). */
@@ -439,13 +434,8 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
           name,
         );
       }
-      return {
-        toolCallId: id,
-        toolName: name,
-        arguments: call.arguments,
-        policy: router.policy(name, { frameworkEffect: tool?.effect, frameworkRequiresApproval: tool?.requiresApproval }),
-        ...(tool?.sourceReference !== undefined ? { toolSourceReference: tool.sourceReference } : {}),
-      };
+      const policy = router.policy(name, { frameworkEffect: tool?.effect, frameworkRequiresApproval: tool?.requiresApproval });
+      return deferredToolCall({ ...call, toolSourceReference: tool?.sourceReference }, policy);
     });
   }
 
@@ -504,11 +494,11 @@ function answerText(response: ModelResponse, structured: boolean): string | null
 }
 
 function agentUsage(usage: ModelUsage | undefined): Usage {
-  return {
+  return modelUsage({
     modelCalls: 1,
     inputTokens: usage?.inputTokens ?? 0,
     outputTokens: usage?.outputTokens ?? 0,
     cachedInputTokens: usage?.cachedInputTokens ?? 0,
     reasoningTokens: usage?.reasoningTokens ?? 0,
-  };
+  });
 }

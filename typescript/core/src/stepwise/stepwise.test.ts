@@ -31,6 +31,7 @@ import { deferredExecution as execution } from "../testing/executions.js";
 import { testTurn } from "../testing/turns.js";
 import { RunStateError } from "../errors.js";
 import { decodeRunState, encodeRunState, stepwiseRunStateFormat } from "./state.js";
+import { frameworkMessage, isToolCallsRequested, isTurnCompleted, isTurnContinued, policyOf, toolResult } from "../values.js";
 
 /** A model that answers from a script and records every request. */
 class ScriptedModel implements ModelClient {
@@ -54,7 +55,7 @@ class ScriptedModel implements ModelClient {
 let sequence = 0n;
 function stored(m: FrameworkMessage, turnId = "turn-1"): AgentMessage {
   sequence += 1n;
-  const role = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL }[m.role];
+  const role = m.role;
   return create(AgentMessageSchema, {
     sequence,
     turnId,
@@ -115,12 +116,12 @@ test("a tool turn: the call is deferred, run in its Step, and its result fed bac
   ]);
   const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [weather], instructions: "Be brief." }));
   const first = await runner.runModelStep(turn(runner));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
-  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, c.policy]), [
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
+  assert.deepEqual(first.toolCalls.map((c) => [c.toolCallId, c.toolName, c.arguments, policyOf(c!)]), [
     ["w1", "get_weather", '{"city":"Paris"}', { effect: ToolEffect.READ, requiresApproval: false }],
   ]);
-  assert.equal(first.usage?.inputTokens, 9);
+  assert.equal(first.usage?.inputTokens, 9n);
   assert.equal(model.requests[0]?.instructions, "Be brief.");
   assert.deepEqual(model.requests[0]?.tools.map((t) => t.name), ["get_weather"]);
 
@@ -131,7 +132,7 @@ test("a tool turn: the call is deferred, run in its Step, and its result fed bac
     status: ToolCallStatus.APPROVED,
   });
   const outcome = await runner.executeDeferredToolCall(execution(record));
-  assert.deepEqual(outcome, { kind: "result", output: '{"city":"Paris","sky":"sunny"}' });
+  assert.deepEqual(outcome, toolResult('{"city":"Paris","sky":"sunny"}'));
 
   // RunModel needs a final record for every call the run state waits for.
   await assert.rejects(
@@ -151,15 +152,15 @@ test("a tool turn: the call is deferred, run in its Step, and its result fed bac
       events,
     }),
   );
-  assert.equal(done.kind, "turn_completed");
+  assert.ok(isTurnCompleted(done));
   assert.deepEqual(model.requests[1]?.messages.slice(1), [
     { role: "assistant", text: undefined, reasoning: undefined, toolCalls: [{ toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Paris"}' }] },
     { role: "tool", toolCallId: "w1", toolName: "get_weather", output: '{"city":"Paris","sky":"sunny"}' },
   ]);
   assert.deepEqual(done.newMessages.map((m) => [m.role, m.toolCallId, m.text ?? m.toolOutput]), [
-    ["assistant", "w1", undefined],
-    ["tool", "w1", '{"city":"Paris","sky":"sunny"}'],
-    ["assistant", undefined, "Sunny in Paris."],
+    [MessageRole.ASSISTANT, "w1", undefined],
+    [MessageRole.TOOL, "w1", '{"city":"Paris","sky":"sunny"}'],
+    [MessageRole.ASSISTANT, undefined, "Sunny in Paris."],
   ]);
   assert.deepEqual(events.map((e) => e.type), ["text_delta"]);
 });
@@ -171,9 +172,9 @@ test("a write tool is deferred with approval required; a rejection reaches the m
   ]);
   const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [sendEmail] }));
   const first = await runner.runModelStep(turn(runner));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
-  assert.deepEqual(first.toolCalls[0]?.policy, { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true });
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
+  assert.deepEqual(policyOf(first.toolCalls[0]!), { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: true });
   const rejected = create(AgentToolCallSchema, { toolCallId: "e1", toolName: "send_email", status: ToolCallStatus.REJECTED });
   await runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState, toolCalls: [rejected] }));
   assert.deepEqual(model.requests[1]?.messages.at(-1), {
@@ -184,7 +185,7 @@ test("a write tool is deferred with approval required; a rejection reaches the m
   });
   // An unfinished turn keeps its transcript with a result for the open call.
   const kept = runner.buildUnfinishedTurnMessages(turn(runner, { frameworkRunState: first.frameworkRunState }));
-  assert.deepEqual(kept.map((m) => m.role), ["assistant", "tool"]);
+  assert.deepEqual(kept.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL]);
 });
 
 test("a call of an unknown tool or a reused ID fails the RunModel attempt", async () => {
@@ -221,15 +222,15 @@ test("decideTurnContinuation continues a turn, and a run of continuations is bou
   );
   const user = stored(runner.buildUserMessage("write it"));
   const first = await runner.runModelStep(turn(runner, { messages: [user] }));
-  assert.equal(first.kind, "turn_continued");
-  if (first.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(first));
+  if (!isTurnContinued(first)) return;
   assert.deepEqual(first.newMessages?.map((m) => [m.role, m.text]), [
-    ["assistant", "Draft."],
-    ["user", "Check your answer."],
+    [MessageRole.ASSISTANT, "Draft."],
+    [MessageRole.USER, "Check your answer."],
   ]);
   const history = [user, ...(first.newMessages ?? []).map((m) => stored(m))];
   const second = await runner.runModelStep(turn(runner, { messages: history, frameworkRunState: first.frameworkRunState }));
-  assert.equal(second.kind, "turn_completed");
+  assert.ok(isTurnCompleted(second));
   assert.deepEqual(seen, [0, 1]);
   assert.deepEqual(model.requests[1]?.messages.at(-1), { role: "user", text: "Check your answer." });
 
@@ -241,7 +242,7 @@ test("decideTurnContinuation continues a turn, and a run of continuations is bou
   );
   const state = JSON.stringify({ version: 1, items: [], consecutive_continuations: MAX_CONSECUTIVE_CONTINUATIONS });
   const capped = (await endless.runModelStep(turn(endless, { frameworkRunState: state }))) as TurnCompleted;
-  assert.equal(capped.kind, "turn_completed");
+  assert.ok(isTurnCompleted(capped));
   assert.equal(capped.turnError, "the turn was continued more than 8 times in a row by decide_turn_continuation");
 });
 
@@ -249,11 +250,11 @@ test("decideTurnContinuation 'end' after tool calls ends the turn with the resul
   const model = new ScriptedModel([{ toolCalls: [{ toolCallId: "w1", toolName: "get_weather", arguments: '{"city":"Rome"}' }] }]);
   const runner = new StepwiseRunner(new AgentDefinition({ model, tools: [weather], decideTurnContinuation: () => "end" }));
   const first = await runner.runModelStep(turn(runner));
-  assert.equal(first.kind, "tool_calls_requested");
-  if (first.kind !== "tool_calls_requested") return;
+  assert.ok(isToolCallsRequested(first));
+  if (!isToolCallsRequested(first)) return;
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", status: ToolCallStatus.SUCCEEDED, output: "rain" });
   const done = await runner.runModelStep(turn(runner, { frameworkRunState: first.frameworkRunState, toolCalls: [record] }));
-  assert.equal(done.kind, "turn_completed");
+  assert.ok(isTurnCompleted(done));
   assert.deepEqual(done.newMessages.map((m) => m.toolOutput ?? m.toolCallId), ["w1", "rain"]);
   assert.equal(model.requests.length, 1);
 });
@@ -273,9 +274,9 @@ test("plan mode: a planning turn offers only write_todos, sees the plan note, an
   const planning = await runner.runModelStep(
     turn(runner, { mode: InteractionMode.PLANNING, builtIns: ["write_todos", "ask_user"] }),
   );
-  assert.equal(planning.kind, "tool_calls_requested");
-  if (planning.kind !== "tool_calls_requested") return;
-  assert.deepEqual(planning.toolCalls[0]?.policy, { effect: ToolEffect.READ, requiresApproval: false });
+  assert.ok(isToolCallsRequested(planning));
+  if (!isToolCallsRequested(planning)) return;
+  assert.deepEqual(policyOf(planning.toolCalls[0]!), { effect: ToolEffect.READ, requiresApproval: false });
   const request = model.requests[0];
   assert.deepEqual(request?.tools.map((t) => t.name), ["write_todos"]);
   assert.deepEqual(request?.toolChoice, { name: "write_todos" });
@@ -310,9 +311,9 @@ test("compaction: estimate, a cut that keeps tool calls with their results, and 
   const long = "x".repeat(400);
   const messages = [
     stored(runner.buildUserMessage("weather?"), "t0"),
-    stored({ role: "assistant", frameworkItem: JSON.stringify({ type: "tool_call", tool_call_id: "w1", tool_name: "get_weather", arguments: "{}" }), toolCallId: "w1", toolName: "get_weather" }, "t0"),
-    stored({ role: "tool", frameworkItem: JSON.stringify({ type: "tool_result", tool_call_id: "w1", tool_name: "get_weather", output: long }), toolCallId: "w1", toolName: "get_weather" }, "t0"),
-    stored({ role: "assistant", frameworkItem: JSON.stringify({ type: "assistant", text: "sunny" }), text: "sunny" }, "t0"),
+    stored(frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem: JSON.stringify({ type: "tool_call", tool_call_id: "w1", tool_name: "get_weather", arguments: "{}" }), toolCallId: "w1", toolName: "get_weather" }), "t0"),
+    stored(frameworkMessage({ role: MessageRole.TOOL, frameworkItem: JSON.stringify({ type: "tool_result", tool_call_id: "w1", tool_name: "get_weather", output: long }), toolCallId: "w1", toolName: "get_weather" }), "t0"),
+    stored(frameworkMessage({ role: MessageRole.ASSISTANT, frameworkItem: JSON.stringify({ type: "assistant", text: "sunny" }), text: "sunny" }), "t0"),
     stored(runner.buildUserMessage("and tomorrow?")),
   ];
   const context = turn(runner, { messages });
@@ -338,7 +339,7 @@ test("compaction: estimate, a cut that keeps tool calls with their results, and 
     cancellationSignal: new AbortController().signal,
   });
   assert.equal(summary.text, "They asked about Paris weather: sunny.");
-  assert.equal(summary.usage?.inputTokens, 40);
+  assert.equal(summary.usage?.inputTokens, 40n);
   const request = model.requests[0];
   assert.match(request?.instructions ?? "", /^You summarize conversations/);
   assert.deepEqual(request?.tools, []);
@@ -359,24 +360,24 @@ test("structured output: a bad answer is stored with a retry prompt, retried in 
   const validate = (city: City) => (city.name.startsWith("P") ? undefined : "Capitalize the city name.");
   const runner = new StepwiseRunner(new AgentDefinition({ model, output: { validate } }));
   const first = await runner.runModelStep(turn(runner));
-  assert.equal(first.kind, "turn_continued");
-  if (first.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(first));
+  if (!isTurnContinued(first)) return;
   assert.equal(model.requests[0]?.structuredOutput, true);
   assert.deepEqual(first.newMessages?.map((m) => [m.role, m.text]), [
-    ["assistant", "not json"],
-    ["user", "The answer is not JSON. Answer again with only the JSON the response format asks for."],
+    [MessageRole.ASSISTANT, "not json"],
+    [MessageRole.USER, "The answer is not JSON. Answer again with only the JSON the response format asks for."],
   ]);
   const stored1 = [stored(runner.buildUserMessage("weather in Paris?")), ...(first.newMessages ?? []).map((m) => stored(m))];
   const second = await runner.runModelStep(turn(runner, { messages: stored1, frameworkRunState: first.frameworkRunState }));
-  assert.equal(second.kind, "turn_continued");
-  if (second.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(second));
+  if (!isTurnContinued(second)) return;
   assert.deepEqual(second.newMessages?.map((m) => m.text), ['{"name":"paris"}', "Capitalize the city name."]);
   // The retry's model call saw the bad answer and its prompt.
   assert.deepEqual(model.requests[1]?.messages.map((m) => m.role), ["user", "assistant", "user"]);
   const stored2 = [...stored1, ...(second.newMessages ?? []).map((m) => stored(m))];
   const third = await runner.runModelStep(turn(runner, { messages: stored2, frameworkRunState: second.frameworkRunState }));
-  assert.equal(third.kind, "turn_completed");
-  if (third.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(third));
+  if (!isTurnCompleted(third)) return;
   assert.equal(third.turnError, undefined);
   assert.deepEqual(third.newMessages.map((m) => m.text), ['{"name":"Paris"}']);
 
@@ -391,11 +392,11 @@ test("structured output: a bad answer is stored with a retry prompt, retried in 
     }),
   );
   const retry = await strict.runModelStep(turn(strict));
-  assert.equal(retry.kind, "turn_continued");
-  if (retry.kind !== "turn_continued") return;
+  assert.ok(isTurnContinued(retry));
+  if (!isTurnContinued(retry)) return;
   const failed = await strict.runModelStep(turn(strict, { frameworkRunState: retry.frameworkRunState }));
-  assert.equal(failed.kind, "turn_completed");
-  if (failed.kind !== "turn_completed") return;
+  assert.ok(isTurnCompleted(failed));
+  if (!isTurnCompleted(failed)) return;
   assert.match(failed.turnError ?? "", /^the answer failed its output check 2 times in a row: name is missing\./);
 
   // A client that ignores the request is a bug, not a retry.

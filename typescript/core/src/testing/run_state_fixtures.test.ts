@@ -12,6 +12,7 @@ import {
   encodeRunnerTurnContext,
   RunModelStepRequestSchema,
   type RunModelStepResponse,
+  MessageRole,
 } from "@dex-agents/contracts";
 import { create } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
@@ -25,6 +26,7 @@ import {
   resumeRunStateFixture,
   sha256,
 } from "./index.js";
+import { deferredToolCall, frameworkMessage, toolCallsRequested, toolResult, turnCompleted } from "../values.js";
 
 const work = mkdtempSync(join(tmpdir(), "run-states-"));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -70,28 +72,22 @@ const SENT = {
 /** Answers by the script it is built around: the model's reply is the whole answer. */
 function scriptedRunner(script: ModelScript<{ text?: string; calls?: string[] }>): AgentFrameworkRunner<ToolExecutionResult> {
   return {
-    buildUserMessage: (text) => ({ role: "user", frameworkItem: JSON.stringify({ text }), text }),
+    buildUserMessage: (text) => frameworkMessage({ role: MessageRole.USER, frameworkItem: JSON.stringify({ text }), text }),
     buildUnfinishedTurnMessages: () => [],
     async executeDeferredToolCall() {
-      return { kind: "result", output: "" };
+      return toolResult("");
     },
     async runModelStep(turn): Promise<AgentTurnOutcome> {
       assert.ok(turn.frameworkRunState?.includes("w1"), "the run state reached the runner");
       const reply = script.next();
       noteModelReply(reply);
       if (reply.calls !== undefined) {
-        return {
-          kind: "tool_calls_requested",
+        return toolCallsRequested({
           frameworkRunState: "{}",
-          toolCalls: reply.calls.map((name, i) => ({
-            toolCallId: `c${i}`,
-            toolName: name,
-            arguments: '{ "city": "Lima" }',
-            policy: turn.resolveToolPolicy(name),
-          })),
-        };
+          toolCalls: reply.calls.map((name, i) => deferredToolCall({ toolCallId: `c${i}`, toolName: name, arguments: '{ "city": "Lima" }' }, turn.resolveToolPolicy(name))),
+        });
       }
-      return { kind: "turn_completed", newMessages: [{ role: "assistant", frameworkItem: "{}", text: reply.text }] };
+      return turnCompleted({ newMessages: [{ role: MessageRole.ASSISTANT, frameworkItem: "{}", text: reply.text }] });
     },
   };
 }

@@ -14,7 +14,7 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { TextDeltaPayloadSchema, ToolEffect } from "@dex-agents/contracts";
+import { MessageRole, TextDeltaPayloadSchema, ToolEffect } from "@dex-agents/contracts";
 import type {
   AgentFrameworkRunner,
   AgentTurnContext,
@@ -25,6 +25,7 @@ import type {
 } from "../runner.js";
 import { modelVisibleResult } from "../results.js";
 import { RunLog } from "./runlog.js";
+import { deferredToolCall, frameworkMessage, toolCallsRequested, toolResult, turnCompleted } from "../values.js";
 
 /** One scripted framework item, stored as the message's frameworkItem JSON. */
 export interface Item {
@@ -34,15 +35,17 @@ export interface Item {
   readonly toolName?: string;
 }
 
+const ROLES = { user: MessageRole.USER, assistant: MessageRole.ASSISTANT, tool: MessageRole.TOOL } as const;
+
 export function message(item: Item): FrameworkMessage {
-  return {
-    role: item.role,
+  return frameworkMessage({
+    role: ROLES[item.role],
     frameworkItem: JSON.stringify(item),
     text: item.role === "tool" ? undefined : item.text,
     toolCallId: item.toolCallId,
     toolName: item.toolName,
     toolOutput: item.role === "tool" ? item.text : undefined,
-  };
+  });
 }
 
 export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult> {
@@ -70,11 +73,10 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
       );
       const answer = turn.toolCalls.some((c) => c.toolName === "lookup") ? "x is 42." : `Results: ${results.join("; ")}`;
       turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });
-      return {
-        kind: "turn_completed",
+      return turnCompleted({
         newMessages: [...state.map(message), ...toolItems, message({ role: "assistant", text: answer })],
         usage,
-      };
+      });
     }
     if (prompt.startsWith("weather in ") || prompt === "charge" || prompt === "What is the value of x?") {
       const tool = prompt === "charge" ? "charge" : prompt.startsWith("weather") ? "get_weather" : "lookup";
@@ -82,19 +84,13 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
       const args =
         tool === "charge" ? { amount: 5 } : tool === "lookup" ? { key: "x" } : { city: prompt.slice("weather in ".length) };
       const call: Item = { role: "assistant", text: "", toolCallId: id, toolName: tool };
-      return {
-        kind: "tool_calls_requested",
+      return toolCallsRequested({
         frameworkRunState: JSON.stringify([call]),
         toolCalls: [
-          {
-            toolCallId: id,
-            toolName: tool,
-            arguments: JSON.stringify(args),
-            policy: turn.resolveToolPolicy(tool, tool === "charge" ? ToolEffect.NON_IDEMPOTENT_WRITE : ToolEffect.READ),
-          },
+          deferredToolCall({ toolCallId: id, toolName: tool, arguments: JSON.stringify(args) }, turn.resolveToolPolicy(tool, tool === "charge" ? ToolEffect.NON_IDEMPOTENT_WRITE : ToolEffect.READ)),
         ],
         usage,
-      };
+      });
     }
     if (prompt === "slow") {
       try {
@@ -109,7 +105,7 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
     const answer = `I have seen ${turn.messages.length} messages.`;
     turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });
-    return { kind: "turn_completed", newMessages: [message({ role: "assistant", text: answer })], usage };
+    return turnCompleted({ newMessages: [message({ role: "assistant", text: answer })], usage });
   }
 
   async executeDeferredToolCall(call: DeferredToolExecution): Promise<ToolExecutionResult> {
@@ -119,12 +115,12 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
     await call.heartbeat();
     if (call.toolCall.toolName === "lookup") {
-      return { kind: "result", output: "42" };
+      return toolResult("42");
     }
     if (call.toolCall.toolName === "charge") {
       await this.log.waitForGate("charge", call.cancellationSignal);
-      return { kind: "result", output: `charged ${String(args["amount"])}` };
+      return toolResult(`charged ${String(args["amount"])}`);
     }
-    return { kind: "result", output: `sunny in ${String(args["city"])}` };
+    return toolResult(`sunny in ${String(args["city"])}`);
   }
 }

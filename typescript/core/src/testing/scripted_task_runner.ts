@@ -51,6 +51,7 @@ import {
 } from "../runner.js";
 import { RunLog } from "./runlog.js";
 import { message, type Item } from "./scripted_runner.js";
+import { contextSummary, deferredToolCall, toolCallsRequested, toolResult, toolTaskPending, toolTaskStarted, turnCompleted } from "../values.js";
 
 /** Tokens the estimate counts for each message. */
 export const TOKENS_PER_MESSAGE = 100;
@@ -98,7 +99,7 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
       const answer = `Results: ${turn.toolCalls.map((c) => `${c.toolName}=${modelVisibleResult(c)}`).join("; ")}`;
       turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });
       const items = [...this.unfinished(turn), message({ role: "assistant", text: answer })];
-      return { kind: "turn_completed", newMessages: items, usage };
+      return turnCompleted({ newMessages: items, usage });
     }
     if (prompt.startsWith("job ")) {
       const mode = prompt.slice("job ".length);
@@ -106,23 +107,17 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
       const id = `j${turn.turnId.split("-").pop() ?? ""}`;
       const effect = tool === "job" ? ToolEffect.READ : ToolEffect.NON_IDEMPOTENT_WRITE;
       const call: Item = { role: "assistant", text: "", toolCallId: id, toolName: tool };
-      return {
-        kind: "tool_calls_requested",
+      return toolCallsRequested({
         frameworkRunState: JSON.stringify([call]),
         toolCalls: [
-          {
-            toolCallId: id,
-            toolName: tool,
-            arguments: JSON.stringify({ mode }),
-            policy: turn.resolveToolPolicy(tool, effect, false),
-          },
+          deferredToolCall({ toolCallId: id, toolName: tool, arguments: JSON.stringify({ mode }) }, turn.resolveToolPolicy(tool, effect, false)),
         ],
         usage,
-      };
+      });
     }
     const answer = `I have seen ${turn.messages.length} messages.`;
     turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });
-    return { kind: "turn_completed", newMessages: [message({ role: "assistant", text: answer })], usage };
+    return turnCompleted({ newMessages: [message({ role: "assistant", text: answer })], usage });
   }
 
   async executeDeferredToolCall(call: DeferredToolExecution): Promise<DeferredToolOutcome> {
@@ -137,7 +132,7 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
     const mode = jobMode(call.toolCall);
     if (mode === "hold-start" && call.heartbeatCheckpoint !== undefined) {
       this.log.append("task_resume", { task_id: call.heartbeatCheckpoint, attempt: call.attempt });
-      return { kind: "task_started", taskId: call.heartbeatCheckpoint, pollIntervalSeconds: POLL_SECONDS };
+      return toolTaskStarted(call.heartbeatCheckpoint, POLL_SECONDS);
     }
     this.log.append("task_start", { task_id: taskId, key: call.idempotencyKey });
     if (mode === "hold-start") {
@@ -147,7 +142,7 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
       await this.log.waitForGate("start", call.cancellationSignal);
     }
     const interval = mode === "huge" ? HUGE_SECONDS : mode === "nan" ? Number.NaN : POLL_SECONDS;
-    return { kind: "task_started", taskId, pollIntervalSeconds: interval };
+    return toolTaskStarted(taskId, interval);
   }
 
   async pollToolTask(poll: ToolTaskPoll): Promise<ToolTaskPollOutcome> {
@@ -160,15 +155,15 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
     if (mode.startsWith("crash")) throw new RangeError(`the job's poll crashed on attempt ${poll.attempt}`);
     if (mode === "forever" || mode === "hold-cancel" || mode === "huge") {
       const seconds = mode === "huge" ? HUGE_SECONDS : FOREVER_SECONDS;
-      return { kind: "task_pending", pollIntervalSeconds: seconds, continuation: `polls:${index + 1}` };
+      return toolTaskPending(seconds, `polls:${index + 1}`);
     }
     if (mode === "hold-poll") {
       await this.log.waitForGate("poll", poll.cancellationSignal);
     } else if (mode !== "hold-start" && index < Number(mode)) {
-      return { kind: "task_pending", pollIntervalSeconds: POLL_SECONDS, continuation: `polls:${index + 1}` };
+      return toolTaskPending(POLL_SECONDS, `polls:${index + 1}`);
     }
     this.log.append("job_done", { task_id: taskId, polls: index + 1 });
-    return { kind: "result", output: `job done; ${index} polls said running` };
+    return toolResult(`job done; ${index} polls said running`);
   }
 
   async cancelToolTask(cancellation: ToolTaskCancellation): Promise<void> {
@@ -240,9 +235,9 @@ export class ScriptedTaskRunner implements AgentFrameworkRunner<DeferredToolOutc
     }
     const generation = (previous?.generation ?? 0) + 1;
     const folded = previous === undefined ? "" : `summary ${previous.generation} and `;
-    return {
+    return contextSummary({
       text: `sidecar summary ${generation} of ${folded}messages ${sequences[0] ?? "-"}..${request.throughSequence}`,
       usage: { modelCalls: 1, inputTokens: TOKENS_PER_MESSAGE * sequences.length, outputTokens: 5 },
-    };
+    });
   }
 }

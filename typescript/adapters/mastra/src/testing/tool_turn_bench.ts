@@ -34,6 +34,7 @@ import { createTool } from "@mastra/core/tools";
 import { MockLanguageModelV4 } from "ai/test";
 import { z } from "zod";
 import { MastraRunner } from "../index.js";
+import { isTurnCompleted, isToolCallsRequested, isToolResult } from "@dex-agents/core";
 
 const QUESTION = "What is the value of x?";
 const ANSWER = "x is 42.";
@@ -79,11 +80,11 @@ function durableRunner(): MastraRunner {
 async function adapterTurn(runner: MastraRunner): Promise<void> {
   const messages = [storedUserMessage(QUESTION, runner.buildUserMessage(QUESTION).frameworkItem)];
   const first = await runner.runModelStep(testTurn({ messages }));
-  const call = first.kind === "tool_calls_requested" ? first.toolCalls[0] : undefined;
-  if (first.kind !== "tool_calls_requested" || call === undefined) throw new Error(`expected a tool call, got ${first.kind}`);
+  const call = isToolCallsRequested(first) ? first.toolCalls[0] : undefined;
+  if (!isToolCallsRequested(first) || call === undefined) throw new Error(`expected a tool call, got ${first.$typeName}`);
   const record = create(AgentToolCallSchema, { toolCallId: call.toolCallId, toolName: call.toolName, arguments: call.arguments });
   const result = await runner.executeDeferredToolCall(deferredExecution(record));
-  if (result.kind !== "result") throw new Error(`the tool ended with ${result.kind}`);
+  if (!isToolResult(result)) throw new Error(`the tool ended with ${result.$typeName}`);
   const done = await runner.runModelStep(
     testTurn({
       messages,
@@ -91,7 +92,7 @@ async function adapterTurn(runner: MastraRunner): Promise<void> {
       toolCalls: [{ ...record, status: ToolCallStatus.SUCCEEDED, output: result.output }],
     }),
   );
-  if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
+  if (!isTurnCompleted(done) || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
 }
 
 const plainArgs = plainBenchArgs(10);

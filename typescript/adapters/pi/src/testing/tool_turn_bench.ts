@@ -16,6 +16,7 @@ import { deferredExecution, storedUserMessage, testTurn, timedRuns } from "@dex-
 import { Agent, type AgentTool } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, Type, type Context } from "@mariozechner/pi-ai";
 import { PiRunner } from "../index.js";
+import { isTurnCompleted, isToolCallsRequested, isToolResult } from "@dex-agents/core";
 
 const { values } = parseArgs({ options: { turns: { type: "string", default: "200" }, warmup: { type: "string", default: "20" } } });
 const turns = Number(values.turns);
@@ -58,13 +59,13 @@ function context(frameworkRunState: string | undefined, toolCalls: AgentTurnCont
 
 async function adapter(): Promise<void> {
   const first = await runner.runModelStep(context(undefined, []));
-  if (first.kind !== "tool_calls_requested") throw new Error(`expected tool calls, got ${first.kind}`);
+  if (!isToolCallsRequested(first)) throw new Error(`expected tool calls, got ${first.$typeName}`);
   const record = create(AgentToolCallSchema, { toolCallId: "w1", toolName: "get_weather", arguments: first.toolCalls[0]!.arguments });
   const call = deferredExecution(record);
   const result = await runner.executeDeferredToolCall(call);
-  if (result.kind !== "result") throw new Error(`expected a result, got ${result.kind}`);
+  if (!isToolResult(result)) throw new Error(`expected a result, got ${result.$typeName}`);
   const done = await runner.runModelStep(context(first.frameworkRunState, [{ ...record, status: ToolCallStatus.SUCCEEDED, output: result.output }]));
-  if (done.kind !== "turn_completed" || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
+  if (!isTurnCompleted(done) || done.newMessages.at(-1)?.text !== ANSWER) throw new Error("the adapter turn did not answer");
 }
 
 const time = (run: () => Promise<void>): Promise<number[]> => timedRuns({ turns, warmup }, run, refill);
