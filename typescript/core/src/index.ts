@@ -59,6 +59,7 @@ export {
   modelVisibleResult,
   NO_RESULT_TEXT,
   OUTCOME_UNKNOWN_RESULT,
+  resultText,
   turnFailureNote,
   USER_REJECTED_RESULT,
 } from "./results.js";

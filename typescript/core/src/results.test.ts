@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { AgentToolCallSchema, ToolCallStatus } from "@dex-agents/contracts";
-import { OUTCOME_UNKNOWN_RESULT, turnFailureNote } from "./index.js";
+import { NO_RESULT_TEXT, OUTCOME_UNKNOWN_RESULT, resultText, turnFailureNote } from "./index.js";
 
 test("the turn-failure note lists the final records in deferral order, as dex_agents.results does", () => {
   const record = (toolCallId: string, deferralOrder: number, status: ToolCallStatus, output?: string) =>
@@ -19,4 +19,12 @@ test("the turn-failure note lists the final records in deferral order, as dex_ag
       `- charge {"usd":5} -> outcome_unknown: ${OUTCOME_UNKNOWN_RESULT}\n` +
       "Do not repeat these tool calls unless the user asks again.",
   );
+});
+
+test("a call's result text is its final record's result, or that it never ran", () => {
+  const record = (status: ToolCallStatus) => create(AgentToolCallSchema, { toolCallId: "c", toolName: "t", status, output: "done" });
+  assert.equal(resultText(record(ToolCallStatus.SUCCEEDED)), "done");
+  assert.equal(resultText(record(ToolCallStatus.OUTCOME_UNKNOWN)), OUTCOME_UNKNOWN_RESULT);
+  assert.equal(resultText(record(ToolCallStatus.RUNNING)), NO_RESULT_TEXT);
+  assert.equal(resultText(undefined), NO_RESULT_TEXT);
 });

@@ -41,6 +41,11 @@ export function modelVisibleResult(record: AgentToolCall): string {
   }
 }
 
+/** What the model sees for a call: its final record's result, or that it never ran (Python's `result_text`). */
+export function resultText(record: AgentToolCall | undefined): string {
+  return record !== undefined && isFinal(record.status) ? modelVisibleResult(record) : NO_RESULT_TEXT;
+}
+
 const FINAL_STATUS_TEXT: ReadonlyMap<ToolCallStatus, string> = new Map([
   [ToolCallStatus.REJECTED, "rejected"],
   [ToolCallStatus.SUCCEEDED, "succeeded"],

@@ -44,6 +44,7 @@ import {
   turnCompleted,
   toolCallsRequested,
   toolResult,
+  resultText,
 } from "@dex-agents/core";
 import {
   InputGuardrailTripwireTriggered,
@@ -292,7 +293,7 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
     const items = [...state.items];
     for (const call of state.pending) {
       const record = byId.get(call.toolCallId);
-      const text = record !== undefined && isFinal(record.status) ? modelVisibleResult(record) : NO_RESULT_TEXT;
+      const text = resultText(record);
       items.push(toolOutputItem(call.toolCallId, call.toolName, text));
     }
     return items.map(storedMessage);

@@ -23,9 +23,6 @@ import { create } from "@bufbuild/protobuf";
 import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect, MessageRole } from "@dex-agents/contracts";
 import {
   ToolRouter,
-  isFinal,
-  modelVisibleResult,
-  NO_RESULT_TEXT,
   ToolExecutionError,
   type AgentFrameworkRunner,
   type AgentTurnContext,
@@ -43,6 +40,7 @@ import {
   turnContinued,
   toolResult,
   frameworkMessage,
+  resultText,
 } from "@dex-agents/core";
 import {
   isStepCount,
@@ -147,7 +145,7 @@ function toolMessage(
     role: "tool",
     content: calls.map((call) => {
       const record = records.get(call.toolCallId);
-      const value = record !== undefined && isFinal(record.status) ? modelVisibleResult(record) : NO_RESULT_TEXT;
+      const value = resultText(record);
       return {
         type: "tool-result" as const,
         toolCallId: call.toolCallId,

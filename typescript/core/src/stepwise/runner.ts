@@ -19,7 +19,7 @@ import {
   type RunnerCapabilities,
 } from "@dex-agents/contracts";
 import { declareCapabilities, type Capability } from "../capabilities.js";
-import { isFinal, modelVisibleResult, NO_RESULT_TEXT } from "../results.js";
+import { isFinal, resultText } from "../results.js";
 import {
   ToolExecutionError,
   type AgentFrameworkRunner,
@@ -468,22 +468,20 @@ function turnToolCallIds(turn: AgentTurnContext, pending: readonly Item[]): Set<
 /**
  * Result items for the state's unanswered calls, from the turn's records.
  * Strict (RunModel, where every record is final) throws for a missing or
- * unfinished record; otherwise such a call gets `NO_RESULT_TEXT`.
+ * unfinished record; otherwise such a call gets `NO_RESULT_TEXT` (`resultText`).
  */
 function resultsFor(state: RunState, records: readonly AgentToolCall[], strict: boolean): Item[] {
   const byId = new Map(records.map((r) => [r.toolCallId, r]));
   return unansweredToolCalls(state).map((call) => {
     const record = byId.get(call.tool_call_id);
-    let output: string;
-    if (record !== undefined && isFinal(record.status)) output = modelVisibleResult(record);
-    else if (strict) {
+    if (strict && (record === undefined || !isFinal(record.status))) {
       throw new RunStateError(
         record === undefined
           ? `the turn has no tool call record for '${call.tool_call_id}' ('${call.tool_name}'), which the run state is waiting for`
           : `tool call '${call.tool_call_id}' ('${call.tool_name}') is not final: its status is ${ToolCallStatus[record.status].toLowerCase()}`,
       );
-    } else output = NO_RESULT_TEXT;
-    return { type: "tool_result", tool_call_id: call.tool_call_id, tool_name: call.tool_name, output };
+    }
+    return { type: "tool_result", tool_call_id: call.tool_call_id, tool_name: call.tool_name, output: resultText(record) };
   });
 }
 
