@@ -25,6 +25,6 @@ test("a call's result text is its final record's result, or that it never ran", 
   const record = (status: ToolCallStatus) => create(AgentToolCallSchema, { toolCallId: "c", toolName: "t", status, output: "done" });
   assert.equal(resultText(record(ToolCallStatus.SUCCEEDED)), "done");
   assert.equal(resultText(record(ToolCallStatus.OUTCOME_UNKNOWN)), OUTCOME_UNKNOWN_RESULT);
-  assert.equal(resultText(record(ToolCallStatus.RUNNING)), NO_RESULT_TEXT);
+  assert.equal(resultText(record(ToolCallStatus.APPROVED)), NO_RESULT_TEXT);
   assert.equal(resultText(undefined), NO_RESULT_TEXT);
 });
