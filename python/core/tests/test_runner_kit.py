@@ -47,11 +47,9 @@ STEPWISE_LEGACY = (
 )
 
 
-def _legacy_v1(data: object) -> dict[str, object] | None:
-    return data if isinstance(data, dict) and data.get("version") == 1 else None
-
-
-FORMAT = RunStateFormat(adapter="demo", schema_version=2, framework="pytest", legacy=_legacy_v1)
+FORMAT = RunStateFormat(
+    adapter="demo", schema_version=2, framework="pytest", legacy=RunStateFormat.marked("version", 1)
+)
 
 
 def _read(payload: object) -> list[int]:
@@ -98,6 +96,8 @@ def test_a_legacy_state_goes_through_the_adapters_legacy_reader() -> None:
     assert FORMAT.decode('{"version":1,"numbers":[3]}', _read) == [3]
     with pytest.raises(RunStateError, match="not written by the demo adapter"):
         FORMAT.decode('{"version":9,"numbers":[3]}', _read)
+    with pytest.raises(RunStateError):
+        FORMAT.decode('[{"version":1}]', _read)
     with pytest.raises(RunStateError, match="not written by the demo adapter"):
         RunStateFormat(adapter="demo").decode('{"numbers":[3]}', _read)
     with pytest.raises(RunStateError, match="not a run state envelope"):

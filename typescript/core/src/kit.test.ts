@@ -47,6 +47,9 @@ test("a state written before the envelope resumes through the legacy reader, and
   assert.equal(format.decode("[1,2,3]", read), 3);
   assert.throws(() => format.decode('{"other":1}', read), /no run state envelope nor an earlier mine layout/);
   assert.throws(() => format.decode("not json", read), RunStateError);
+  const marked = new RunStateFormat({ adapter: "mine", legacy: RunStateFormat.marked("version", 1) });
+  assert.equal(marked.decode('{"version":1,"n":4}', read), 4);
+  assert.throws(() => marked.decode('{"version":2,"n":4}', read), /no run state envelope nor an earlier mine layout/);
 });
 
 test("tool arguments are a strict JSON object, empty text none; output text is JSON unless it is text", () => {

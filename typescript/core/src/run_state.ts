@@ -55,6 +55,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** How one adapter writes and reads its run state. */
 export class RunStateFormat {
+  /**
+   * The legacy reader of a pre-envelope layout that marked itself with
+   * `field`: `value` (`"version": 1`, `"format": "<name>"`, as every adapter's
+   * first layout did): such an object is the payload (Python's `RunStateFormat.marked`).
+   */
+  static marked(field: string, value: unknown): LegacyRunStateReader {
+    return (parsed) => (isObject(parsed) && parsed[field] === value ? parsed : undefined);
+  }
+
   readonly adapter: string;
   readonly schemaVersion: number;
   readonly #framework: string | undefined;

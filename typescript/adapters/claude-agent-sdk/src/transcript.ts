@@ -74,16 +74,11 @@ export interface RunState {
   readonly deferred: DeferredToolCall[];
 }
 
-/** Before the envelope the state carried the item format marker beside its fields. */
-function legacyRunState(parsed: unknown): Record<string, unknown> | undefined {
-  const state = parsed as { format?: unknown } | null;
-  return typeof state === "object" && state !== null && state.format === FORMAT ? { ...state } : undefined;
-}
-
 const RUN_STATE = new RunStateFormat({
   adapter: "claude-agent-sdk",
   framework: "@anthropic-ai/claude-agent-sdk",
-  legacy: legacyRunState,
+  // Before the envelope the state carried the item format marker beside its fields.
+  legacy: RunStateFormat.marked("format", FORMAT),
 });
 
 export function encodeRunState(state: RunState): string {

@@ -27,13 +27,7 @@ export interface TurnState {
 }
 
 /** The layout before the envelope: the same fields beside `version: 1`. */
-function legacy(parsed: unknown): Record<string, unknown> | undefined {
-  if (typeof parsed !== "object" || parsed === null || (parsed as { version?: unknown }).version !== 1) return undefined;
-  const { version: _, ...payload } = parsed as Record<string, unknown>;
-  return payload;
-}
-
-const FORMAT = new RunStateFormat({ adapter: "openai-agents", framework: "@openai/agents", legacy });
+const FORMAT = new RunStateFormat({ adapter: "openai-agents", framework: "@openai/agents", legacy: RunStateFormat.marked("version", 1) });
 
 function read(payload: Record<string, unknown>): TurnState {
   const state = payload as Partial<TurnState>;

@@ -22,19 +22,14 @@ export interface RunState {
 
 export const EMPTY_RUN_STATE: RunState = { items: [], consecutiveContinuations: 0, afterToolCalls: undefined };
 
-/** Before the envelope, the payload itself carried `"version": 1`. */
-function legacy(parsed: unknown): Record<string, unknown> | undefined {
-  const value = parsed as Record<string, unknown> | null;
-  return typeof value === "object" && value !== null && !Array.isArray(value) && value["version"] === 1 ? value : undefined;
-}
-
 /**
  * The envelope of a runner on the loop: `stepwise` unless an adapter built on
  * it (Mastra, Pi) names itself and its framework package. Every one reads the
  * loop's states written before the envelope.
  */
 export function stepwiseRunStateFormat(options: Omit<RunStateFormatOptions, "legacy"> = { adapter: "stepwise" }): RunStateFormat {
-  return new RunStateFormat({ ...options, legacy });
+  // Before the envelope, the payload itself carried `"version": 1`.
+  return new RunStateFormat({ ...options, legacy: RunStateFormat.marked("version", 1) });
 }
 
 export const STEPWISE_RUN_STATE = stepwiseRunStateFormat();

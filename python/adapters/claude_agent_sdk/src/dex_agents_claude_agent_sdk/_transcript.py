@@ -91,13 +91,11 @@ def decode_item(framework_item: str, *, sequence: int) -> StoredItem:
     )
 
 
-def _legacy_run_state(data: object) -> Mapping[str, Any] | None:
-    """Before the envelope, a run state was a stored item's JSON: its format, its entries."""
-    return data if isinstance(data, dict) and data.get("format") == _FORMAT else None
-
-
+# Before the envelope, a run state was a stored item's JSON: its format, its entries.
 _RUN_STATE = RunStateFormat(
-    adapter="claude_agent_sdk", framework="claude-agent-sdk", legacy=_legacy_run_state
+    adapter="claude_agent_sdk",
+    framework="claude-agent-sdk",
+    legacy=RunStateFormat.marked("format", _FORMAT),
 )
 
 

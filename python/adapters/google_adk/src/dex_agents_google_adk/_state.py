@@ -21,12 +21,9 @@ from google.adk.events import Event
 __all__ = ["TurnState"]
 
 
-def _legacy(data: object) -> Mapping[str, Any] | None:
-    """Before the envelope, the same object carried `"version": 1`."""
-    return data if isinstance(data, dict) and data.get("version") == 1 else None
-
-
-_FORMAT = RunStateFormat(adapter="google_adk", framework="google-adk", legacy=_legacy)
+_FORMAT = RunStateFormat(
+    adapter="google_adk", framework="google-adk", legacy=RunStateFormat.marked("version", 1)
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,14 +24,11 @@ class InterruptedCall(PendingCall):
     interrupt_id: str
 
 
-def _legacy(data: object) -> Mapping[str, Any] | None:
-    """Before the envelope, the same object carried its own format name."""
-    if isinstance(data, dict) and data.get("format") == "dex_agents_langgraph.run_state.v1":
-        return data
-    return None
-
-
-_FORMAT = RunStateFormat(adapter="langgraph", framework="langgraph", legacy=_legacy)
+_FORMAT = RunStateFormat(
+    adapter="langgraph",
+    framework="langgraph",
+    legacy=RunStateFormat.marked("format", "dex_agents_langgraph.run_state.v1"),
+)
 
 
 @dataclass(frozen=True, kw_only=True)

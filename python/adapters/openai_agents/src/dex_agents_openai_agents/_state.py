@@ -19,12 +19,9 @@ from dex_agents.runner import PendingCall, RunStateError, RunStateFormat
 __all__ = ["TurnState"]
 
 
-def _legacy(data: object) -> Mapping[str, Any] | None:
-    """Before the envelope, the same object carried `"version": 1`."""
-    return data if isinstance(data, dict) and data.get("version") == 1 else None
-
-
-_FORMAT = RunStateFormat(adapter="openai_agents", framework="openai-agents", legacy=_legacy)
+_FORMAT = RunStateFormat(
+    adapter="openai_agents", framework="openai-agents", legacy=RunStateFormat.marked("version", 1)
+)
 
 
 @dataclass(frozen=True, kw_only=True)

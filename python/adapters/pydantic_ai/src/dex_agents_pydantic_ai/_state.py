@@ -20,14 +20,11 @@ from dex_agents_pydantic_ai._messages import dump_messages, load_messages
 __all__ = ["RunState"]
 
 
-def _legacy(data: object) -> Mapping[str, Any] | None:
-    """Before the envelope, the same object carried its own format name."""
-    if isinstance(data, dict) and data.get("format") == "dex_agents_pydantic_ai.run_state.v1":
-        return data
-    return None
-
-
-_FORMAT = RunStateFormat(adapter="pydantic_ai", framework="pydantic-ai-slim", legacy=_legacy)
+_FORMAT = RunStateFormat(
+    adapter="pydantic_ai",
+    framework="pydantic-ai-slim",
+    legacy=RunStateFormat.marked("format", "dex_agents_pydantic_ai.run_state.v1"),
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -46,6 +46,19 @@ def framework_version(distribution: str) -> str:
         return distribution
 
 
+def legacy_marked(field: str, value: object) -> LegacyReader:
+    """The legacy reader of a pre-envelope layout that marked itself with `field`: `value`.
+
+    Every adapter's first layout was its payload as a JSON object with such a
+    marker (`"version": 1`, `"format": "<name>"`), so the reader is the object itself.
+    """
+
+    def read(data: object) -> Mapping[str, Any] | None:
+        return data if isinstance(data, dict) and data.get(field) == value else None
+
+    return read
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunStateFormat:
     """How one adapter writes and reads its run state.
@@ -57,13 +70,16 @@ class RunStateFormat:
             reader of its own.
         framework: The framework's distribution name (`openai-agents`), whose
             installed version the envelope records for diagnosis.
-        legacy: Reads a state written before the envelope (see the module doc).
+        legacy: Reads a state written before the envelope (see the module doc);
+            `RunStateFormat.marked` builds the usual one.
     """
 
     adapter: str
     schema_version: int = 1
     framework: str | None = None
     legacy: LegacyReader | None = None
+
+    marked = staticmethod(legacy_marked)
 
     def encode(self, payload: object) -> str:
         """The envelope's wire JSON around `payload` (plain JSON data)."""

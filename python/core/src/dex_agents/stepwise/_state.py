@@ -89,9 +89,4 @@ def _read(value: Mapping[str, Any]) -> RunState:
     )
 
 
-def _legacy(value: object) -> Mapping[str, Any] | None:
-    """Before the envelope, the payload itself carried `"version": 1`."""
-    return value if isinstance(value, dict) and value.get("version") == 1 else None
-
-
-_FORMAT = RunStateFormat(adapter="stepwise", legacy=_legacy)
+_FORMAT = RunStateFormat(adapter="stepwise", legacy=RunStateFormat.marked("version", 1))
