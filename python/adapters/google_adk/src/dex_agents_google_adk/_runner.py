@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
 from dex_agents._runner.call_results import failed_turn_messages, pending_records, result_text
-from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.mcp_sources import McpSourceTasks
 from dex_agents._runner.routing import declared_approval
 from dex_agents._runner.tool_values import arguments_text
 from dex_agents.runner import (
@@ -83,7 +83,7 @@ TRANSFER_EVENT = "google_adk.transfer"
 """The event a RunModel Step writes for each agent transfer ADK ran in it."""
 
 
-class AdkRunner:
+class AdkRunner(McpSourceTasks):
     """Runs a Google ADK agent on `AgentSessionFlow`, one model call per RunModel Step.
 
     Args:
@@ -130,7 +130,7 @@ class AdkRunner:
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
         self._tree = GatedTree(agent)
         self._events = new_event_cache(decoded_item_cache_bytes)
-        self._mcp = McpTools(mcp_sources)
+        self._mcp: McpTools = McpTools(mcp_sources)
         self._app: App | None = None
 
     # --- AgentFrameworkRunner --------------------------------------------------------
@@ -268,14 +268,6 @@ class AdkRunner:
                         result = altered
                         break
         return ToolExecutionResult(output=tool_output_text(result))
-
-    # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ---------------
-
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        return await self._mcp.poll_tool_task(poll)
-
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        await self._mcp.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from dex_agents import ToolPolicy, UserError
 from dex_agents._runner.built_ins import offered_built_ins
 from dex_agents._runner.call_results import pending_records, result_text
-from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.mcp_sources import McpSourceTasks
 from dex_agents.runner import (
     AgentTurnContext,
     AgentTurnOutcome,
@@ -78,7 +78,7 @@ __all__ = ["LangGraphRunner"]
 _MESSAGES_KEY = "messages"
 
 
-class LangGraphRunner:
+class LangGraphRunner(McpSourceTasks):
     """Runs a compiled LangGraph graph on `AgentSessionFlow`, one model call per RunModel Step.
 
     The graph keeps its conversation under the `messages` state key (as
@@ -216,14 +216,6 @@ class LangGraphRunner:
                 raise ToolExecutionError(str(output.text))
             return ToolExecutionResult(output=str(output.text))
         return ToolExecutionResult(output=tool_output_text(output))
-
-    # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ----------------
-
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        return await self._mcp.poll_tool_task(poll)
-
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        await self._mcp.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 

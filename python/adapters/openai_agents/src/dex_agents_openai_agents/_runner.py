@@ -41,9 +41,9 @@ from agents.tool_context import ToolContext
 from dex_agents import ToolPolicy
 from dex_agents._runner.built_ins import offered_built_ins
 from dex_agents._runner.call_results import failed_turn_messages, result_text, with_stored_results
-from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.mcp_sources import McpSourceTasks
 from dex_agents._runner.routing import declared_approval
 from dex_agents.runner import (
     AgentTurnContext,
@@ -98,7 +98,7 @@ HANDOFF_EVENT = "openai_agents.handoff"
 _APPROVED_STATUSES = (ToolCallStatus.SUCCEEDED, ToolCallStatus.OUTCOME_UNKNOWN)
 
 
-class OpenAiAgentsRunner(Generic[ContextT]):
+class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
     """Runs an OpenAI Agents SDK `Agent` on `AgentSessionFlow`, one model call per RunModel Step.
 
     Args:
@@ -154,7 +154,7 @@ class OpenAiAgentsRunner(Generic[ContextT]):
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
         self._graph = GatedGraph(agent)
         self._decoded_items = new_item_cache(decoded_item_cache_bytes)
-        self._mcp = McpTools(mcp_sources)
+        self._mcp: McpTools = McpTools(mcp_sources)
         self._start_with_mcp: Agent[Any] | None = None
 
     # --- AgentFrameworkRunner --------------------------------------------------------
@@ -306,14 +306,6 @@ class OpenAiAgentsRunner(Generic[ContextT]):
                 raise
             raise ToolExecutionError(text) from error
         return ToolExecutionResult(output=tool_output_text(output))
-
-    # --- ToolTaskPoller and ToolTaskCanceller: the owning MCP source's ---------------
-
-    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
-        return await self._mcp.poll_tool_task(poll)
-
-    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
-        await self._mcp.cancel_tool_task(cancellation)
 
     # --- UnfinishedTurnMessageBuilder ------------------------------------------------
 

@@ -10,7 +10,7 @@ this module imports nothing of `dex_agents.mcp` and never loads the MCP SDK.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from dex_agents._runner.capabilities import (
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     )
     from dex_agents._runner.values import DeferredToolExecution, DeferredToolOutcome
 
-__all__ = ["ListedTool", "ListingTaskSource", "McpSources", "ToolTaskOwner"]
+__all__ = ["ListedTool", "ListingTaskSource", "McpSourceTasks", "McpSources", "ToolTaskOwner"]
 
 
 class ListedTool(Protocol):
@@ -109,3 +109,20 @@ class McpSources(Generic[ToolT]):
         source = self.owner(cancellation.tool_call.tool_source_reference)
         if source is not None:
             await source.cancel_tool_task(cancellation)
+
+
+class McpSourceTasks:
+    """A runner's `ToolTaskPoller` and `ToolTaskCanceller` for the MCP sources in `_mcp`.
+
+    Only MCP calls start tasks in the adapters that take sources, so each poll
+    and cancel goes to the call's owning source; a runner mixes this in rather
+    than forwarding both methods itself.
+    """
+
+    _mcp: McpSources[Any]
+
+    async def poll_tool_task(self, poll: ToolTaskPoll) -> ToolTaskPollOutcome:
+        return await self._mcp.poll_tool_task(poll)
+
+    async def cancel_tool_task(self, cancellation: ToolTaskCancellation) -> None:
+        await self._mcp.cancel_tool_task(cancellation)
