@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
-from dex_agents._runner.call_results import failed_turn_messages, pending_records, result_text
+from dex_agents._runner.call_results import ending_failed_turns, pending_records, result_text
+from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
 from dex_agents._runner.mcp_sources import McpSourceTasks
@@ -34,7 +35,6 @@ from dex_agents.runner import (
     DeferredToolExecution,
     DeferredToolOutcome,
     DexRunInfo,
-    FrameworkItemError,
     FrameworkMessage,
     ModelCallMetadata,
     PendingCall,
@@ -144,30 +144,16 @@ class AdkRunner(McpSourceTasks):
         return message
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        try:
-            previous = TurnState.decode(turn.framework_run_state)
-        except RunStateError as error:
-            return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
-        try:
-            return await self._run_model_step(turn, previous)
-        except FrameworkItemError as error:  # another runner's messages: a retry fails too
-            return TurnCompleted(
-                new_messages=[], turn_error=f"cannot read the stored conversation: {error}"
-            )
-        except _TurnFailed as failed:
-            return TurnCompleted(
-                new_messages=failed_turn_messages(self, turn), turn_error=str(failed)
-            )
+        return await ending_failed_turns(self, turn, self._run_model_step(turn))
 
-    async def _run_model_step(
-        self, turn: AgentTurnContext, previous: TurnState | None
-    ) -> AgentTurnOutcome:
+    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        previous = TurnState.decode(turn.framework_run_state)
         app = await self._adk_app()
         stored = list(turn.messages)
         invocation_id: str | None
         if previous is None:
             if not stored or stored[-1].role is not MessageRole.USER:
-                raise _TurnFailed("the turn has no user message to start from")
+                raise TurnFailed("the turn has no user message to start from")
             history = len(stored) - 1
             earlier: list[Event] = []
             new_message = self._events.decoded(stored[-1].framework_item).content
@@ -423,7 +409,3 @@ def _model_name(agent: BaseAgent | None) -> str | None:
             return name if isinstance(name, str) else None
         agent = agent.parent_agent
     return None
-
-
-class _TurnFailed(Exception):
-    """Ends the turn as failed without a retry (a retry would fail the same way)."""

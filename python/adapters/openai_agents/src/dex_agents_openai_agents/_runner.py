@@ -40,7 +40,8 @@ from agents.tool import invoke_function_tool, maybe_invoke_function_tool_failure
 from agents.tool_context import ToolContext
 from dex_agents import ToolPolicy
 from dex_agents._runner.built_ins import offered_built_ins
-from dex_agents._runner.call_results import failed_turn_messages, result_text, with_stored_results
+from dex_agents._runner.call_results import ending_failed_turns, result_text, with_stored_results
+from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
 from dex_agents._runner.mcp_sources import McpSourceTasks
@@ -170,24 +171,15 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         info = DexRunInfo.of_model_step(turn)
         context = self._context(info)
-        try:
-            previous = TurnState.decode(turn.framework_run_state)
-        except RunStateError as error:
-            return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
-        try:
-            return await self._run_model_step(turn, info, context, previous)
-        except _TurnFailed as failed:
-            return TurnCompleted(
-                new_messages=failed_turn_messages(self, turn), turn_error=str(failed)
-            )
+        return await ending_failed_turns(self, turn, self._run_model_step(turn, info, context))
 
     async def _run_model_step(
         self,
         turn: AgentTurnContext,
         info: DexRunInfo,
         context: Any,
-        previous: TurnState | None,
     ) -> AgentTurnOutcome:
+        previous = TurnState.decode(turn.framework_run_state)
         results: dict[str, str] = {}
         start = await self._start_agent()
         # An enabled built-in's name is reserved (the session routes its calls).
@@ -209,7 +201,7 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
                     context_deserializer=lambda _data: context,
                 )
             except UserError as error:
-                raise _TurnFailed(
+                raise TurnFailed(
                     "cannot resume the turn: the OpenAI Agents SDK refused the stored "
                     f"RunState: {error}"
                 ) from error
@@ -235,7 +227,7 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
                 "output", out.guardrail.get_name(), out.output.output_info
             ) from tripped
         except MaxTurnsExceeded as error:
-            raise _TurnFailed(f"OpenAI Agents SDK: {error}") from error
+            raise TurnFailed(f"OpenAI Agents SDK: {error}") from error
 
         responses = result.raw_responses[seen_responses:]
         usage = usage_of(responses)
@@ -442,13 +434,9 @@ def _tool_names(turn: AgentTurnContext) -> dict[str, str]:
     return {r.tool_call_id: r.tool_name for r in turn.tool_calls}
 
 
-class _TurnFailed(Exception):
-    """Ends the turn as failed without a retry (a retry would fail the same way)."""
-
-
-def _guardrail_failure(kind: str, name: str, info: object) -> _TurnFailed:
+def _guardrail_failure(kind: str, name: str, info: object) -> TurnFailed:
     detail = "" if info is None else f": {info}"
-    return _TurnFailed(f"{kind} guardrail {name!r} tripped its tripwire{detail}")
+    return TurnFailed(f"{kind} guardrail {name!r} tripped its tripwire{detail}")
 
 
 def _model_name(agent: Agent[Any]) -> str | None:

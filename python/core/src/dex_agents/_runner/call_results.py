@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from dex_agents_contracts import AgentToolCall
 
-from dex_agents._runner.errors import RunStateError
-from dex_agents._runner.values import AgentTurnContext, FrameworkMessage
+from dex_agents._runner.errors import FrameworkItemError, RunStateError, TurnFailed
+from dex_agents._runner.values import (
+    AgentTurnContext,
+    AgentTurnOutcome,
+    FrameworkMessage,
+    TurnCompleted,
+)
 from dex_agents.results import (
     NO_RESULT_TEXT,
     is_final,
@@ -30,6 +35,7 @@ from dex_agents.results import (
 
 __all__ = [
     "PendingCall",
+    "ending_failed_turns",
     "failed_turn_messages",
     "pending_records",
     "result_text",
@@ -139,6 +145,29 @@ def failed_turn_messages(
     if note is not None:
         messages.append(runner.build_user_message(note))
     return messages
+
+
+async def ending_failed_turns(
+    runner: _UnfinishedTurnRunner, turn: AgentTurnContext, step: Awaitable[AgentTurnOutcome]
+) -> AgentTurnOutcome:
+    """`step`'s outcome, or the failed turn it ends in without a retry.
+
+    Stored data this runner cannot read (`RunStateError`, `FrameworkItemError`)
+    fails a retry the same way, so it ends the turn with the error's text; a
+    `TurnFailed` ends it keeping the unfinished transcript (`failed_turn_messages`).
+    """
+    try:
+        return await step
+    except RunStateError as error:
+        return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
+    except FrameworkItemError as error:
+        return TurnCompleted(
+            new_messages=[], turn_error=f"cannot read the stored conversation: {error}"
+        )
+    except TurnFailed as failed:
+        return TurnCompleted(
+            new_messages=failed_turn_messages(runner, turn), turn_error=str(failed)
+        )
 
 
 _STORED_RESULTS: ContextVar[Mapping[str, str] | None] = ContextVar(

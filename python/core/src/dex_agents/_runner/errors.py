@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dex_agents.errors import AgentSessionError
 
-__all__ = ["FrameworkItemError", "RunStateError"]
+__all__ = ["FrameworkItemError", "RunStateError", "TurnFailed"]
 
 
 class RunStateError(AgentSessionError, ValueError):
@@ -18,3 +18,12 @@ class RunStateError(AgentSessionError, ValueError):
 
 class FrameworkItemError(AgentSessionError, ValueError):
     """A stored message's `framework_item` is not an item of this runner's framework."""
+
+
+class TurnFailed(Exception):
+    """The runner ends the turn as failed, with this text, without a retry.
+
+    For a reason of the framework's own that a retry would meet again (a
+    guardrail tripped, the framework refused its stored state);
+    `ending_failed_turns` turns it into the turn's outcome.
+    """
