@@ -41,6 +41,8 @@ import {
   toolResult,
   frameworkMessage,
   resultText,
+  runInfoOfToolStep,
+  withRunInfo,
 } from "@dex-agents/core";
 import {
   isStepCount,
@@ -329,6 +331,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     if (declared === undefined) throw new ToolExecutionError(`unknown tool ${JSON.stringify(name)}`);
     const input = parseToolArguments(call.toolCall.arguments);
     await call.heartbeat();
-    return toolResult(toolOutputText(await declared.execute(input, call)));
+    // The body reads its Step from `call`, or from the kit's `dexRunInfo()` like every adapter's tools.
+    return toolResult(toolOutputText(await withRunInfo(runInfoOfToolStep(call), () => declared.execute(input, call))));
   }
 }
