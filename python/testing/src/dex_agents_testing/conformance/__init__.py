@@ -5,7 +5,10 @@ An adapter joins with an app factory module (a `WorkerApp` script) that builds
 its framework's agent around `ScriptedApp` (the scripted model's answers and
 the tools' bodies, from the data file) and names its `CONFORMANCE` (`Traits`,
 with the `nonconforming` cases and why), and with a test module that says
-`dexlite, test_conformance = conformance_suite(APP_FACTORY)`.
+`dexlite, test_conformance = conformance_suite(APP_FACTORY)`. A case with
+`built_in_tools` runs on the module's `build_built_ins_flow` (the same agent in a
+session that enables every built-in tool), and a case that shows a `capability`
+checks the `nonconforming` list against the runner's declaration.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dex_agents._runner.declared import declared_runner
 
 from dex_agents_testing.conformance._cases import (
     Call,
@@ -56,7 +60,8 @@ def conformance_suite(
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The `dexlite` fixture and `test_conformance`, parametrised over the data file's
     cases (those `only` keeps); a case in the app's `nonconforming` list is skipped
-    with its reason."""
+    with its reason, and a capability's case first checks that list against what the
+    app's runner declares."""
     traits: Traits = load_app(script).CONFORMANCE
     unknown = set(traits.nonconforming) - {c.id for c in load_cases().cases}
     assert not unknown, f"nonconforming names no case: {sorted(unknown)}"
@@ -71,6 +76,8 @@ def conformance_suite(
     @pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
     def test_conformance(case: Case, dexlite: DexliteProcess, tmp_path: Path) -> None:
         reason = traits.nonconforming.get(case.id)
+        if case.capability is not None:
+            _check_declared(script, case, reason, tmp_path)
         if reason is not None:
             pytest.skip(f"nonconforming: {reason}")
 
@@ -79,6 +86,7 @@ def conformance_suite(
                 server,
                 tmp_path,
                 script,
+                factory="build_built_ins_flow" if case.built_in_tools else "build_flow",
                 flow_type=f"Conf{uuid.uuid4().hex[:10]}",
                 interrupt_deadline=interrupt_deadline,
             )
@@ -93,3 +101,23 @@ def conformance_suite(
             own.stop()
 
     return dexlite, test_conformance
+
+
+def _check_declared(script: Path, case: Case, reason: str | None, tmp_path: Path) -> None:
+    """A capability's case is nonconforming exactly when the app's runner declares the
+    capability unsupported: the table in docs/adapters.md and the suite agree."""
+    assert case.capability is not None
+    flow = load_app(script).build_flow("ConfDescribe", str(tmp_path / "describe.jsonl"), None)
+    capabilities = declared_runner(flow.runner).capabilities
+    name = type(flow.runner).__name__
+    if getattr(capabilities, case.capability):
+        assert reason is None, (
+            f"{name} declares {case.capability}, yet its app lists {case.id} as "
+            f"nonconforming ({reason}): fix the adapter or its declaration"
+        )
+        return
+    gap = next((g.reason for g in capabilities.gaps if g.capability == case.capability), "")
+    assert reason is not None, (
+        f"{name} declares {case.capability} unsupported ({gap}); its app's nonconforming "
+        f"list must name {case.id} with the framework's reason"
+    )

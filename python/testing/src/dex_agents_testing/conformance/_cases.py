@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dex_agents._runner.declared import CAPABILITIES
+
 __all__ = [
     "Call",
     "Case",
@@ -32,6 +34,8 @@ OPERATIONS = frozenset(
         "send",
         "wait_idle",
         "wait_approval",
+        "wait_question",
+        "answer",
         "wait_tool_runs",
         "wait_model_calls_with_results",
         "resolve",
@@ -64,6 +68,8 @@ EXPECTATIONS = frozenset(
         "queued_messages",
         "turn_error_contains",
         "structured_answers",
+        "last_text_contains",
+        "text_deltas",
     }
 )
 
@@ -138,6 +144,13 @@ class Case:
     steps: tuple[Mapping[str, Any], ...]
     own_dexlite: bool = False
     interrupt_deadline: float | None = None
+    capability: str | None = None
+    """The runner capability (runner.proto's name) this case shows: an app that lists
+    the case as nonconforming must declare the capability unsupported, and one that
+    declares it unsupported must list the case with its framework's reason."""
+    built_in_tools: bool = False
+    """Runs on the app's `build_built_ins_flow`: the same agent in a session that
+    enables every built-in tool."""
 
 
 @dataclass(frozen=True)
@@ -203,14 +216,20 @@ def _step(where: str, raw: Any) -> Mapping[str, Any]:
 
 
 def _case(where: str, raw: Any) -> Case:
-    _keys(where, raw, {"id", "covers", "steps"}, {"own_dexlite", "interrupt_deadline"})
+    optional = {"own_dexlite", "interrupt_deadline", "capability", "built_in_tools"}
+    _keys(where, raw, {"id", "covers", "steps"}, optional)
     steps = _typed(where, raw["steps"], list)
+    capability = raw.get("capability")
+    if capability is not None and capability not in CAPABILITIES:
+        raise CasesError(f"{where}.capability: {capability!r} is no runner capability")
     return Case(
         id=_typed(where, raw["id"], str),
         covers=tuple(_typed(where, raw["covers"], list)),
         steps=tuple(_step(f"{where}.steps[{i}]", s) for i, s in enumerate(steps)),
         own_dexlite=bool(raw.get("own_dexlite", False)),
         interrupt_deadline=raw.get("interrupt_deadline"),
+        capability=capability,
+        built_in_tools=_typed(where, raw.get("built_in_tools", False), bool),
     )
 
 
@@ -227,6 +246,9 @@ def parse_cases(raw: Any) -> Cases:
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise CasesError(f"cases.json: case ids repeat: {ids}")
+    shown = [c.capability for c in cases if c.capability is not None]
+    if len(set(shown)) != len(shown):
+        raise CasesError(f"cases.json: two cases show one capability: {shown}")
     return Cases(
         replies=tuple(_reply(f"model.replies[{i}]", r) for i, r in enumerate(model["replies"])),
         results_text=_typed("model.results_text", model["results_text"], str),

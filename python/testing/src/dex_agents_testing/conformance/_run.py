@@ -83,12 +83,22 @@ class _Run:
         elif "wait_idle" in step:
             self.snapshot = app.wait_idle(self.session, step["wait_idle"], timeout=timeout)
         elif "wait_approval" in step:
-            pending, done = step["wait_approval"]["pending"], step["wait_approval"]["succeeded"]
+            pending, done = step["wait_approval"]["pending"], step["wait_approval"].get("succeeded")
             app.wait(
                 self.session,
-                f"the approval wait of {pending} next to a finished {done}",
+                f"the approval wait of {pending}" + (f" next to a finished {done}" if done else ""),
                 functools.partial(self._awaiting, pending, done),
             )
+        elif "wait_question" in step:
+            asked = step["wait_question"]
+            app.wait(
+                self.session,
+                f"the question {asked}",
+                lambda s: any(i.tool_call_id == asked for i in s.pending_interrupts),
+            )
+        elif "answer" in step:
+            answer = step["answer"]
+            assert app.client.answer_question(self.session, answer["call"], answer["text"])
         elif "wait_tool_runs" in step:
             for name, count in step["wait_tool_runs"].items():
                 wait_until(functools.partial(self._ran, name, count), what=f"{name} to run")
@@ -119,13 +129,17 @@ class _Run:
             overrides = step.get("harness", {}) if self.traits.harness else {}
             self.expect(self.fill({**step["expect"], **overrides}))
 
-    def _awaiting(self, pending: str, done: str, snapshot: AgentSnapshot) -> bool:
-        """`pending` waits for approval once the READ call `done` has run (in a harness
-        the READ ran inside RunModel: no tool Step of its own to wait for)."""
+    def _awaiting(self, pending: str, done: str | None, snapshot: AgentSnapshot) -> bool:
+        """`pending` waits for approval once the READ call `done` (if any) has run (in a
+        harness the READ ran inside RunModel: no tool Step of its own to wait for)."""
         waiting = any(i.tool_call_id == pending for i in snapshot.pending_interrupts)
-        ran = self.traits.harness or any(
-            r.tool_call_id == done and r.status is ToolCallStatus.SUCCEEDED
-            for r in snapshot.tool_calls
+        ran = (
+            done is None
+            or self.traits.harness
+            or any(
+                r.tool_call_id == done and r.status is ToolCallStatus.SUCCEEDED
+                for r in snapshot.tool_calls
+            )
         )
         return waiting and ran
 
@@ -146,6 +160,10 @@ class _Run:
                     assert got == value, f"message {i}.{name}: {got!r} != {value!r}"
         if "last_text" in expected:
             assert messages[-1].text == expected["last_text"], messages[-1].text
+        if "last_text_contains" in expected:
+            assert expected["last_text_contains"] in (messages[-1].text or ""), messages[-1].text
+        if expected.get("text_deltas"):
+            self._text_deltas(snapshot)
         if "user_texts" in expected:
             users = [m.text for m in messages if m.role is MessageRole.USER]
             assert users == expected["user_texts"]
@@ -170,7 +188,9 @@ class _Run:
             runs = app.entries("tool", name)
             assert len(runs) == count, f"{name} ran {len(runs)} times"
         for name, keys in expected.get("tool_keys", {}).items():
-            assert [e["key"] for e in app.entries("tool", name)] == keys
+            # In any order: approvals given together may run their Steps either way round.
+            got = [e["key"] for e in app.entries("tool", name)]
+            assert sorted(got, key=str) == sorted(keys, key=str), got
         models = app.entries("model")
         if "model_calls" in expected:
             assert len(models) == expected["model_calls"]
@@ -183,18 +203,29 @@ class _Run:
         if "structured_answers" in expected:
             self._structured(messages, expected["structured_answers"])
 
+    def _text_deltas(self, snapshot: AgentSnapshot) -> None:
+        """The turns' `text_delta` events, joined, are their answers, in more than one piece."""
+        assert snapshot.state is not None
+        events = self.app.events(self.session, "turn_completed", count=snapshot.state.turn_count)
+        deltas = [json.loads(e.payload)["text"] for e in events if e.type == "text_delta"]
+        answers = [m.text or "" for m in snapshot.messages if m.role is MessageRole.ASSISTANT]
+        assert len(deltas) > 1, f"text_delta events: {deltas}"
+        assert "".join(deltas) == "".join(answers), (deltas, answers)
+
     def _structured(self, messages: list[Any], names: list[str]) -> None:
+        """The answers' output names in order; after each but the last, the retry message."""
         answers = [m for m in messages if m.role is MessageRole.ASSISTANT]
         retry = load_cases().output.retry_message
+        retries = len(names) - 1
         if self.traits.structured_output_as_text:
             assert [json.loads(m.text or "")["name"] for m in answers] == names
-            assert [m.role for m in messages] == [MessageRole.USER, MessageRole.ASSISTANT] * 2
-            assert retry in (messages[2].text or "")
+            roles = [MessageRole.USER, MessageRole.ASSISTANT] * len(names)
+            assert [m.role for m in messages] == roles
+            assert all(retry in (m.text or "") for m in messages[2::2])
         else:
             assert [json.loads(m.tool_arguments or "")["name"] for m in answers] == names
-            outputs = [m.tool_output for m in messages if m.role is MessageRole.TOOL]
-            assert outputs[0] is not None
-            assert retry in outputs[0]
+            outputs = [m.tool_output or "" for m in messages if m.role is MessageRole.TOOL]
+            assert [retry in output for output in outputs[:retries]] == [True] * retries
 
 
 def run_case(case: Case, make_app: Callable[..., WorkerApp], traits: Traits, **where: Any) -> None:
