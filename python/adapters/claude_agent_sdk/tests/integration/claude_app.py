@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
-from dex_agents import AgentSessionFlow, AgentSessionOptions
+from dex_agents import AgentSessionFlow
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
 from dex_agents_claude_agent_sdk.testing import offline_options
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, serve
+from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
 from dex_agents_testing.fake_anthropic import (
     FakeMessagesServer,
     MessagesRequest,
@@ -40,6 +40,24 @@ CONFORMANCE = Traits(
     harness=True,
     tool_prefix=PREFIX,
     nonconforming={
+        "text_deltas": (
+            "an adapter gap, not the SDK's (issue 42 item 6): with "
+            "ClaudeAgentOptions.include_partial_messages the SDK yields the CLI's "
+            "StreamEvent deltas (claude_agent_sdk/types.py), which ClaudeAgentRunner "
+            "neither asks for nor writes (capabilities.json: text_deltas)"
+        ),
+        "built_in_ask_user": (
+            "the CLI owns the turn's tool list: the model sees only the CLI's tools and "
+            "the MCP servers of ClaudeAgentOptions (claude_agent_sdk/types.py, mcp_servers, "
+            "allowed_tools), and ClaudeAgentRunner serves the session's built-ins as "
+            "neither (capabilities.json: built_in_tools)"
+        ),
+        "structured_output": (
+            "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
+            "structured output (ClaudeAgentOptions.output_format) on "
+            "ResultMessage.structured_output (claude_agent_sdk/types.py), which "
+            "ClaudeAgentRunner does not read (capabilities.json: structured_output)"
+        ),
         "structured_output_with_validator_retry": (
             "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
             "structured output (ClaudeAgentOptions.output_format) on "
@@ -133,7 +151,7 @@ def build_flow(
     return AgentSessionFlow(
         _runner(server, app),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds),
     )
 
 

@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
+from dex_agents import AgentSessionFlow, ToolPolicy
 from dex_agents_contracts import ToolEffect
 from dex_agents_google_adk import AdkRunner, dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, serve
+from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
 from dex_agents_testing.run_state_fixtures import ModelScript
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
@@ -35,6 +35,22 @@ CONFORMANCE = Traits(
     # their two results in one), then the new user message.
     messages_after_booking=5,
     nonconforming={
+        "text_deltas": (
+            "an adapter gap, not ADK's (issue 42 item 6): ADK streams partial events "
+            "with RunConfig(streaming_mode=StreamingMode.SSE) (google/adk/agents/"
+            "run_config.py), which AdkRunner does not ask for (capabilities.json: text_deltas)"
+        ),
+        "built_in_ask_user": (
+            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent takes any BaseTool "
+            "(google/adk/agents/llm_agent.py, tools), but AdkRunner does not add the "
+            "session's built-ins to the agent (capabilities.json: built_in_tools)"
+        ),
+        "structured_output": (
+            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent's output_schema "
+            "validates the final answer (google/adk/agents/llm_agent.py, "
+            "__maybe_save_output_to_state), which AdkRunner does not map "
+            "(capabilities.json: structured_output)"
+        ),
         "structured_output_with_validator_retry": (
             "ADK validates an LlmAgent's output_schema once and raises on a mismatch, "
             "with no retry to the model (google/adk/agents/llm_agent.py, "
@@ -55,7 +71,7 @@ def build_flow(
     return AgentSessionFlow(
         _runner(_responder(app), app),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds),
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions
+from dex_agents import AgentSessionFlow
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
@@ -21,7 +21,13 @@ from dex_agents_langgraph import (
     LangGraphRunner,
 )
 from dex_agents_langgraph.testing import RespondingChatModel
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, retry_reason, serve
+from dex_agents_testing.conformance import (
+    ScriptedApp,
+    Traits,
+    retry_reason,
+    serve,
+    session_options,
+)
 from dex_agents_testing.run_state_fixtures import ModelScript
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -93,11 +99,27 @@ def scripted_reply(app: ScriptedApp) -> Reply:
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds)
+
+
+def build_built_ins_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
+
+
+def _flow(
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None,
+    *,
+    built_in_tools: bool = False,
+) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
     return AgentSessionFlow(
         _runner(scripted_reply(app), app),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 

@@ -31,7 +31,13 @@ from dex_agents_testing.conformance._cases import (
     parse_cases,
 )
 from dex_agents_testing.conformance._run import Traits, run_case
-from dex_agents_testing.conformance._script import Answer, ScriptedApp, deadline, retry_reason
+from dex_agents_testing.conformance._script import (
+    Answer,
+    ScriptedApp,
+    deadline,
+    retry_reason,
+    session_options,
+)
 from dex_agents_testing.conformance._serve import serve
 from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.worker_apps import WorkerApp, load_app
@@ -52,6 +58,7 @@ __all__ = [
     "retry_reason",
     "run_case",
     "serve",
+    "session_options",
 ]
 
 
@@ -63,8 +70,9 @@ def conformance_suite(
     with its reason, and a capability's case first checks that list against what the
     app's runner declares."""
     traits: Traits = load_app(script).CONFORMANCE
-    unknown = set(traits.nonconforming) - {c.id for c in load_cases().cases}
-    assert not unknown, f"nonconforming names no case: {sorted(unknown)}"
+    ids = {c.id for c in load_cases().cases}
+    unknown = (set(traits.nonconforming) | set(traits.factories)) - ids
+    assert not unknown, f"nonconforming or factories name no case: {sorted(unknown)}"
     cases = [c for c in load_cases().cases if only(c)]
 
     @pytest.fixture(scope="module")
@@ -86,7 +94,9 @@ def conformance_suite(
                 server,
                 tmp_path,
                 script,
-                factory="build_built_ins_flow" if case.built_in_tools else "build_flow",
+                factory=traits.factories.get(
+                    case.id, "build_built_ins_flow" if case.built_in_tools else "build_flow"
+                ),
                 flow_type=f"Conf{uuid.uuid4().hex[:10]}",
                 interrupt_deadline=interrupt_deadline,
             )

@@ -42,6 +42,9 @@ class Traits:
     """What the framework puts before a tool's name (`{tool:NAME}` in the cases)."""
     nonconforming: Mapping[str, str] = field(default_factory=dict)
     """Case id -> why the framework cannot, citing its code or documentation."""
+    factories: Mapping[str, str] = field(default_factory=dict)
+    """Case id -> the module's factory for it, where the framework fixes per agent what
+    the case needs (say, one output type) and `build_flow`'s agent cannot show it."""
 
 
 @dataclass

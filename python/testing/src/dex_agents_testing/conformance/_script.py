@@ -16,12 +16,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from dex_agents import ToolPolicy
+from dex_agents import AgentSessionOptions, ToolPolicy
+from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES
 from dex_agents_contracts import ToolEffect
 
 from dex_agents_testing.conformance._cases import Call, Cases, OutputSpec, load_cases
 
-__all__ = ["Answer", "ScriptedApp", "deadline", "retry_reason"]
+__all__ = ["Answer", "ScriptedApp", "deadline", "retry_reason", "session_options"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,17 @@ class Answer:
 
 def deadline(seconds: float | None) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds is not None else None
+
+
+def session_options(
+    interrupt_deadline_seconds: float | None, *, built_in_tools: bool = False
+) -> AgentSessionOptions:
+    """An app factory's session: the case's approval deadline, and every built-in tool
+    for `build_built_ins_flow` (the cases with `built_in_tools`)."""
+    return AgentSessionOptions(
+        interrupt_deadline=deadline(interrupt_deadline_seconds),
+        built_in_tools=BUILT_IN_TOOL_NAMES if built_in_tools else (),
+    )
 
 
 async def _gate(path: Path) -> None:
