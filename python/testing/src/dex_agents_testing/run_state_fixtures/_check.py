@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents._remote.frames import agent_turn_context
+from dex_agents._runner.declared import DescribedRunner
 from dex_agents.offline import RecordingEventWriter, no_heartbeat, run_sync
-from dex_agents.runner import AgentFrameworkRunner, AgentTurnOutcome, DescribedRunner
+from dex_agents.runner import AgentFrameworkRunner, AgentTurnOutcome
 from dex_agents_contracts import RunnerTurnContext
 
 from dex_agents_testing.run_state_fixtures._format import (
