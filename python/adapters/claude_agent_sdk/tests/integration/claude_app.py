@@ -52,6 +52,11 @@ CONFORMANCE = Traits(
             "allowed_tools), and ClaudeAgentRunner serves the session's built-ins as "
             "neither (capabilities.json: built_in_tools)"
         ),
+        "handoff_to_billing": (
+            "the CLI runs a sub-agent (ClaudeAgentOptions.agents, AgentDefinition in "
+            "claude_agent_sdk/types.py) as its own Task tool inside the turn; the turn "
+            "is never handed to another agent"
+        ),
         "structured_output": (
             "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
             "structured output (ClaudeAgentOptions.output_format) on "

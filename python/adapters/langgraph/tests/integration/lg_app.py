@@ -2,8 +2,10 @@
 
 The chat model answers what the data file's `ScriptedApp` decides from the
 messages alone (never from a call counter), so a restarted Worker answers the
-same way; its tools are `ScriptedApp.run_tool`. Run as a script it serves the
-Flow (`dex_agents_testing.conformance.serve`).
+same way; its tools are `ScriptedApp.run_tool`. The handoff case runs on a graph
+of its own (`build_handoffs_flow`): a LangGraph handoff is a node's
+`Command(goto=...)`, not something `create_agent` does. Run as a script it serves
+the Flow (`dex_agents_testing.conformance.serve`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
-from dex_agents import AgentSessionFlow
+from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
@@ -33,9 +36,13 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import Command
 from pydantic import BaseModel, field_validator
 
-CONFORMANCE = Traits(messages_after_booking=6)
+CONFORMANCE = Traits(
+    messages_after_booking=6, factories={"handoff_to_billing": "build_handoffs_flow"}
+)
 
 
 class City(BaseModel):
@@ -174,6 +181,48 @@ def _runner(reply: Reply, app: ScriptedApp) -> LangGraphRunner:
         response_format=City,
     )
     return LangGraphRunner(agent, tool_policies=app.policies())
+
+
+def build_handoffs_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """A `triage` node that hands the turn to the `billing` agent (`Command(goto=...)`)."""
+    app = ScriptedApp(log_path)
+
+    @tool
+    async def refund(order: str, config: RunnableConfig) -> str:
+        """Refunds an order."""
+        context = DexToolContext.from_config(config)
+        app.log_tool("refund", context.idempotency_key if context else None)
+        return f"refunded {order}"
+
+    async def billing_reply(messages: list[BaseMessage]) -> AIMessage:
+        prompts = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
+        results = _trailing_results(messages)
+        shown = [(str(r.tool_call_id), str(r.name), str(r.text)) for r in results]
+        app.log_model(prompts=prompts, results=shown, messages=len(messages), agent="billing")
+        if results:
+            return AIMessage(content=f"Billing: {results[0].text}")
+        return AIMessage(content="", tool_calls=[_call("refund", f"f{len(prompts)}", order="A-1")])
+
+    billing = create_agent(
+        RespondingChatModel(respond=billing_reply), [refund], middleware=[DexStepMiddleware()]
+    )
+
+    def triage(state: MessagesState) -> Command[Literal["billing"]]:
+        return Command(goto="billing")
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("triage", triage)
+    builder.add_node("billing", billing)
+    builder.add_edge(START, "triage")
+    graph = builder.compile(checkpointer=DexCheckpointSaver())
+    policies = {**app.policies(), "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)}
+    return AgentSessionFlow(
+        LangGraphRunner(graph, tools=[refund], tool_policies=policies),
+        flow_type=flow_type,
+        options=session_options(interrupt_deadline_seconds),
+    )
 
 
 if __name__ == "__main__":

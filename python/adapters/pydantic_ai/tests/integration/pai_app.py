@@ -36,7 +36,17 @@ from pydantic_ai.models.function import (
     StreamFunctionDef,
 )
 
-CONFORMANCE = Traits(messages_after_booking=5)
+CONFORMANCE = Traits(
+    messages_after_booking=5,
+    nonconforming={
+        "handoff_to_billing": (
+            "Pydantic AI has no handoff of a run: one agent reaches another only from "
+            "inside a tool or an output function, which runs the other agent to its end "
+            "within that call (docs: multi-agent-applications.md, 'Agent delegation'), so "
+            "the other agent's tool calls never become the session's tool Steps"
+        ),
+    },
+)
 
 
 class City(BaseModel):
