@@ -46,6 +46,12 @@ CONFORMANCE = Traits(
             "StreamEvent deltas (claude_agent_sdk/types.py), which ClaudeAgentRunner "
             "neither asks for nor writes (capabilities.json: text_deltas)"
         ),
+        "reasoning_deltas": (
+            "an adapter gap, not the SDK's (issue 42 item 6): the SDK yields Claude's "
+            "thinking as ThinkingBlock content (claude_agent_sdk/types.py) and, with "
+            "include_partial_messages, as StreamEvent deltas; ClaudeAgentRunner writes "
+            "no reasoning_delta events for either (capabilities.json: reasoning_deltas)"
+        ),
         "built_in_ask_user": (
             "the CLI owns the turn's tool list: the model sees only the CLI's tools and "
             "the MCP servers of ClaudeAgentOptions (claude_agent_sdk/types.py, mcp_servers, "

@@ -40,6 +40,12 @@ CONFORMANCE = Traits(
             "with RunConfig(streaming_mode=StreamingMode.SSE) (google/adk/agents/"
             "run_config.py), which AdkRunner does not ask for (capabilities.json: text_deltas)"
         ),
+        "reasoning_deltas": (
+            "an adapter gap, not ADK's (issue 42 item 6): a streamed response's thought "
+            "parts (google.genai types.Part.thought, with RunConfig(streaming_mode="
+            "StreamingMode.SSE)) arrive as partial events, which AdkRunner does not ask "
+            "for (capabilities.json: reasoning_deltas)"
+        ),
         "built_in_ask_user": (
             "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent takes any BaseTool "
             "(google/adk/agents/llm_agent.py, tools), but AdkRunner does not add the "

@@ -98,6 +98,12 @@ def scripted_reply(app: ScriptedApp) -> Reply:
             calls = [_call("City", output_id, **answer.output)]
         else:
             calls = [_call(c.name, c.id, **c.arguments) for c in answer.calls]
+        if answer.reasoning:
+            blocks: list[str | dict[str, Any]] = [
+                {"type": "reasoning", "reasoning": answer.reasoning},
+                {"type": "text", "text": answer.text or ""},
+            ]
+            return AIMessage(content=blocks, tool_calls=calls, usage_metadata=usage)
         return AIMessage(content=answer.text or "", tool_calls=calls, usage_metadata=usage)
 
     return reply

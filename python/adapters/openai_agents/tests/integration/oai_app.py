@@ -40,6 +40,7 @@ from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
 from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
 from dex_agents_testing.run_state_fixtures import ModelScript
+from openai.types.responses.response_reasoning_item import ResponseReasoningItem, Summary
 from pydantic import BaseModel
 
 set_tracing_disabled(True)
@@ -197,10 +198,21 @@ def _responder(app: ScriptedApp) -> ModelResponder:
         if answer.output is not None:
             return [assistant_message(json.dumps(answer.output))]
         if answer.text is not None:
-            return [assistant_message(answer.text)]
+            return [*_reasoning(answer.reasoning), assistant_message(answer.text)]
         return [function_call(c.name, dict(c.arguments), call_id=c.id) for c in answer.calls]
 
     return respond
+
+
+def _reasoning(text: str | None) -> list[ResponseReasoningItem]:
+    """A reasoning item with `text` as its summary, which the model streams first."""
+    if not text:
+        return []
+    return [
+        ResponseReasoningItem(
+            id="rs", summary=[Summary(text=text, type="summary_text")], type="reasoning"
+        )
+    ]
 
 
 def _runner(

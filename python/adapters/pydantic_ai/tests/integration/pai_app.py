@@ -25,12 +25,14 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import (
     AgentInfo,
+    DeltaThinkingPart,
     DeltaToolCall,
     FunctionModel,
     StreamFunctionDef,
@@ -63,7 +65,8 @@ def _response(answer: Answer | Mapping[str, Any], info: AgentInfo) -> ModelRespo
             tool = info.output_tools[0].name
             return ModelResponse(parts=[ToolCallPart(tool, dict(answer.output), tool_call_id="o")])
         if answer.text is not None:
-            return ModelResponse(parts=[TextPart(content=answer.text)])
+            thought = [ThinkingPart(content=answer.reasoning)] if answer.reasoning else []
+            return ModelResponse(parts=[*thought, TextPart(content=answer.text)])
         calls = [(c.id, c.name, c.arguments) for c in answer.calls]
     else:
         if "text" in answer:
@@ -95,7 +98,8 @@ def _model(app: ScriptedApp) -> ModelFunction:
 
 
 def _streamed(model: ModelFunction) -> StreamFunctionDef:
-    """`model`'s response as a stream: its text in two pieces, each tool call whole."""
+    """`model`'s response as a stream: its text in two pieces, its reasoning and each
+    tool call whole."""
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
         response = await model(messages, info)
@@ -104,6 +108,8 @@ def _streamed(model: ModelFunction) -> StreamFunctionDef:
                 half = len(part.content) // 2
                 yield part.content[:half]
                 yield part.content[half:]
+            elif isinstance(part, ThinkingPart):
+                yield {i: DeltaThinkingPart(content=part.content)}
             elif isinstance(part, ToolCallPart):
                 args = part.args_as_json_str()
                 yield {i: DeltaToolCall(part.tool_name, args, tool_call_id=part.tool_call_id)}

@@ -70,6 +70,7 @@ EXPECTATIONS = frozenset(
         "structured_answers",
         "last_text_contains",
         "text_deltas",
+        "reasoning_deltas",
     }
 )
 
@@ -116,6 +117,8 @@ class ModelReply:
     """Once tool results are in, the call waits for this gate (a kill test's target)."""
     error: str | None = None
     """Once tool results are in, every call fails with this message."""
+    reasoning: str | None = None
+    """The model reasons this before its answer (a reasoning part, streamed)."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,8 @@ def _call(where: str, raw: Any) -> Call:
 
 
 def _reply(where: str, raw: Any) -> ModelReply:
-    _keys(where, raw, {"prompt"}, {"calls", "after_results", "output", "retried_output"})
+    optional = {"calls", "after_results", "output", "retried_output", "reasoning"}
+    _keys(where, raw, {"prompt"}, optional)
     after = raw.get("after_results", {})
     _keys(f"{where}.after_results", after, set(), {"gate", "error"})
     return ModelReply(
@@ -186,6 +190,7 @@ def _reply(where: str, raw: Any) -> ModelReply:
         retried_output=raw.get("retried_output"),
         gate=after.get("gate"),
         error=after.get("error"),
+        reasoning=raw.get("reasoning"),
     )
 
 

@@ -167,6 +167,14 @@ class _Run:
             assert expected["last_text_contains"] in (messages[-1].text or ""), messages[-1].text
         if expected.get("text_deltas"):
             self._text_deltas(snapshot)
+        if "reasoning_deltas" in expected:
+            assert snapshot.state is not None
+            turns = snapshot.state.turn_count
+            events = self.app.events(self.session, "turn_completed", count=turns)
+            reasoning = [
+                json.loads(e.payload)["text"] for e in events if e.type == "reasoning_delta"
+            ]
+            assert "".join(reasoning) == expected["reasoning_deltas"], reasoning
         if "user_texts" in expected:
             users = [m.text for m in messages if m.role is MessageRole.USER]
             assert users == expected["user_texts"]
@@ -207,12 +215,13 @@ class _Run:
             self._structured(messages, expected["structured_answers"])
 
     def _text_deltas(self, snapshot: AgentSnapshot) -> None:
-        """The turns' `text_delta` events, joined, are their answers, in more than one piece."""
+        """The turns' `text_delta` events, joined, are their answers (in as many pieces as
+        the scripted model streams)."""
         assert snapshot.state is not None
         events = self.app.events(self.session, "turn_completed", count=snapshot.state.turn_count)
         deltas = [json.loads(e.payload)["text"] for e in events if e.type == "text_delta"]
         answers = [m.text or "" for m in snapshot.messages if m.role is MessageRole.ASSISTANT]
-        assert len(deltas) > 1, f"text_delta events: {deltas}"
+        assert deltas, "no text_delta events"
         assert "".join(deltas) == "".join(answers), (deltas, answers)
 
     def _structured(self, messages: list[Any], names: list[str]) -> None:

@@ -27,11 +27,13 @@ __all__ = ["Answer", "ScriptedApp", "deadline", "retry_reason", "session_options
 
 @dataclass(frozen=True)
 class Answer:
-    """One model response: text, tool calls (ids numbered), or a structured output."""
+    """One model response: text, tool calls (ids numbered), or a structured output;
+    `reasoning` comes before it where the data file's reply reasons."""
 
     text: str | None = None
     calls: tuple[Call, ...] = ()
     output: Mapping[str, Any] | None = None
+    reasoning: str | None = None
 
 
 def deadline(seconds: float | None) -> timedelta | None:
@@ -112,7 +114,8 @@ class ScriptedApp:
         if reply is not None and reply.calls:
             n = len(prompts)
             return Answer(calls=tuple(Call(f"{c.id}{n}", c.name, c.arguments) for c in reply.calls))
-        return Answer(text=self.cases.otherwise_text.format(messages=messages))
+        reasoning = reply.reasoning if reply is not None else None
+        return Answer(text=self.cases.otherwise_text.format(messages=messages), reasoning=reasoning)
 
     def log_model(
         self,
