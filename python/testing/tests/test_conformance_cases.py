@@ -22,15 +22,16 @@ def test_the_checked_in_cases_parse_and_cover_items_1_to_11() -> None:
     covered = {item for case in cases.cases for item in case.covers}
     assert {f"item {n}" for n in range(1, 12)} <= covered
     called = {c.name for r in cases.replies for c in r.calls}
-    assert called <= set(cases.tools) | set(BUILT_IN_TOOL_NAMES)
+    mcp = {name for name in called if name.startswith("notes__")}  # the `mcp` flow's server
+    assert called - mcp <= set(cases.tools) | set(BUILT_IN_TOOL_NAMES)
 
 
 def test_each_capability_case_names_a_declared_capability_once() -> None:
     shown = [c.capability for c in load_cases().cases if c.capability is not None]
     assert len(shown) == len(set(shown))
     assert set(shown) <= set(CAPABILITIES)
-    # The built-in tools' case runs on the app's built-ins flow.
-    assert [c.id for c in load_cases().cases if c.built_in_tools] == ["built_in_ask_user"]
+    flows = {c.id: c.flow for c in load_cases().cases if c.flow is not None}
+    assert flows == {"built_in_ask_user": "built_ins", "mcp_source_tool": "mcp"}
 
 
 @pytest.mark.parametrize(
@@ -53,7 +54,7 @@ def test_each_capability_case_names_a_declared_capability_once() -> None:
             lambda raw: [c.update(capability="usage") for c in raw["cases"][:2]],
             "two cases show one capability",
         ),
-        (lambda raw: raw["cases"][0].update(built_in_tools="yes"), "expected <class 'bool'>"),
+        (lambda raw: raw["cases"][0].update(flow="yes"), "cases[0].flow: 'yes' is none of"),
         (
             lambda raw: raw["cases"][0]["steps"].append({"answer": {}, "timeout": 1, "x": 2}),
             "unknown ['x']",

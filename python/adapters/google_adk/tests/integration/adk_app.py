@@ -17,10 +17,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents.mcp import McpToolSource
 from dex_agents_contracts import ToolEffect
 from dex_agents_google_adk import AdkRunner, dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
 from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
@@ -73,9 +75,23 @@ Respond = Callable[[LlmRequest], Awaitable[list[types.Part]]]
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds)
+
+
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the notes MCP server as the root agent's MCP source."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+
+
+def _flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None, *, mcp: bool = False
+) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
+    sources = [notes_source(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(_responder(app), app),
+        _runner(_responder(app), app, mcp_sources=sources),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds),
     )
@@ -136,7 +152,9 @@ def _responder(app: ScriptedApp) -> Respond:
     return respond
 
 
-def _runner(respond: Respond, app: ScriptedApp) -> AdkRunner:
+def _runner(
+    respond: Respond, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+) -> AdkRunner:
     def key() -> str | None:
         info = dex_run_info()
         return info.idempotency_key if info is not None else None
@@ -192,7 +210,7 @@ def _runner(respond: Respond, app: ScriptedApp) -> AdkRunner:
         "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE),
         "delete_files": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
     }
-    return AdkRunner(agent, tool_policies=policies)
+    return AdkRunner(agent, tool_policies=policies, mcp_sources=mcp_sources)
 
 
 if __name__ == "__main__":

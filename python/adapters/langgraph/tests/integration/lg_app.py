@@ -10,18 +10,21 @@ the Flow (`dex_agents_testing.conformance.serve`).
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
 from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents.mcp import McpToolSource
 from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
     DexToolContext,
     LangGraphRunner,
+    langchain_mcp_tools,
 )
 from dex_agents_langgraph.testing import RespondingChatModel
 from dex_agents_testing.conformance import (
@@ -31,6 +34,7 @@ from dex_agents_testing.conformance import (
     serve,
     session_options,
 )
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -121,16 +125,24 @@ def build_built_ins_flow(
     return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
 
 
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+
+
 def _flow(
     flow_type: str,
     log_path: str,
     interrupt_deadline_seconds: float | None,
     *,
     built_in_tools: bool = False,
+    mcp: bool = False,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
+    sources = [notes_source(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(scripted_reply(app), app),
+        _runner(scripted_reply(app), app, mcp_sources=sources),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
@@ -154,7 +166,9 @@ def scripted_runner(
     yield _runner(reply, ScriptedApp(log_path))
 
 
-def _runner(reply: Reply, app: ScriptedApp) -> LangGraphRunner:
+def _runner(
+    reply: Reply, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+) -> LangGraphRunner:
     def key(config: RunnableConfig) -> str | None:
         context = DexToolContext.from_config(config)
         return context.idempotency_key if context else None
@@ -179,14 +193,15 @@ def _runner(reply: Reply, app: ScriptedApp) -> LangGraphRunner:
         """Charges the card at once."""
         return await app.run_tool("charge_now", {"usd": usd}, key(config))
 
+    listed = [tool for source in mcp_sources for tool in asyncio.run(langchain_mcp_tools(source))]
     agent = create_agent(
         RespondingChatModel(respond=reply),
-        [get_weather, book_trip, charge, charge_now],
+        [get_weather, book_trip, charge, charge_now, *listed],
         middleware=[DexStepMiddleware()],
         checkpointer=DexCheckpointSaver(),
         response_format=City,
     )
-    return LangGraphRunner(agent, tool_policies=app.policies())
+    return LangGraphRunner(agent, tool_policies=app.policies(), mcp_sources=mcp_sources)
 
 
 def build_handoffs_flow(

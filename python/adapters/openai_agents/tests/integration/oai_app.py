@@ -30,6 +30,7 @@ from agents import (
 from agents.testing import ModelCall, assistant_message, function_call
 from agents.testing.model import ModelResponder
 from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents.mcp import McpToolSource
 from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolCallsRequested
 from dex_agents_contracts import (
     ToolEffect,
@@ -39,6 +40,7 @@ from dex_agents_contracts import (
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
 from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from openai.types.responses.response_reasoning_item import ResponseReasoningItem, Summary
 from pydantic import BaseModel
@@ -120,6 +122,13 @@ def build_built_ins_flow(
     )
 
 
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the notes MCP server as the starting agent's MCP source."""
+    return _flow(OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+
+
 class City(BaseModel):
     name: str
     country: str
@@ -142,10 +151,12 @@ def _flow(
     *,
     built_in_tools: bool = False,
     output_type: type[BaseModel] | None = None,
+    mcp: bool = False,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
+    sources = [notes_source(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(runner_type, _responder(app), app, output_type=output_type),
+        _runner(runner_type, _responder(app), app, output_type=output_type, mcp_sources=sources),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
@@ -221,6 +232,7 @@ def _runner(
     app: ScriptedApp,
     *,
     output_type: type[BaseModel] | None = None,
+    mcp_sources: Sequence[McpToolSource] = (),
 ) -> OpenAiAgentsRunner[None]:
     def key() -> str | None:
         info = dex_run_info()
@@ -281,7 +293,7 @@ def _runner(
         output_type=output_type,
     )
     policies = {**app.policies(), "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)}
-    return runner_type(agent, tool_policies=policies)
+    return runner_type(agent, tool_policies=policies, mcp_sources=mcp_sources)
 
 
 if __name__ == "__main__":

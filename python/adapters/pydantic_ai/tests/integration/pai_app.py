@@ -16,7 +16,9 @@ from typing import Any
 
 from dex_agents import AgentSessionFlow
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
+from dex_agents_pydantic_ai.mcp import McpSourceToolset
 from dex_agents_testing.conformance import Answer, ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
@@ -129,17 +131,25 @@ def build_built_ins_flow(
     return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
 
 
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+
+
 def _flow(
     flow_type: str,
     log_path: str,
     interrupt_deadline_seconds: float | None,
     *,
     built_in_tools: bool = False,
+    mcp: bool = False,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
     model = _model(app)
+    toolsets = [McpSourceToolset(notes_source(app.mcp_log))] if mcp else []
     return AgentSessionFlow(
-        _runner(model, app, stream=_streamed(model)),
+        _runner(model, app, stream=_streamed(model), toolsets=toolsets),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
@@ -164,13 +174,17 @@ def scripted_runner(
 
 
 def _runner(
-    model: ModelFunction, app: ScriptedApp, *, stream: StreamFunctionDef | None = None
+    model: ModelFunction,
+    app: ScriptedApp,
+    *,
+    stream: StreamFunctionDef | None = None,
+    toolsets: Sequence[McpSourceToolset] = (),
 ) -> PydanticAiRunner[None]:
     scripted = (
         FunctionModel(model) if stream is None else FunctionModel(model, stream_function=stream)
     )
     agent: Agent[None, str | City | DeferredToolRequests] = Agent(
-        scripted, output_type=[str, City, DeferredToolRequests]
+        scripted, output_type=[str, City, DeferredToolRequests], toolsets=toolsets
     )
 
     @agent.output_validator

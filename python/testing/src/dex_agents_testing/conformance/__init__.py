@@ -5,10 +5,10 @@ An adapter joins with an app factory module (a `WorkerApp` script) that builds
 its framework's agent around `ScriptedApp` (the scripted model's answers and
 the tools' bodies, from the data file) and names its `CONFORMANCE` (`Traits`,
 with the `nonconforming` cases and why), and with a test module that says
-`dexlite, test_conformance = conformance_suite(APP_FACTORY)`. A case with
-`built_in_tools` runs on the module's `build_built_ins_flow` (the same agent in a
-session that enables every built-in tool), and a case that shows a `capability`
-checks the `nonconforming` list against the runner's declaration.
+`dexlite, test_conformance = conformance_suite(APP_FACTORY)`. A case with a
+`flow` runs on the module's `build_<flow>_flow` (`FLOWS` says what each serves),
+and a case that shows a `capability` checks the `nonconforming` list against the
+runner's declaration.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def conformance_suite(
                 tmp_path,
                 script,
                 factory=traits.factories.get(
-                    case.id, "build_built_ins_flow" if case.built_in_tools else "build_flow"
+                    case.id, f"build_{case.flow}_flow" if case.flow else "build_flow"
                 ),
                 flow_type=f"Conf{uuid.uuid4().hex[:10]}",
                 interrupt_deadline=interrupt_deadline,

@@ -71,8 +71,19 @@ EXPECTATIONS = frozenset(
         "last_text_contains",
         "text_deltas",
         "reasoning_deltas",
+        "mcp_calls",
     }
 )
+
+
+FLOWS = {
+    "built_ins": "the same agent in a session that enables every built-in tool",
+    "mcp": (
+        "the same agent with the notes MCP server (dex_agents_testing.mcp_notes, serving "
+        "read_note, logging to the app's log path + `.mcp.jsonl`) as its MCP source"
+    ),
+}
+"""A case's `flow`: what the app's `build_<flow>_flow` serves."""
 
 
 class CasesError(ValueError):
@@ -151,9 +162,8 @@ class Case:
     """The runner capability (runner.proto's name) this case shows: an app that lists
     the case as nonconforming must declare the capability unsupported, and one that
     declares it unsupported must list the case with its framework's reason."""
-    built_in_tools: bool = False
-    """Runs on the app's `build_built_ins_flow`: the same agent in a session that
-    enables every built-in tool."""
+    flow: str | None = None
+    """Runs on the app's `build_<flow>_flow` instead of `build_flow` (see `FLOWS`)."""
 
 
 @dataclass(frozen=True)
@@ -221,12 +231,15 @@ def _step(where: str, raw: Any) -> Mapping[str, Any]:
 
 
 def _case(where: str, raw: Any) -> Case:
-    optional = {"own_dexlite", "interrupt_deadline", "capability", "built_in_tools"}
+    optional = {"own_dexlite", "interrupt_deadline", "capability", "flow"}
     _keys(where, raw, {"id", "covers", "steps"}, optional)
     steps = _typed(where, raw["steps"], list)
     capability = raw.get("capability")
     if capability is not None and capability not in CAPABILITIES:
         raise CasesError(f"{where}.capability: {capability!r} is no runner capability")
+    flow = raw.get("flow")
+    if flow is not None and flow not in FLOWS:
+        raise CasesError(f"{where}.flow: {flow!r} is none of {sorted(FLOWS)}")
     return Case(
         id=_typed(where, raw["id"], str),
         covers=tuple(_typed(where, raw["covers"], list)),
@@ -234,7 +247,7 @@ def _case(where: str, raw: Any) -> Case:
         own_dexlite=bool(raw.get("own_dexlite", False)),
         interrupt_deadline=raw.get("interrupt_deadline"),
         capability=capability,
-        built_in_tools=_typed(where, raw.get("built_in_tools", False), bool),
+        flow=flow,
     )
 
 

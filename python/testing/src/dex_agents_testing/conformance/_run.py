@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dex import FlowConfig, StartFlowOptions, StepDurability
@@ -198,6 +199,11 @@ class _Run:
         for name, count in expected.get("tool_runs", {}).items():
             runs = app.entries("tool", name)
             assert len(runs) == count, f"{name} ran {len(runs)} times"
+        for name, keys in expected.get("mcp_calls", {}).items():
+            mcp_log = Path(f"{app.log_path}.mcp.jsonl")
+            lines = mcp_log.read_text().splitlines() if mcp_log.exists() else []
+            got = [e["key"] for e in map(json.loads, lines) if e["tool"] == name]
+            assert got == keys, f"the MCP server ran {name} with keys {got}"
         for name, keys in expected.get("tool_keys", {}).items():
             # In any order: approvals given together may run their Steps either way round.
             got = [e["key"] for e in app.entries("tool", name)]

@@ -44,7 +44,7 @@ def session_options(
     interrupt_deadline_seconds: float | None, *, built_in_tools: bool = False
 ) -> AgentSessionOptions:
     """An app factory's session: the case's approval deadline, and every built-in tool
-    for `build_built_ins_flow` (the cases with `built_in_tools`)."""
+    for `build_built_ins_flow` (the cases whose `flow` is `built_ins`)."""
     return AgentSessionOptions(
         interrupt_deadline=deadline(interrupt_deadline_seconds),
         built_in_tools=BUILT_IN_TOOL_NAMES if built_in_tools else (),
@@ -138,6 +138,11 @@ class ScriptedApp:
 
     def gate(self, name: str) -> Path:
         return Path(f"{self.log_path}.{name}-gate")
+
+    @property
+    def mcp_log(self) -> Path:
+        """Where the `mcp` flow's notes server logs its calls (the `mcp_calls` expectation)."""
+        return Path(f"{self.log_path}.mcp.jsonl")
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], key: str | None) -> str:
         """A tool body: logs the run (with the Step's idempotency key, if any), waits
