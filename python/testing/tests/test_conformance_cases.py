@@ -22,7 +22,8 @@ def test_the_checked_in_cases_parse_and_cover_items_1_to_11() -> None:
     covered = {item for case in cases.cases for item in case.covers}
     assert {f"item {n}" for n in range(1, 12)} <= covered
     called = {c.name for r in cases.replies for c in r.calls}
-    mcp = {name for name in called if name.startswith("notes__")}  # the `mcp` flow's server
+    # The `mcp` and `mcp_tasks` flows' servers' tools.
+    mcp = {name for name in called if name.startswith(("notes__", "jobs__"))}
     assert called - mcp <= set(cases.tools) | set(BUILT_IN_TOOL_NAMES)
 
 
@@ -31,7 +32,11 @@ def test_each_capability_case_names_a_declared_capability_once() -> None:
     assert len(shown) == len(set(shown))
     assert set(shown) <= set(CAPABILITIES)
     flows = {c.id: c.flow for c in load_cases().cases if c.flow is not None}
-    assert flows == {"built_in_ask_user": "built_ins", "mcp_source_tool": "mcp"}
+    assert flows == {
+        "built_in_ask_user": "built_ins",
+        "mcp_source_tool": "mcp",
+        "mcp_task_is_polled": "mcp_tasks",
+    }
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,12 @@ CONFORMANCE = Traits(
             "include_partial_messages, as StreamEvent deltas; ClaudeAgentRunner writes "
             "no reasoning_delta events for either (capabilities.json: reasoning_deltas)"
         ),
+        "mcp_task_is_polled": (
+            "the CLI calls the session's MCP tools itself, through the runner's in-process "
+            "`dex_mcp` SDK server (claude_agent_sdk create_sdk_mcp_server), whose tool "
+            "call returns one result: a task handle has nowhere to go, and "
+            "ClaudeAgentRunner has no poll_tool_task (capabilities.json: mcp_tasks)"
+        ),
         "built_in_ask_user": (
             "the CLI owns the turn's tool list: the model sees only the CLI's tools and "
             "the MCP servers of ClaudeAgentOptions (claude_agent_sdk/types.py, mcp_servers, "

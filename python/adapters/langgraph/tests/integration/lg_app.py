@@ -14,6 +14,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 from dex_agents import AgentSessionFlow, ToolPolicy
@@ -30,6 +31,7 @@ from dex_agents_langgraph.testing import RespondingChatModel
 from dex_agents_testing.conformance import (
     ScriptedApp,
     Traits,
+    jobs_source,
     retry_reason,
     serve,
     session_options,
@@ -128,7 +130,13 @@ def build_built_ins_flow(
 def build_mcp_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
 
 
 def _flow(
@@ -137,10 +145,11 @@ def _flow(
     interrupt_deadline_seconds: float | None,
     *,
     built_in_tools: bool = False,
-    mcp: bool = False,
+    mcp: Callable[[Path], McpToolSource] | None = None,
 ) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
-    sources = [notes_source(app.mcp_log)] if mcp else []
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
         _runner(scripted_reply(app), app, mcp_sources=sources),
         flow_type=flow_type,

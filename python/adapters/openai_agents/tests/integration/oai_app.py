@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from agents import (
@@ -39,7 +40,13 @@ from dex_agents_contracts import (
 )
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
-from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.conformance import (
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    serve,
+    session_options,
+)
 from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from openai.types.responses.response_reasoning_item import ResponseReasoningItem, Summary
@@ -126,7 +133,22 @@ def build_mcp_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     """The same agents with the notes MCP server as the starting agent's MCP source."""
-    return _flow(OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+    return _flow(
+        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source
+    )
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the suite's jobs MCP server (tasks) as their MCP source."""
+    return _flow(
+        OpenAiAgentsRunner,
+        flow_type,
+        log_path,
+        interrupt_deadline_seconds,
+        mcp=lambda _: jobs_source(),
+    )
 
 
 class City(BaseModel):
@@ -151,10 +173,11 @@ def _flow(
     *,
     built_in_tools: bool = False,
     output_type: type[BaseModel] | None = None,
-    mcp: bool = False,
+    mcp: Callable[[Path], McpToolSource] | None = None,
 ) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
-    sources = [notes_source(app.mcp_log)] if mcp else []
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
         _runner(runner_type, _responder(app), app, output_type=output_type, mcp_sources=sources),
         flow_type=flow_type,

@@ -12,12 +12,21 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow
+from dex_agents.mcp import McpToolSource
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
 from dex_agents_pydantic_ai.mcp import McpSourceToolset
-from dex_agents_testing.conformance import Answer, ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.conformance import (
+    Answer,
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    serve,
+    session_options,
+)
 from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
@@ -134,7 +143,13 @@ def build_built_ins_flow(
 def build_mcp_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
 
 
 def _flow(
@@ -143,11 +158,12 @@ def _flow(
     interrupt_deadline_seconds: float | None,
     *,
     built_in_tools: bool = False,
-    mcp: bool = False,
+    mcp: Callable[[Path], McpToolSource] | None = None,
 ) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
     model = _model(app)
-    toolsets = [McpSourceToolset(notes_source(app.mcp_log))] if mcp else []
+    toolsets = [McpSourceToolset(mcp(app.mcp_log))] if mcp else []
     return AgentSessionFlow(
         _runner(model, app, stream=_streamed(model), toolsets=toolsets),
         flow_type=flow_type,

@@ -13,6 +13,7 @@ runner's declaration.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,13 +33,16 @@ from dex_agents_testing.conformance._cases import (
 )
 from dex_agents_testing.conformance._run import Traits, run_case
 from dex_agents_testing.conformance._script import (
+    JOBS_URL_ENV,
     Answer,
     ScriptedApp,
     deadline,
+    jobs_source,
     retry_reason,
     session_options,
 )
 from dex_agents_testing.conformance._serve import serve
+from dex_agents_testing.mcp_jobs import JobsServer
 from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.worker_apps import WorkerApp, load_app
 
@@ -52,6 +56,7 @@ __all__ = [
     "Traits",
     "conformance_suite",
     "deadline",
+    "jobs_source",
     "load_cases",
     "locate_cases",
     "parse_cases",
@@ -82,7 +87,9 @@ def conformance_suite(
         server.stop()
 
     @pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
-    def test_conformance(case: Case, dexlite: DexliteProcess, tmp_path: Path) -> None:
+    def test_conformance(
+        case: Case, dexlite: DexliteProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         reason = traits.nonconforming.get(case.id)
         if case.capability is not None:
             _check_declared(script, case, reason, tmp_path)
@@ -101,14 +108,19 @@ def conformance_suite(
                 interrupt_deadline=interrupt_deadline,
             )
 
-        if not case.own_dexlite:
-            run_case(case, make, traits, server=dexlite)
-            return
-        own = DexliteProcess(tmp_path / "own.sqlite").start()
-        try:
-            run_case(case, make, traits, server=own)
-        finally:
-            own.stop()
+        with contextlib.ExitStack() as stack:
+            jobs_log = None
+            if case.flow == "mcp_tasks":
+                jobs_log = tmp_path / "jobs.jsonl"
+                jobs = JobsServer(jobs_log).start()
+                stack.callback(jobs.kill)
+                # The app's factory reads it here and in its Worker, which inherits it.
+                monkeypatch.setenv(JOBS_URL_ENV, jobs.url)
+            server = dexlite
+            if case.own_dexlite:
+                server = DexliteProcess(tmp_path / "own.sqlite").start()
+                stack.callback(server.stop)
+            run_case(case, make, traits, jobs_log=jobs_log, server=server)
 
     return dexlite, test_conformance
 

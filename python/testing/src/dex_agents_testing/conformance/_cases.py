@@ -36,6 +36,8 @@ OPERATIONS = frozenset(
         "wait_approval",
         "wait_question",
         "answer",
+        "wait_mcp_calls",
+        "complete_mcp_task",
         "wait_tool_runs",
         "wait_model_calls_with_results",
         "resolve",
@@ -72,6 +74,7 @@ EXPECTATIONS = frozenset(
         "text_deltas",
         "reasoning_deltas",
         "mcp_calls",
+        "steps_include",
     }
 )
 
@@ -81,6 +84,11 @@ FLOWS = {
     "mcp": (
         "the same agent with the notes MCP server (dex_agents_testing.mcp_notes, serving "
         "read_note, logging to the app's log path + `.mcp.jsonl`) as its MCP source"
+    ),
+    "mcp_tasks": (
+        "the same agent with the jobs MCP server (dex_agents_testing.mcp_jobs over "
+        "Streamable HTTP, which the suite starts for the case) as its MCP source, "
+        "from `jobs_source()`"
     ),
 }
 """A case's `flow`: what the app's `build_<flow>_flow` serves."""

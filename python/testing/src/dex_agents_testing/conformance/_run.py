@@ -52,8 +52,18 @@ class Traits:
 class _Run:
     app: WorkerApp
     traits: Traits
+    jobs_log: Path | None = None
+    """The jobs MCP server's call log, in an `mcp_tasks` case."""
     session: str = ""
     snapshot: AgentSnapshot | None = None
+
+    def mcp_calls(self, tool: str) -> list[dict[str, Any]]:
+        """The calls of `tool` (or `tasks/get`, ...) the case's MCP servers logged."""
+        logs = [Path(f"{self.app.log_path}.mcp.jsonl"), self.jobs_log]
+        lines = [
+            line for log in logs if log and log.exists() for line in log.read_text().splitlines()
+        ]
+        return [e for e in map(json.loads, lines) if e["tool"] == tool]
 
     def fill(self, value: Any) -> Any:
         """Placeholders: the session, the runner's constants, the traits."""
@@ -100,6 +110,16 @@ class _Run:
                 f"the question {asked}",
                 lambda s: any(i.tool_call_id == asked for i in s.pending_interrupts),
             )
+        elif "wait_mcp_calls" in step:
+            for tool, count in step["wait_mcp_calls"].items():
+                wait_until(
+                    functools.partial(self._mcp_called, tool, count),
+                    timeout=timeout,
+                    what=f"{count} MCP {tool} calls",
+                )
+        elif "complete_mcp_task" in step:
+            assert self.jobs_log is not None, "complete_mcp_task needs the mcp_tasks flow"
+            self.jobs_log.with_suffix(".done").touch()
         elif "answer" in step:
             answer = step["answer"]
             assert app.client.answer_question(self.session, answer["call"], answer["text"])
@@ -146,6 +166,9 @@ class _Run:
             )
         )
         return waiting and ran
+
+    def _mcp_called(self, tool: str, count: int) -> bool:
+        return len(self.mcp_calls(tool)) >= count
 
     def _ran(self, name: str, count: int) -> bool:
         return len(self.app.entries("tool", name)) >= count
@@ -200,10 +223,12 @@ class _Run:
             runs = app.entries("tool", name)
             assert len(runs) == count, f"{name} ran {len(runs)} times"
         for name, keys in expected.get("mcp_calls", {}).items():
-            mcp_log = Path(f"{app.log_path}.mcp.jsonl")
-            lines = mcp_log.read_text().splitlines() if mcp_log.exists() else []
-            got = [e["key"] for e in map(json.loads, lines) if e["tool"] == name]
+            got = [e["key"] for e in self.mcp_calls(name)]
             assert got == keys, f"the MCP server ran {name} with keys {got}"
+        if "steps_include" in expected:
+            ran = {step for shape in app.shapes(self.session) for step in shape}
+            missing = set(expected["steps_include"]) - ran
+            assert not missing, f"no {sorted(missing)} Step among {sorted(ran)}"
         for name, keys in expected.get("tool_keys", {}).items():
             # In any order: approvals given together may run their Steps either way round.
             got = [e["key"] for e in app.entries("tool", name)]
@@ -246,12 +271,20 @@ class _Run:
             assert [retry in output for output in outputs[:retries]] == [True] * retries
 
 
-def run_case(case: Case, make_app: Callable[..., WorkerApp], traits: Traits, **where: Any) -> None:
-    """Runs `case` on an app from `make_app(server, directory, interrupt_deadline=...)`."""
+def run_case(
+    case: Case,
+    make_app: Callable[..., WorkerApp],
+    traits: Traits,
+    *,
+    jobs_log: Path | None = None,
+    **where: Any,
+) -> None:
+    """Runs `case` on an app from `make_app(server, directory, interrupt_deadline=...)`;
+    `jobs_log` is the jobs MCP server's log in an `mcp_tasks` case."""
     app = make_app(interrupt_deadline=case.interrupt_deadline, **where)
     app.start_worker()
     try:
-        run = _Run(app, traits)
+        run = _Run(app, traits, jobs_log)
         for step in case.steps:
             run.step(step)
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -18,11 +19,23 @@ from typing import Any
 
 from dex_agents import AgentSessionOptions, ToolPolicy
 from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES
+from dex_agents.mcp import McpHttpServer, McpToolSource
 from dex_agents_contracts import ToolEffect
 
 from dex_agents_testing.conformance._cases import Call, Cases, OutputSpec, load_cases
 
-__all__ = ["Answer", "ScriptedApp", "deadline", "retry_reason", "session_options"]
+__all__ = [
+    "JOBS_URL_ENV",
+    "Answer",
+    "ScriptedApp",
+    "deadline",
+    "jobs_source",
+    "retry_reason",
+    "session_options",
+]
+
+JOBS_URL_ENV = "DEX_CONFORMANCE_JOBS_URL"
+"""Where the suite tells an app (and its Worker) the jobs MCP server's URL."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,11 @@ class Answer:
 
 def deadline(seconds: float | None) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds is not None else None
+
+
+def jobs_source() -> McpToolSource:
+    """The `mcp_tasks` flow's MCP source: the jobs server the suite started for the case."""
+    return McpToolSource([McpHttpServer(name="jobs", url=os.environ[JOBS_URL_ENV])])
 
 
 def session_options(
