@@ -1,6 +1,6 @@
 """MCP tasks (io.modelcontextprotocol/tasks) through McpToolSource, against a real server.
 
-`mcp_support/tasks_server.py` answers `long_job` with a task whose state lives
+`dex_agents_testing.mcp_jobs` answers `long_job` with a task whose state lives
 in files: the test completes it (`<log>.done`) or makes the server forget it
 (deleting its state). The source is driven as the session's tool Step and
 PollToolTask would drive it.

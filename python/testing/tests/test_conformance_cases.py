@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from dex_agents._runner.declared import CAPABILITIES
+from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES
 from dex_agents_testing.conformance import CasesError, load_cases, locate_cases, parse_cases
 
 
@@ -20,7 +22,21 @@ def test_the_checked_in_cases_parse_and_cover_items_1_to_11() -> None:
     covered = {item for case in cases.cases for item in case.covers}
     assert {f"item {n}" for n in range(1, 12)} <= covered
     called = {c.name for r in cases.replies for c in r.calls}
-    assert called <= set(cases.tools)
+    # The `mcp` and `mcp_tasks` flows' servers' tools.
+    mcp = {name for name in called if name.startswith(("notes__", "jobs__"))}
+    assert called - mcp <= set(cases.tools) | set(BUILT_IN_TOOL_NAMES)
+
+
+def test_each_capability_case_names_a_declared_capability_once() -> None:
+    shown = [c.capability for c in load_cases().cases if c.capability is not None]
+    assert len(shown) == len(set(shown))
+    assert set(shown) <= set(CAPABILITIES)
+    flows = {c.id: c.flow for c in load_cases().cases if c.flow is not None}
+    assert flows == {
+        "built_in_ask_user": "built_ins",
+        "mcp_source_tool": "mcp",
+        "mcp_task_is_polled": "mcp_tasks",
+    }
 
 
 @pytest.mark.parametrize(
@@ -35,6 +51,19 @@ def test_the_checked_in_cases_parse_and_cover_items_1_to_11() -> None:
         (lambda raw: raw["tools"]["charge"].pop("returns"), "tools.charge: missing ['returns']"),
         (lambda raw: raw["cases"].append(raw["cases"][0]), "case ids repeat"),
         (lambda raw: raw.update(version=2), "version 2"),
+        (
+            lambda raw: raw["cases"][0].update(capability="telepathy"),
+            "cases[0].capability: 'telepathy' is no runner capability",
+        ),
+        (
+            lambda raw: [c.update(capability="usage") for c in raw["cases"][:2]],
+            "two cases show one capability",
+        ),
+        (lambda raw: raw["cases"][0].update(flow="yes"), "cases[0].flow: 'yes' is none of"),
+        (
+            lambda raw: raw["cases"][0]["steps"].append({"answer": {}, "timeout": 1, "x": 2}),
+            "unknown ['x']",
+        ),
     ],
 )
 def test_a_file_out_of_shape_fails_naming_where(change: Any, where: str) -> None:

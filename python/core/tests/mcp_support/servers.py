@@ -14,19 +14,15 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from dex_agents_testing.mcp_jobs import build_tasks_server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import ToolAnnotations
-
-# Run as a script: make the test helpers' package importable.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mcp_support.tasks_server import build_tasks_server
 
 IDEMPOTENCY_KEY = "io.superdurable.dex/idempotencyKey"
 

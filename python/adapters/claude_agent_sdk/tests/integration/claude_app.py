@@ -17,10 +17,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
-from dex_agents import AgentSessionFlow, AgentSessionOptions
+from dex_agents import AgentSessionFlow
+from dex_agents.mcp import McpToolSource
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
 from dex_agents_claude_agent_sdk.testing import offline_options
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, serve
+from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
 from dex_agents_testing.fake_anthropic import (
     FakeMessagesServer,
     MessagesRequest,
@@ -28,10 +29,12 @@ from dex_agents_testing.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 
 CONTINUE = "Continue from where you left off."
 PREFIX = "mcp__app__"
+MCP_PREFIX = "mcp__dex_mcp__"
 
 CONFORMANCE = Traits(
     # The Messages API requests carry the CLI's transcript, which has more messages.
@@ -40,6 +43,41 @@ CONFORMANCE = Traits(
     harness=True,
     tool_prefix=PREFIX,
     nonconforming={
+        "text_deltas": (
+            "an adapter gap, not the SDK's (issue 42 item 6): with "
+            "ClaudeAgentOptions.include_partial_messages the SDK yields the CLI's "
+            "StreamEvent deltas (claude_agent_sdk/types.py), which ClaudeAgentRunner "
+            "neither asks for nor writes (capabilities.json: text_deltas)"
+        ),
+        "reasoning_deltas": (
+            "an adapter gap, not the SDK's (issue 42 item 6): the SDK yields Claude's "
+            "thinking as ThinkingBlock content (claude_agent_sdk/types.py) and, with "
+            "include_partial_messages, as StreamEvent deltas; ClaudeAgentRunner writes "
+            "no reasoning_delta events for either (capabilities.json: reasoning_deltas)"
+        ),
+        "mcp_task_is_polled": (
+            "the CLI calls the session's MCP tools itself, through the runner's in-process "
+            "`dex_mcp` SDK server (claude_agent_sdk create_sdk_mcp_server), whose tool "
+            "call returns one result: a task handle has nowhere to go, and "
+            "ClaudeAgentRunner has no poll_tool_task (capabilities.json: mcp_tasks)"
+        ),
+        "built_in_ask_user": (
+            "the CLI owns the turn's tool list: the model sees only the CLI's tools and "
+            "the MCP servers of ClaudeAgentOptions (claude_agent_sdk/types.py, mcp_servers, "
+            "allowed_tools), and ClaudeAgentRunner serves the session's built-ins as "
+            "neither (capabilities.json: built_in_tools)"
+        ),
+        "handoff_to_billing": (
+            "the CLI runs a sub-agent (ClaudeAgentOptions.agents, AgentDefinition in "
+            "claude_agent_sdk/types.py) as its own Task tool inside the turn; the turn "
+            "is never handed to another agent"
+        ),
+        "structured_output": (
+            "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
+            "structured output (ClaudeAgentOptions.output_format) on "
+            "ResultMessage.structured_output (claude_agent_sdk/types.py), which "
+            "ClaudeAgentRunner does not read (capabilities.json: structured_output)"
+        ),
         "structured_output_with_validator_retry": (
             "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
             "structured output (ClaudeAgentOptions.output_format) on "
@@ -84,11 +122,15 @@ def scripted_model(app: ScriptedApp) -> Callable[[MessagesRequest], ScriptedRepl
             return ScriptedReply(error_status=500, error_message=str(error), error_type="api_error")
         if answer.text is not None:
             return text_reply(answer.text)
-        return tool_use_reply(
-            *((c.id, f"{PREFIX}{c.name}", dict(c.arguments)) for c in answer.calls)
-        )
+        return tool_use_reply(*((c.id, _cli_name(c.name), dict(c.arguments)) for c in answer.calls))
 
     return respond
+
+
+def _cli_name(name: str) -> str:
+    """The CLI's name for a tool: the app's under `app`, a source's (`notes__...`) under
+    the runner's `dex_mcp` server."""
+    return f"{MCP_PREFIX}{name}" if "__" in name else f"{PREFIX}{name}"
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -128,12 +170,26 @@ def app_tools(app: ScriptedApp) -> list[SdkMcpTool[Any]]:
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds)
+
+
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agent with the notes MCP server as its MCP source."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+
+
+def _flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None, *, mcp: bool = False
+) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
     server = FakeMessagesServer(scripted_model(app)).start()
+    sources = [notes_source(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(server, app),
+        _runner(server, app, mcp_sources=sources),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds),
     )
 
 
@@ -158,10 +214,13 @@ def scripted_runner(
         yield _runner(server, ScriptedApp(log_path))
 
 
-def _runner(server: FakeMessagesServer, app: ScriptedApp) -> ClaudeAgentRunner:
+def _runner(
+    server: FakeMessagesServer, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+) -> ClaudeAgentRunner:
     return ClaudeAgentRunner(
         offline_options(server.base_url),
         tools={"app": app_tools(app)},
+        mcp_sources=mcp_sources,
         # The CLI marks get_weather read-only itself (its readOnlyHint annotation).
         tool_policies={n: p for n, p in app.policies().items() if n != "get_weather"},
     )

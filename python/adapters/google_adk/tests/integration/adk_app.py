@@ -14,13 +14,22 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
+from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents.mcp import McpToolSource
 from dex_agents_contracts import ToolEffect
 from dex_agents_google_adk import AdkRunner, dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, serve
+from dex_agents_testing.conformance import (
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    serve,
+    session_options,
+)
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
@@ -35,6 +44,28 @@ CONFORMANCE = Traits(
     # their two results in one), then the new user message.
     messages_after_booking=5,
     nonconforming={
+        "text_deltas": (
+            "an adapter gap, not ADK's (issue 42 item 6): ADK streams partial events "
+            "with RunConfig(streaming_mode=StreamingMode.SSE) (google/adk/agents/"
+            "run_config.py), which AdkRunner does not ask for (capabilities.json: text_deltas)"
+        ),
+        "reasoning_deltas": (
+            "an adapter gap, not ADK's (issue 42 item 6): a streamed response's thought "
+            "parts (google.genai types.Part.thought, with RunConfig(streaming_mode="
+            "StreamingMode.SSE)) arrive as partial events, which AdkRunner does not ask "
+            "for (capabilities.json: reasoning_deltas)"
+        ),
+        "built_in_ask_user": (
+            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent takes any BaseTool "
+            "(google/adk/agents/llm_agent.py, tools), but AdkRunner does not add the "
+            "session's built-ins to the agent (capabilities.json: built_in_tools)"
+        ),
+        "structured_output": (
+            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent's output_schema "
+            "validates the final answer (google/adk/agents/llm_agent.py, "
+            "__maybe_save_output_to_state), which AdkRunner does not map "
+            "(capabilities.json: structured_output)"
+        ),
         "structured_output_with_validator_retry": (
             "ADK validates an LlmAgent's output_schema once and raises on a mismatch, "
             "with no retry to the model (google/adk/agents/llm_agent.py, "
@@ -51,11 +82,37 @@ Respond = Callable[[LlmRequest], Awaitable[list[types.Part]]]
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds)
+
+
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the notes MCP server as the root agent's MCP source."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the suite's jobs MCP server (tasks) as the root's MCP source."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
+
+
+def _flow(
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None,
+    *,
+    mcp: Callable[[Path], McpToolSource] | None = None,
+) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(_responder(app), app),
+        _runner(_responder(app), app, mcp_sources=sources),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds),
     )
 
 
@@ -114,7 +171,9 @@ def _responder(app: ScriptedApp) -> Respond:
     return respond
 
 
-def _runner(respond: Respond, app: ScriptedApp) -> AdkRunner:
+def _runner(
+    respond: Respond, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+) -> AdkRunner:
     def key() -> str | None:
         info = dex_run_info()
         return info.idempotency_key if info is not None else None
@@ -170,7 +229,7 @@ def _runner(respond: Respond, app: ScriptedApp) -> AdkRunner:
         "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE),
         "delete_files": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False),
     }
-    return AdkRunner(agent, tool_policies=policies)
+    return AdkRunner(agent, tool_policies=policies, mcp_sources=mcp_sources)
 
 
 if __name__ == "__main__":

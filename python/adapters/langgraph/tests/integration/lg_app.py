@@ -2,34 +2,53 @@
 
 The chat model answers what the data file's `ScriptedApp` decides from the
 messages alone (never from a call counter), so a restarted Worker answers the
-same way; its tools are `ScriptedApp.run_tool`. Run as a script it serves the
-Flow (`dex_agents_testing.conformance.serve`).
+same way; its tools are `ScriptedApp.run_tool`. The handoff case runs on a graph
+of its own (`build_handoffs_flow`): a LangGraph handoff is a node's
+`Command(goto=...)`, not something `create_agent` does. Run as a script it serves
+the Flow (`dex_agents_testing.conformance.serve`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions
+from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents.mcp import McpToolSource
+from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import (
     DexCheckpointSaver,
     DexStepMiddleware,
     DexToolContext,
     LangGraphRunner,
+    langchain_mcp_tools,
 )
 from dex_agents_langgraph.testing import RespondingChatModel
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, retry_reason, serve
+from dex_agents_testing.conformance import (
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    retry_reason,
+    serve,
+    session_options,
+)
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.types import Command
 from pydantic import BaseModel, field_validator
 
-CONFORMANCE = Traits(messages_after_booking=6)
+CONFORMANCE = Traits(
+    messages_after_booking=6, factories={"handoff_to_billing": "build_handoffs_flow"}
+)
 
 
 class City(BaseModel):
@@ -85,6 +104,12 @@ def scripted_reply(app: ScriptedApp) -> Reply:
             calls = [_call("City", output_id, **answer.output)]
         else:
             calls = [_call(c.name, c.id, **c.arguments) for c in answer.calls]
+        if answer.reasoning:
+            blocks: list[str | dict[str, Any]] = [
+                {"type": "reasoning", "reasoning": answer.reasoning},
+                {"type": "text", "text": answer.text or ""},
+            ]
+            return AIMessage(content=blocks, tool_calls=calls, usage_metadata=usage)
         return AIMessage(content=answer.text or "", tool_calls=calls, usage_metadata=usage)
 
     return reply
@@ -93,11 +118,42 @@ def scripted_reply(app: ScriptedApp) -> Reply:
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds)
+
+
+def build_built_ins_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
+
+
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
+
+
+def _flow(
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None,
+    *,
+    built_in_tools: bool = False,
+    mcp: Callable[[Path], McpToolSource] | None = None,
+) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(scripted_reply(app), app),
+        _runner(scripted_reply(app), app, mcp_sources=sources),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 
@@ -119,7 +175,9 @@ def scripted_runner(
     yield _runner(reply, ScriptedApp(log_path))
 
 
-def _runner(reply: Reply, app: ScriptedApp) -> LangGraphRunner:
+def _runner(
+    reply: Reply, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+) -> LangGraphRunner:
     def key(config: RunnableConfig) -> str | None:
         context = DexToolContext.from_config(config)
         return context.idempotency_key if context else None
@@ -144,14 +202,57 @@ def _runner(reply: Reply, app: ScriptedApp) -> LangGraphRunner:
         """Charges the card at once."""
         return await app.run_tool("charge_now", {"usd": usd}, key(config))
 
+    listed = [tool for source in mcp_sources for tool in asyncio.run(langchain_mcp_tools(source))]
     agent = create_agent(
         RespondingChatModel(respond=reply),
-        [get_weather, book_trip, charge, charge_now],
+        [get_weather, book_trip, charge, charge_now, *listed],
         middleware=[DexStepMiddleware()],
         checkpointer=DexCheckpointSaver(),
         response_format=City,
     )
-    return LangGraphRunner(agent, tool_policies=app.policies())
+    return LangGraphRunner(agent, tool_policies=app.policies(), mcp_sources=mcp_sources)
+
+
+def build_handoffs_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """A `triage` node that hands the turn to the `billing` agent (`Command(goto=...)`)."""
+    app = ScriptedApp(log_path)
+
+    @tool
+    async def refund(order: str, config: RunnableConfig) -> str:
+        """Refunds an order."""
+        context = DexToolContext.from_config(config)
+        app.log_tool("refund", context.idempotency_key if context else None)
+        return f"refunded {order}"
+
+    async def billing_reply(messages: list[BaseMessage]) -> AIMessage:
+        prompts = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
+        results = _trailing_results(messages)
+        shown = [(str(r.tool_call_id), str(r.name), str(r.text)) for r in results]
+        app.log_model(prompts=prompts, results=shown, messages=len(messages), agent="billing")
+        if results:
+            return AIMessage(content=f"Billing: {results[0].text}")
+        return AIMessage(content="", tool_calls=[_call("refund", f"f{len(prompts)}", order="A-1")])
+
+    billing = create_agent(
+        RespondingChatModel(respond=billing_reply), [refund], middleware=[DexStepMiddleware()]
+    )
+
+    def triage(state: MessagesState) -> Command[Literal["billing"]]:
+        return Command(goto="billing")
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("triage", triage)
+    builder.add_node("billing", billing)
+    builder.add_edge(START, "triage")
+    graph = builder.compile(checkpointer=DexCheckpointSaver())
+    policies = {**app.policies(), "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)}
+    return AgentSessionFlow(
+        LangGraphRunner(graph, tools=[refund], tool_policies=policies),
+        flow_type=flow_type,
+        options=session_options(interrupt_deadline_seconds),
+    )
 
 
 if __name__ == "__main__":

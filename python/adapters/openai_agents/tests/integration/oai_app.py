@@ -4,8 +4,9 @@ The model is the SDK's ScriptedModel answering what the data file's
 `ScriptedApp` decides from the call's input items alone (never from a call
 counter), so a restarted Worker answers the same way; the tools are
 `ScriptedApp.run_tool`. The flows of this adapter's own cases (handoff,
-guardrails, a stale RunState, built-in tools) share the agents. Run as a
-script it serves a Flow (`dex_agents_testing.conformance.serve`).
+guardrails, a stale RunState) share the agents; the structured-output case runs
+on an agent whose `output_type` is `City` (the SDK fixes one output type per
+agent). Run as a script it serves a Flow (`dex_agents_testing.conformance.serve`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from agents import (
@@ -28,8 +30,8 @@ from agents import (
 )
 from agents.testing import ModelCall, assistant_message, function_call
 from agents.testing.model import ModelResponder
-from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
-from dex_agents._runner.policies import BuiltInToolName
+from dex_agents import AgentSessionFlow, ToolPolicy
+from dex_agents.mcp import McpToolSource
 from dex_agents.runner import AgentTurnContext, AgentTurnOutcome, ToolCallsRequested
 from dex_agents_contracts import (
     ToolEffect,
@@ -38,14 +40,26 @@ from dex_agents_contracts import (
 )
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
-from dex_agents_testing.conformance import ScriptedApp, Traits, deadline, serve
+from dex_agents_testing.conformance import (
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    serve,
+    session_options,
+)
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
+from openai.types.responses.response_reasoning_item import ResponseReasoningItem, Summary
+from pydantic import BaseModel
 
 set_tracing_disabled(True)
 
 CONFORMANCE = Traits(
     # One stored item per tool call and per output, so the first turn is six items.
     messages_after_booking=7,
+    # The final output is the model's JSON text, which the SDK parses into `City`.
+    structured_output_as_text=True,
+    factories={"structured_output": "build_structured_flow"},
     nonconforming={
         "structured_output_with_validator_retry": (
             "the SDK has no output validator that asks the model again: an output "
@@ -106,15 +120,48 @@ def build_stale_state_flow(
     return _flow(StaleStateRunner, flow_type, log_path, interrupt_deadline_seconds)
 
 
-BUILT_INS: tuple[BuiltInToolName, ...] = ("ask_user", "durable_wait", "write_todos")
-
-
 def build_built_ins_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     """The same agents in a session that enables every built-in tool."""
     return _flow(
-        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, built_ins=BUILT_INS
+        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True
+    )
+
+
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the notes MCP server as the starting agent's MCP source."""
+    return _flow(
+        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source
+    )
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents with the suite's jobs MCP server (tasks) as their MCP source."""
+    return _flow(
+        OpenAiAgentsRunner,
+        flow_type,
+        log_path,
+        interrupt_deadline_seconds,
+        mcp=lambda _: jobs_source(),
+    )
+
+
+class City(BaseModel):
+    name: str
+    country: str
+
+
+def build_structured_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents, the first answering a `City` (its `output_type`)."""
+    return _flow(
+        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, output_type=City
     )
 
 
@@ -124,15 +171,17 @@ def _flow(
     log_path: str,
     interrupt_deadline_seconds: float | None,
     *,
-    built_ins: tuple[BuiltInToolName, ...] = (),
+    built_in_tools: bool = False,
+    output_type: type[BaseModel] | None = None,
+    mcp: Callable[[Path], McpToolSource] | None = None,
 ) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(runner_type, _responder(app), app),
+        _runner(runner_type, _responder(app), app, output_type=output_type, mcp_sources=sources),
         flow_type=flow_type,
-        options=AgentSessionOptions(
-            interrupt_deadline=deadline(interrupt_deadline_seconds), built_in_tools=built_ins
-        ),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 
@@ -165,33 +214,48 @@ def _responder(app: ScriptedApp) -> ModelResponder:
         results = _results(items)
         tools = sorted(str(getattr(t, "name", "")) for t in call.tools)
         n = len(prompts)
-        # This adapter's own cases (test_adapter_cases.py) first: handoff, ask_user, guardrail.
+        # This adapter's own cases (test_adapter_cases.py) first: handoff, guardrails.
         if "refund" in tools:  # the billing agent, after the handoff
             app.log_model(prompts=prompts, results=results, messages=len(items), tools=tools)
             refunds = [output for _, name, output in results if name == "refund"]
             if refunds:
                 return [assistant_message(f"Billing: {refunds[0]}")]
             return [function_call("refund", {"order": "A-1"}, call_id=f"f{n}")]
-        if not results and prompt.startswith(("refund", "ask", "shout")):
+        if not results and prompt.startswith(("refund", "shout")):
             app.log_model(prompts=prompts, results=results, messages=len(items), tools=tools)
             if prompt.startswith("refund"):
                 return [function_call("transfer_to_billing", {}, call_id=f"h{n}")]
-            if prompt.startswith("ask") and "ask_user" in tools:
-                return [function_call("ask_user", {"question": "Which city?"}, call_id=f"q{n}")]
-            if prompt.startswith("shout"):
-                return [assistant_message("HELLO THERE")]
+            return [assistant_message("HELLO THERE")]
         answer = await app.answer(
             prompts=prompts, results=results, messages=len(items), log={"tools": tools}
         )
+        if answer.output is not None:
+            return [assistant_message(json.dumps(answer.output))]
         if answer.text is not None:
-            return [assistant_message(answer.text)]
+            return [*_reasoning(answer.reasoning), assistant_message(answer.text)]
         return [function_call(c.name, dict(c.arguments), call_id=c.id) for c in answer.calls]
 
     return respond
 
 
+def _reasoning(text: str | None) -> list[ResponseReasoningItem]:
+    """A reasoning item with `text` as its summary, which the model streams first."""
+    if not text:
+        return []
+    return [
+        ResponseReasoningItem(
+            id="rs", summary=[Summary(text=text, type="summary_text")], type="reasoning"
+        )
+    ]
+
+
 def _runner(
-    runner_type: type[OpenAiAgentsRunner[None]], respond: ModelResponder, app: ScriptedApp
+    runner_type: type[OpenAiAgentsRunner[None]],
+    respond: ModelResponder,
+    app: ScriptedApp,
+    *,
+    output_type: type[BaseModel] | None = None,
+    mcp_sources: Sequence[McpToolSource] = (),
 ) -> OpenAiAgentsRunner[None]:
     def key() -> str | None:
         info = dex_run_info()
@@ -249,9 +313,10 @@ def _runner(
         handoffs=[billing],
         input_guardrails=[no_passwords],
         output_guardrails=[no_shouting],
+        output_type=output_type,
     )
     policies = {**app.policies(), "refund": ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)}
-    return runner_type(agent, tool_policies=policies)
+    return runner_type(agent, tool_policies=policies, mcp_sources=mcp_sources)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,8 @@ A handoff (the SDK runs it and the next agent's model call inside one RunModel
 Step, and the runner writes an `openai_agents.handoff` event), an input
 guardrail tripwire and an output guardrail (each a turn failure with the
 guardrail's text), and a RunState schema version the SDK refuses (a clear turn
-failure without a retry), and the session's built-in tools (an ask_user call
-answered by the user reaches the next model call). Parallel tool calls as
-parallel Steps are item 2 of test_session_integration.py.
+failure without a retry). Parallel tool calls as parallel Steps and the
+session's built-in tools are the conformance suite's (test_session_integration.py).
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dex_agents_contracts import InterruptKind, MessageRole, ToolCallStatus
+from dex_agents_contracts import MessageRole
 from dex_agents_openai_agents import HANDOFF_EVENT
-from dex_agents_testing import DexliteProcess, assert_step_shape
+from dex_agents_testing import DexliteProcess
 
 from integration.oai_workers import App
 
@@ -88,49 +87,5 @@ def test_a_run_state_schema_the_sdk_refuses_fails_the_turn_clearly(
         assert len(app.entries("model")) == 1
         assert failed.messages[-1].text is not None
         assert "get_weather" in failed.messages[-1].text  # the turn-failure note
-    finally:
-        app.stop()
-
-
-def test_ask_user_is_offered_answered_and_seen_by_the_next_model_call(
-    dexlite: DexliteProcess, tmp_path: Path
-) -> None:
-    app = App(dexlite, tmp_path, factory="build_built_ins_flow")
-    app.start_worker()
-    try:
-        session = app.start("ask me")
-        waiting = app.wait(
-            session,
-            "the ask_user question",
-            lambda s: any(
-                r.tool_call_id == "q1" and r.status is ToolCallStatus.AWAITING_ANSWER
-                for r in s.tool_calls
-            ),
-        )
-        (interrupt,) = waiting.pending_interrupts
-        assert (interrupt.kind, interrupt.tool_name, interrupt.question) == (
-            InterruptKind.QUESTION,
-            "ask_user",
-            "Which city?",
-        )
-        assert app.client.answer_question(session, "q1", "Lisbon")
-        done = app.wait_idle(session, 1)
-
-        answered = '{"status":"answered","answer":"Lisbon"}'
-        first, second = app.entries("model")
-        # Offered next to the agent's own tools and the handoff; no tool body ran.
-        assert {"ask_user", "durable_wait", "write_todos", "get_weather"} <= set(first["tools"])
-        assert second["results"] == {"q1": answered}
-        assert app.entries("tool") == []
-        assert done.messages[-1].text == f"Results: ask_user={answered}"
-        assert [(m.role, m.tool_name) for m in done.messages] == [
-            (MessageRole.USER, None),
-            (MessageRole.ASSISTANT, "ask_user"),
-            (MessageRole.TOOL, "ask_user"),
-            (MessageRole.ASSISTANT, None),
-        ]
-        assert_step_shape(
-            app.history(session), ["RunModel", "AwaitQuestionAnswer", "ResumeTurn", "RunModel"]
-        )
     finally:
         app.stop()

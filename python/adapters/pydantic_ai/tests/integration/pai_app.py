@@ -2,20 +2,32 @@
 
 The agent's FunctionModel answers what the data file's `ScriptedApp` decides
 from the message history alone (never from a call counter), so a restarted
-Worker answers the same way; its tools are `ScriptedApp.run_tool`. Run as a
+Worker answers the same way, and streams that answer (text in two pieces, so
+the runner writes text deltas); its tools are `ScriptedApp.run_tool`. Run as a
 script it serves the Flow (`dex_agents_testing.conformance.serve`).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from dex_agents import AgentSessionFlow, AgentSessionOptions
+from dex_agents import AgentSessionFlow
+from dex_agents.mcp import McpToolSource
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
-from dex_agents_testing.conformance import Answer, ScriptedApp, Traits, deadline, serve
+from dex_agents_pydantic_ai.mcp import McpSourceToolset
+from dex_agents_testing.conformance import (
+    Answer,
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    serve,
+    session_options,
+)
+from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
@@ -24,13 +36,30 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import (
+    AgentInfo,
+    DeltaThinkingPart,
+    DeltaToolCall,
+    FunctionModel,
+    StreamFunctionDef,
+)
 
-CONFORMANCE = Traits(messages_after_booking=5)
+CONFORMANCE = Traits(
+    messages_after_booking=5,
+    nonconforming={
+        "handoff_to_billing": (
+            "Pydantic AI has no handoff of a run: one agent reaches another only from "
+            "inside a tool or an output function, which runs the other agent to its end "
+            "within that call (docs: multi-agent-applications.md, 'Agent delegation'), so "
+            "the other agent's tool calls never become the session's tool Steps"
+        ),
+    },
+)
 
 
 class City(BaseModel):
@@ -47,7 +76,8 @@ def _response(answer: Answer | Mapping[str, Any], info: AgentInfo) -> ModelRespo
             tool = info.output_tools[0].name
             return ModelResponse(parts=[ToolCallPart(tool, dict(answer.output), tool_call_id="o")])
         if answer.text is not None:
-            return ModelResponse(parts=[TextPart(content=answer.text)])
+            thought = [ThinkingPart(content=answer.reasoning)] if answer.reasoning else []
+            return ModelResponse(parts=[*thought, TextPart(content=answer.text)])
         calls = [(c.id, c.name, c.arguments) for c in answer.calls]
     else:
         if "text" in answer:
@@ -78,14 +108,66 @@ def _model(app: ScriptedApp) -> ModelFunction:
     return model
 
 
+def _streamed(model: ModelFunction) -> StreamFunctionDef:
+    """`model`'s response as a stream: its text in two pieces, its reasoning and each
+    tool call whole."""
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        response = await model(messages, info)
+        for i, part in enumerate(response.parts):
+            if isinstance(part, TextPart):
+                half = len(part.content) // 2
+                yield part.content[:half]
+                yield part.content[half:]
+            elif isinstance(part, ThinkingPart):
+                yield {i: DeltaThinkingPart(content=part.content)}
+            elif isinstance(part, ToolCallPart):
+                args = part.args_as_json_str()
+                yield {i: DeltaToolCall(part.tool_name, args, tool_call_id=part.tool_call_id)}
+
+    return stream
+
+
 def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds)
+
+
+def build_built_ins_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
+
+
+def build_mcp_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
+
+
+def _flow(
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None,
+    *,
+    built_in_tools: bool = False,
+    mcp: Callable[[Path], McpToolSource] | None = None,
+) -> AgentSessionFlow:
+    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
+    model = _model(app)
+    toolsets = [McpSourceToolset(mcp(app.mcp_log))] if mcp else []
     return AgentSessionFlow(
-        _runner(_model(app), app),
+        _runner(model, app, stream=_streamed(model), toolsets=toolsets),
         flow_type=flow_type,
-        options=AgentSessionOptions(interrupt_deadline=deadline(interrupt_deadline_seconds)),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 
@@ -107,9 +189,18 @@ def scripted_runner(
     yield _runner(model, ScriptedApp(log_path))
 
 
-def _runner(model: ModelFunction, app: ScriptedApp) -> PydanticAiRunner[None]:
+def _runner(
+    model: ModelFunction,
+    app: ScriptedApp,
+    *,
+    stream: StreamFunctionDef | None = None,
+    toolsets: Sequence[McpSourceToolset] = (),
+) -> PydanticAiRunner[None]:
+    scripted = (
+        FunctionModel(model) if stream is None else FunctionModel(model, stream_function=stream)
+    )
     agent: Agent[None, str | City | DeferredToolRequests] = Agent(
-        FunctionModel(model), output_type=[str, City, DeferredToolRequests]
+        scripted, output_type=[str, City, DeferredToolRequests], toolsets=toolsets
     )
 
     @agent.output_validator

@@ -5,17 +5,22 @@ An adapter joins with an app factory module (a `WorkerApp` script) that builds
 its framework's agent around `ScriptedApp` (the scripted model's answers and
 the tools' bodies, from the data file) and names its `CONFORMANCE` (`Traits`,
 with the `nonconforming` cases and why), and with a test module that says
-`dexlite, test_conformance = conformance_suite(APP_FACTORY)`.
+`dexlite, test_conformance = conformance_suite(APP_FACTORY)`. A case with a
+`flow` runs on the module's `build_<flow>_flow` (`FLOWS` says what each serves),
+and a case that shows a `capability` checks the `nonconforming` list against the
+runner's declaration.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from dex_agents._runner.declared import declared_runner
 
 from dex_agents_testing.conformance._cases import (
     Call,
@@ -27,8 +32,17 @@ from dex_agents_testing.conformance._cases import (
     parse_cases,
 )
 from dex_agents_testing.conformance._run import Traits, run_case
-from dex_agents_testing.conformance._script import Answer, ScriptedApp, deadline, retry_reason
+from dex_agents_testing.conformance._script import (
+    JOBS_URL_ENV,
+    Answer,
+    ScriptedApp,
+    deadline,
+    jobs_source,
+    retry_reason,
+    session_options,
+)
 from dex_agents_testing.conformance._serve import serve
+from dex_agents_testing.mcp_jobs import JobsServer
 from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.worker_apps import WorkerApp, load_app
 
@@ -42,12 +56,14 @@ __all__ = [
     "Traits",
     "conformance_suite",
     "deadline",
+    "jobs_source",
     "load_cases",
     "locate_cases",
     "parse_cases",
     "retry_reason",
     "run_case",
     "serve",
+    "session_options",
 ]
 
 
@@ -56,10 +72,12 @@ def conformance_suite(
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The `dexlite` fixture and `test_conformance`, parametrised over the data file's
     cases (those `only` keeps); a case in the app's `nonconforming` list is skipped
-    with its reason."""
+    with its reason, and a capability's case first checks that list against what the
+    app's runner declares."""
     traits: Traits = load_app(script).CONFORMANCE
-    unknown = set(traits.nonconforming) - {c.id for c in load_cases().cases}
-    assert not unknown, f"nonconforming names no case: {sorted(unknown)}"
+    ids = {c.id for c in load_cases().cases}
+    unknown = (set(traits.nonconforming) | set(traits.factories)) - ids
+    assert not unknown, f"nonconforming or factories name no case: {sorted(unknown)}"
     cases = [c for c in load_cases().cases if only(c)]
 
     @pytest.fixture(scope="module")
@@ -69,8 +87,12 @@ def conformance_suite(
         server.stop()
 
     @pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
-    def test_conformance(case: Case, dexlite: DexliteProcess, tmp_path: Path) -> None:
+    def test_conformance(
+        case: Case, dexlite: DexliteProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         reason = traits.nonconforming.get(case.id)
+        if case.capability is not None:
+            _check_declared(script, case, reason, tmp_path)
         if reason is not None:
             pytest.skip(f"nonconforming: {reason}")
 
@@ -79,17 +101,45 @@ def conformance_suite(
                 server,
                 tmp_path,
                 script,
+                factory=traits.factories.get(
+                    case.id, f"build_{case.flow}_flow" if case.flow else "build_flow"
+                ),
                 flow_type=f"Conf{uuid.uuid4().hex[:10]}",
                 interrupt_deadline=interrupt_deadline,
             )
 
-        if not case.own_dexlite:
-            run_case(case, make, traits, server=dexlite)
-            return
-        own = DexliteProcess(tmp_path / "own.sqlite").start()
-        try:
-            run_case(case, make, traits, server=own)
-        finally:
-            own.stop()
+        with contextlib.ExitStack() as stack:
+            jobs_log = None
+            if case.flow == "mcp_tasks":
+                jobs_log = tmp_path / "jobs.jsonl"
+                jobs = JobsServer(jobs_log).start()
+                stack.callback(jobs.kill)
+                # The app's factory reads it here and in its Worker, which inherits it.
+                monkeypatch.setenv(JOBS_URL_ENV, jobs.url)
+            server = dexlite
+            if case.own_dexlite:
+                server = DexliteProcess(tmp_path / "own.sqlite").start()
+                stack.callback(server.stop)
+            run_case(case, make, traits, jobs_log=jobs_log, server=server)
 
     return dexlite, test_conformance
+
+
+def _check_declared(script: Path, case: Case, reason: str | None, tmp_path: Path) -> None:
+    """A capability's case is nonconforming exactly when the app's runner declares the
+    capability unsupported: the table in docs/adapters.md and the suite agree."""
+    assert case.capability is not None
+    flow = load_app(script).build_flow("ConfDescribe", str(tmp_path / "describe.jsonl"), None)
+    capabilities = declared_runner(flow.runner).capabilities
+    name = type(flow.runner).__name__
+    if getattr(capabilities, case.capability):
+        assert reason is None, (
+            f"{name} declares {case.capability}, yet its app lists {case.id} as "
+            f"nonconforming ({reason}): fix the adapter or its declaration"
+        )
+        return
+    gap = next((g.reason for g in capabilities.gaps if g.capability == case.capability), "")
+    assert reason is not None, (
+        f"{name} declares {case.capability} unsupported ({gap}); its app's nonconforming "
+        f"list must name {case.id} with the framework's reason"
+    )

@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from dex_agents._runner.declared import CAPABILITIES
+
 __all__ = [
     "Call",
     "Case",
@@ -32,6 +34,10 @@ OPERATIONS = frozenset(
         "send",
         "wait_idle",
         "wait_approval",
+        "wait_question",
+        "answer",
+        "wait_mcp_calls",
+        "complete_mcp_task",
         "wait_tool_runs",
         "wait_model_calls_with_results",
         "resolve",
@@ -64,8 +70,28 @@ EXPECTATIONS = frozenset(
         "queued_messages",
         "turn_error_contains",
         "structured_answers",
+        "last_text_contains",
+        "text_deltas",
+        "reasoning_deltas",
+        "mcp_calls",
+        "steps_include",
     }
 )
+
+
+FLOWS = {
+    "built_ins": "the same agent in a session that enables every built-in tool",
+    "mcp": (
+        "the same agent with the notes MCP server (dex_agents_testing.mcp_notes, serving "
+        "read_note, logging to the app's log path + `.mcp.jsonl`) as its MCP source"
+    ),
+    "mcp_tasks": (
+        "the same agent with the jobs MCP server (dex_agents_testing.mcp_jobs over "
+        "Streamable HTTP, which the suite starts for the case) as its MCP source, "
+        "from `jobs_source()`"
+    ),
+}
+"""A case's `flow`: what the app's `build_<flow>_flow` serves."""
 
 
 class CasesError(ValueError):
@@ -110,6 +136,8 @@ class ModelReply:
     """Once tool results are in, the call waits for this gate (a kill test's target)."""
     error: str | None = None
     """Once tool results are in, every call fails with this message."""
+    reasoning: str | None = None
+    """The model reasons this before its answer (a reasoning part, streamed)."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +166,12 @@ class Case:
     steps: tuple[Mapping[str, Any], ...]
     own_dexlite: bool = False
     interrupt_deadline: float | None = None
+    capability: str | None = None
+    """The runner capability (runner.proto's name) this case shows: an app that lists
+    the case as nonconforming must declare the capability unsupported, and one that
+    declares it unsupported must list the case with its framework's reason."""
+    flow: str | None = None
+    """Runs on the app's `build_<flow>_flow` instead of `build_flow` (see `FLOWS`)."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +197,8 @@ def _call(where: str, raw: Any) -> Call:
 
 
 def _reply(where: str, raw: Any) -> ModelReply:
-    _keys(where, raw, {"prompt"}, {"calls", "after_results", "output", "retried_output"})
+    optional = {"calls", "after_results", "output", "retried_output", "reasoning"}
+    _keys(where, raw, {"prompt"}, optional)
     after = raw.get("after_results", {})
     _keys(f"{where}.after_results", after, set(), {"gate", "error"})
     return ModelReply(
@@ -173,6 +208,7 @@ def _reply(where: str, raw: Any) -> ModelReply:
         retried_output=raw.get("retried_output"),
         gate=after.get("gate"),
         error=after.get("error"),
+        reasoning=raw.get("reasoning"),
     )
 
 
@@ -203,14 +239,23 @@ def _step(where: str, raw: Any) -> Mapping[str, Any]:
 
 
 def _case(where: str, raw: Any) -> Case:
-    _keys(where, raw, {"id", "covers", "steps"}, {"own_dexlite", "interrupt_deadline"})
+    optional = {"own_dexlite", "interrupt_deadline", "capability", "flow"}
+    _keys(where, raw, {"id", "covers", "steps"}, optional)
     steps = _typed(where, raw["steps"], list)
+    capability = raw.get("capability")
+    if capability is not None and capability not in CAPABILITIES:
+        raise CasesError(f"{where}.capability: {capability!r} is no runner capability")
+    flow = raw.get("flow")
+    if flow is not None and flow not in FLOWS:
+        raise CasesError(f"{where}.flow: {flow!r} is none of {sorted(FLOWS)}")
     return Case(
         id=_typed(where, raw["id"], str),
         covers=tuple(_typed(where, raw["covers"], list)),
         steps=tuple(_step(f"{where}.steps[{i}]", s) for i, s in enumerate(steps)),
         own_dexlite=bool(raw.get("own_dexlite", False)),
         interrupt_deadline=raw.get("interrupt_deadline"),
+        capability=capability,
+        flow=flow,
     )
 
 
@@ -227,6 +272,9 @@ def parse_cases(raw: Any) -> Cases:
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise CasesError(f"cases.json: case ids repeat: {ids}")
+    shown = [c.capability for c in cases if c.capability is not None]
+    if len(set(shown)) != len(shown):
+        raise CasesError(f"cases.json: two cases show one capability: {shown}")
     return Cases(
         replies=tuple(_reply(f"model.replies[{i}]", r) for i, r in enumerate(model["replies"])),
         results_text=_typed("model.results_text", model["results_text"], str),

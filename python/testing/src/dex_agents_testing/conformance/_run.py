@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dex import FlowConfig, StartFlowOptions, StepDurability
@@ -42,14 +43,27 @@ class Traits:
     """What the framework puts before a tool's name (`{tool:NAME}` in the cases)."""
     nonconforming: Mapping[str, str] = field(default_factory=dict)
     """Case id -> why the framework cannot, citing its code or documentation."""
+    factories: Mapping[str, str] = field(default_factory=dict)
+    """Case id -> the module's factory for it, where the framework fixes per agent what
+    the case needs (say, one output type) and `build_flow`'s agent cannot show it."""
 
 
 @dataclass
 class _Run:
     app: WorkerApp
     traits: Traits
+    jobs_log: Path | None = None
+    """The jobs MCP server's call log, in an `mcp_tasks` case."""
     session: str = ""
     snapshot: AgentSnapshot | None = None
+
+    def mcp_calls(self, tool: str) -> list[dict[str, Any]]:
+        """The calls of `tool` (or `tasks/get`, ...) the case's MCP servers logged."""
+        logs = [Path(f"{self.app.log_path}.mcp.jsonl"), self.jobs_log]
+        lines = [
+            line for log in logs if log and log.exists() for line in log.read_text().splitlines()
+        ]
+        return [e for e in map(json.loads, lines) if e["tool"] == tool]
 
     def fill(self, value: Any) -> Any:
         """Placeholders: the session, the runner's constants, the traits."""
@@ -83,12 +97,32 @@ class _Run:
         elif "wait_idle" in step:
             self.snapshot = app.wait_idle(self.session, step["wait_idle"], timeout=timeout)
         elif "wait_approval" in step:
-            pending, done = step["wait_approval"]["pending"], step["wait_approval"]["succeeded"]
+            pending, done = step["wait_approval"]["pending"], step["wait_approval"].get("succeeded")
             app.wait(
                 self.session,
-                f"the approval wait of {pending} next to a finished {done}",
+                f"the approval wait of {pending}" + (f" next to a finished {done}" if done else ""),
                 functools.partial(self._awaiting, pending, done),
             )
+        elif "wait_question" in step:
+            asked = step["wait_question"]
+            app.wait(
+                self.session,
+                f"the question {asked}",
+                lambda s: any(i.tool_call_id == asked for i in s.pending_interrupts),
+            )
+        elif "wait_mcp_calls" in step:
+            for tool, count in step["wait_mcp_calls"].items():
+                wait_until(
+                    functools.partial(self._mcp_called, tool, count),
+                    timeout=timeout,
+                    what=f"{count} MCP {tool} calls",
+                )
+        elif "complete_mcp_task" in step:
+            assert self.jobs_log is not None, "complete_mcp_task needs the mcp_tasks flow"
+            self.jobs_log.with_suffix(".done").touch()
+        elif "answer" in step:
+            answer = step["answer"]
+            assert app.client.answer_question(self.session, answer["call"], answer["text"])
         elif "wait_tool_runs" in step:
             for name, count in step["wait_tool_runs"].items():
                 wait_until(functools.partial(self._ran, name, count), what=f"{name} to run")
@@ -119,15 +153,22 @@ class _Run:
             overrides = step.get("harness", {}) if self.traits.harness else {}
             self.expect(self.fill({**step["expect"], **overrides}))
 
-    def _awaiting(self, pending: str, done: str, snapshot: AgentSnapshot) -> bool:
-        """`pending` waits for approval once the READ call `done` has run (in a harness
-        the READ ran inside RunModel: no tool Step of its own to wait for)."""
+    def _awaiting(self, pending: str, done: str | None, snapshot: AgentSnapshot) -> bool:
+        """`pending` waits for approval once the READ call `done` (if any) has run (in a
+        harness the READ ran inside RunModel: no tool Step of its own to wait for)."""
         waiting = any(i.tool_call_id == pending for i in snapshot.pending_interrupts)
-        ran = self.traits.harness or any(
-            r.tool_call_id == done and r.status is ToolCallStatus.SUCCEEDED
-            for r in snapshot.tool_calls
+        ran = (
+            done is None
+            or self.traits.harness
+            or any(
+                r.tool_call_id == done and r.status is ToolCallStatus.SUCCEEDED
+                for r in snapshot.tool_calls
+            )
         )
         return waiting and ran
+
+    def _mcp_called(self, tool: str, count: int) -> bool:
+        return len(self.mcp_calls(tool)) >= count
 
     def _ran(self, name: str, count: int) -> bool:
         return len(self.app.entries("tool", name)) >= count
@@ -146,6 +187,18 @@ class _Run:
                     assert got == value, f"message {i}.{name}: {got!r} != {value!r}"
         if "last_text" in expected:
             assert messages[-1].text == expected["last_text"], messages[-1].text
+        if "last_text_contains" in expected:
+            assert expected["last_text_contains"] in (messages[-1].text or ""), messages[-1].text
+        if expected.get("text_deltas"):
+            self._text_deltas(snapshot)
+        if "reasoning_deltas" in expected:
+            assert snapshot.state is not None
+            turns = snapshot.state.turn_count
+            events = self.app.events(self.session, "turn_completed", count=turns)
+            reasoning = [
+                json.loads(e.payload)["text"] for e in events if e.type == "reasoning_delta"
+            ]
+            assert "".join(reasoning) == expected["reasoning_deltas"], reasoning
         if "user_texts" in expected:
             users = [m.text for m in messages if m.role is MessageRole.USER]
             assert users == expected["user_texts"]
@@ -169,8 +222,17 @@ class _Run:
         for name, count in expected.get("tool_runs", {}).items():
             runs = app.entries("tool", name)
             assert len(runs) == count, f"{name} ran {len(runs)} times"
+        for name, keys in expected.get("mcp_calls", {}).items():
+            got = [e["key"] for e in self.mcp_calls(name)]
+            assert got == keys, f"the MCP server ran {name} with keys {got}"
+        if "steps_include" in expected:
+            ran = {step for shape in app.shapes(self.session) for step in shape}
+            missing = set(expected["steps_include"]) - ran
+            assert not missing, f"no {sorted(missing)} Step among {sorted(ran)}"
         for name, keys in expected.get("tool_keys", {}).items():
-            assert [e["key"] for e in app.entries("tool", name)] == keys
+            # In any order: approvals given together may run their Steps either way round.
+            got = [e["key"] for e in app.entries("tool", name)]
+            assert sorted(got, key=str) == sorted(keys, key=str), got
         models = app.entries("model")
         if "model_calls" in expected:
             assert len(models) == expected["model_calls"]
@@ -183,26 +245,46 @@ class _Run:
         if "structured_answers" in expected:
             self._structured(messages, expected["structured_answers"])
 
+    def _text_deltas(self, snapshot: AgentSnapshot) -> None:
+        """The turns' `text_delta` events, joined, are their answers (in as many pieces as
+        the scripted model streams)."""
+        assert snapshot.state is not None
+        events = self.app.events(self.session, "turn_completed", count=snapshot.state.turn_count)
+        deltas = [json.loads(e.payload)["text"] for e in events if e.type == "text_delta"]
+        answers = [m.text or "" for m in snapshot.messages if m.role is MessageRole.ASSISTANT]
+        assert deltas, "no text_delta events"
+        assert "".join(deltas) == "".join(answers), (deltas, answers)
+
     def _structured(self, messages: list[Any], names: list[str]) -> None:
+        """The answers' output names in order; after each but the last, the retry message."""
         answers = [m for m in messages if m.role is MessageRole.ASSISTANT]
         retry = load_cases().output.retry_message
+        retries = len(names) - 1
         if self.traits.structured_output_as_text:
             assert [json.loads(m.text or "")["name"] for m in answers] == names
-            assert [m.role for m in messages] == [MessageRole.USER, MessageRole.ASSISTANT] * 2
-            assert retry in (messages[2].text or "")
+            roles = [MessageRole.USER, MessageRole.ASSISTANT] * len(names)
+            assert [m.role for m in messages] == roles
+            assert all(retry in (m.text or "") for m in messages[2::2])
         else:
             assert [json.loads(m.tool_arguments or "")["name"] for m in answers] == names
-            outputs = [m.tool_output for m in messages if m.role is MessageRole.TOOL]
-            assert outputs[0] is not None
-            assert retry in outputs[0]
+            outputs = [m.tool_output or "" for m in messages if m.role is MessageRole.TOOL]
+            assert [retry in output for output in outputs[:retries]] == [True] * retries
 
 
-def run_case(case: Case, make_app: Callable[..., WorkerApp], traits: Traits, **where: Any) -> None:
-    """Runs `case` on an app from `make_app(server, directory, interrupt_deadline=...)`."""
+def run_case(
+    case: Case,
+    make_app: Callable[..., WorkerApp],
+    traits: Traits,
+    *,
+    jobs_log: Path | None = None,
+    **where: Any,
+) -> None:
+    """Runs `case` on an app from `make_app(server, directory, interrupt_deadline=...)`;
+    `jobs_log` is the jobs MCP server's log in an `mcp_tasks` case."""
     app = make_app(interrupt_deadline=case.interrupt_deadline, **where)
     app.start_worker()
     try:
-        run = _Run(app, traits)
+        run = _Run(app, traits, jobs_log)
         for step in case.steps:
             run.step(step)
     finally:

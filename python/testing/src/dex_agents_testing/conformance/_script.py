@@ -10,31 +10,63 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from dex_agents import ToolPolicy
+from dex_agents import AgentSessionOptions, ToolPolicy
+from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES
+from dex_agents.mcp import McpHttpServer, McpToolSource
 from dex_agents_contracts import ToolEffect
 
 from dex_agents_testing.conformance._cases import Call, Cases, OutputSpec, load_cases
 
-__all__ = ["Answer", "ScriptedApp", "deadline", "retry_reason"]
+__all__ = [
+    "JOBS_URL_ENV",
+    "Answer",
+    "ScriptedApp",
+    "deadline",
+    "jobs_source",
+    "retry_reason",
+    "session_options",
+]
+
+JOBS_URL_ENV = "DEX_CONFORMANCE_JOBS_URL"
+"""Where the suite tells an app (and its Worker) the jobs MCP server's URL."""
 
 
 @dataclass(frozen=True)
 class Answer:
-    """One model response: text, tool calls (ids numbered), or a structured output."""
+    """One model response: text, tool calls (ids numbered), or a structured output;
+    `reasoning` comes before it where the data file's reply reasons."""
 
     text: str | None = None
     calls: tuple[Call, ...] = ()
     output: Mapping[str, Any] | None = None
+    reasoning: str | None = None
 
 
 def deadline(seconds: float | None) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds is not None else None
+
+
+def jobs_source() -> McpToolSource:
+    """The `mcp_tasks` flow's MCP source: the jobs server the suite started for the case."""
+    return McpToolSource([McpHttpServer(name="jobs", url=os.environ[JOBS_URL_ENV])])
+
+
+def session_options(
+    interrupt_deadline_seconds: float | None, *, built_in_tools: bool = False
+) -> AgentSessionOptions:
+    """An app factory's session: the case's approval deadline, and every built-in tool
+    for `build_built_ins_flow` (the cases whose `flow` is `built_ins`)."""
+    return AgentSessionOptions(
+        interrupt_deadline=deadline(interrupt_deadline_seconds),
+        built_in_tools=BUILT_IN_TOOL_NAMES if built_in_tools else (),
+    )
 
 
 async def _gate(path: Path) -> None:
@@ -100,7 +132,8 @@ class ScriptedApp:
         if reply is not None and reply.calls:
             n = len(prompts)
             return Answer(calls=tuple(Call(f"{c.id}{n}", c.name, c.arguments) for c in reply.calls))
-        return Answer(text=self.cases.otherwise_text.format(messages=messages))
+        reasoning = reply.reasoning if reply is not None else None
+        return Answer(text=self.cases.otherwise_text.format(messages=messages), reasoning=reasoning)
 
     def log_model(
         self,
@@ -123,6 +156,11 @@ class ScriptedApp:
 
     def gate(self, name: str) -> Path:
         return Path(f"{self.log_path}.{name}-gate")
+
+    @property
+    def mcp_log(self) -> Path:
+        """Where the `mcp` flow's notes server logs its calls (the `mcp_calls` expectation)."""
+        return Path(f"{self.log_path}.mcp.jsonl")
 
     async def run_tool(self, name: str, arguments: Mapping[str, Any], key: str | None) -> str:
         """A tool body: logs the run (with the Step's idempotency key, if any), waits

@@ -8,6 +8,11 @@ server forget it by deleting the task directory. `<log>.hold` holds the answer
 to a new `tools/call` until `<log>.release` exists, and `<log>.hold_poll` each
 `tasks/get` until `<log>.release_poll` does. `ask_job`'s task asks one enum
 field (`colour`) and completes with the answer `tasks/update` brings.
+
+`JobsServer` runs it on its own over Streamable HTTP (`python -m
+dex_agents_testing.mcp_jobs LOG PORT`), as the conformance suite's MCP-tasks
+case and the core's MCP tests (through `servers.py --variant tasks`) use it.
+Import this module only where the MCP SDK is installed.
 """
 
 from __future__ import annotations
@@ -15,17 +20,26 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+import uvicorn
+from dex_agents.mcp import McpHttpServer, McpToolSource
+from dexlite.testing import ChildProcess, accepts_connections, child_env, free_port
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.server import require_client_extension
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolRequestParams, RequestParams, ToolAnnotations
 from pydantic import Field
+
+from dex_agents_testing.processes import wait_until
+
+__all__ = ["JobsServer", "build_tasks_server"]
 
 TASKS = "io.modelcontextprotocol/tasks"
 IDEMPOTENCY_KEY = "io.superdurable.dex/idempotencyKey"
@@ -200,3 +214,41 @@ def build_tasks_server(log: Path) -> MCPServer:
     server = MCPServer("test-tasks", extensions=[_Tasks(log)])
     add_tasks(server, log)
     return server
+
+
+class JobsServer(ChildProcess):
+    """The tasks server over Streamable HTTP on a loopback port, logging to `log`."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.port = free_port()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def source(self, name: str = "jobs") -> McpToolSource:
+        """An McpToolSource over this server: its tools are `<name>__long_job` and so on."""
+        return McpToolSource([McpHttpServer(name=name, url=self.url)])
+
+    def start(self) -> JobsServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(self.log), str(self.port)],
+            env=child_env(),
+            start_new_session=True,
+        )
+        wait_until(
+            lambda: accepts_connections(self.port),
+            timeout=60,
+            what=f"the MCP tasks server on port {self.port}",
+        )
+        return self
+
+
+def _serve_http(log: str, port: int) -> None:
+    app = build_tasks_server(Path(log)).streamable_http_app(stateless_http=True, json_response=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    _serve_http(sys.argv[1], int(sys.argv[2]))
