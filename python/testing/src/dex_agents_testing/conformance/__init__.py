@@ -49,6 +49,7 @@ from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.worker_apps import WorkerApp, load_app
 
 __all__ = [
+    "JOBS_URL_ENV",
     "Answer",
     "Call",
     "Case",
