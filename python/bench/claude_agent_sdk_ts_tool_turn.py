@@ -1,4 +1,4 @@
-"""`bazel run //python/core:claude_agent_sdk_ts_tool_turn_bench`: the Claude Agent SDK
+"""`bazel run //python/bench:claude_agent_sdk_ts_tool_turn_bench`: the Claude Agent SDK
 (TypeScript) tool turn, durable through @dex-agents/claude-agent-sdk next to a plain
 `query()`, in one run.
 

@@ -1,4 +1,4 @@
-"""`bazel run //python/core:openai_agents_tool_turn_bench`: the OpenAI Agents JS tool turn,
+"""`bazel run //python/bench:openai_agents_tool_turn_bench`: the OpenAI Agents JS tool turn,
 durable through @dex-agents/openai-agents next to the framework run plainly, in one run.
 
 The turn (user -> model -> `lookup` read tool -> model, "x is 42.") with the same

@@ -1,4 +1,4 @@
-"""`bazel run //python/core:mastra_tool_turn_bench`: the Mastra tool turn, durable through
+"""`bazel run //python/bench:mastra_tool_turn_bench`: the Mastra tool turn, durable through
 @dex-agents/mastra next to the framework run plainly, in one run.
 
 The turn (user -> model -> `lookup` read tool -> model, "x is 42.") with the same

@@ -1,4 +1,4 @@
-"""`bazel run //python/core:pi_tool_turn_bench`: the Pi tool turn through Dex, as a ratio.
+"""`bazel run //python/bench:pi_tool_turn_bench`: the Pi tool turn through Dex, as a ratio.
 
 In one run: the tool turn ("weather in Paris?" -> get_weather -> the answer) on
 pi-ai's faux provider run plainly by pi-agent-core's `Agent` and by `PiRunner`'s
