@@ -21,7 +21,13 @@ from dex_agents import AgentSessionFlow
 from dex_agents.mcp import McpToolSource
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
 from dex_agents_claude_agent_sdk.testing import offline_options
-from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.conformance import (
+    McpSourceFactory,
+    ScriptedApp,
+    Traits,
+    serve,
+    session_options,
+)
 from dex_agents_testing.fake_anthropic import (
     FakeMessagesServer,
     MessagesRequest,
@@ -29,7 +35,6 @@ from dex_agents_testing.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
-from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 
 CONTINUE = "Continue from where you left off."
@@ -168,28 +173,21 @@ def app_tools(app: ScriptedApp) -> list[SdkMcpTool[Any]]:
 
 
 def build_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None = None,
+    *,
+    built_in_tools: bool = False,
+    mcp: McpSourceFactory | None = None,
 ) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds)
-
-
-def build_mcp_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agent with the notes MCP server as its MCP source."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
-
-
-def _flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None, *, mcp: bool = False
-) -> AgentSessionFlow:
+    """The app's agent; a case's flow adds the session's built-in tools or an MCP source."""
     app = ScriptedApp(log_path)
     server = FakeMessagesServer(scripted_model(app)).start()
-    sources = [notes_source(app.mcp_log)] if mcp else []
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
         _runner(server, app, mcp_sources=sources),
         flow_type=flow_type,
-        options=session_options(interrupt_deadline_seconds),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 
