@@ -24,6 +24,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPoll,
     ToolTaskPollOutcome,
 )
+from dex_agents._runner.plan_mode import build_plan_note
 from dex_agents._runner.values import deferred_tool_call
 from dex_agents.models import (
     ModelClient,
@@ -72,7 +73,6 @@ from dex_agents.stepwise._items import (
     item_to_message,
     items_to_model_messages,
 )
-from dex_agents.stepwise._plan import build_plan_note
 from dex_agents.stepwise._sources import TaskToolSource
 from dex_agents.stepwise._state import RunState
 from dex_agents.stepwise._tools import Tool, ToolContext
