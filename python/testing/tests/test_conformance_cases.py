@@ -53,6 +53,7 @@ def test_each_capability_case_names_a_declared_capability_once() -> None:
         "built_in_ask_user": "built_ins",
         "mcp_source_tool": "mcp",
         "mcp_task_is_polled": "mcp_tasks",
+        "plan_mode": "plan_mode",
     }
 
 
@@ -80,6 +81,10 @@ def test_each_capability_case_names_a_declared_capability_once() -> None:
         (
             lambda raw: raw["cases"][0]["steps"].append({"answer": {}, "timeout": 1, "x": 2}),
             "unknown ['x']",
+        ),
+        (
+            lambda raw: raw["cases"][0]["steps"].append({"start": "hi", "plan_mode": True}),
+            "only a send step has plan_mode",
         ),
     ],
 )

@@ -42,6 +42,10 @@ CONFORMANCE = Traits(
     # their two results in one), then the new user message.
     messages_after_booking=5,
     nonconforming={
+        "plan_mode": (
+            "not implemented yet: AdkRunner neither hides the agent's own tools in a "
+            "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
+        ),
         "text_deltas": (
             "an adapter gap, not ADK's (issue 42 item 6): ADK streams partial events "
             "with RunConfig(streaming_mode=StreamingMode.SSE) (google/adk/agents/"

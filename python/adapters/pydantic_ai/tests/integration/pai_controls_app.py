@@ -11,9 +11,6 @@ FunctionModel decides from the message history alone, by the last user prompt:
   tool `lookup`; a cancelled wait is logged as `model_cancelled`.
 - anything else answers `Prompts: <every user prompt it saw, joined by |>`.
 
-The session has plan mode enabled, so `send_user_message(..., plan_mode=True)` starts
-a planning turn.
-
 Every model call, tool run and cancelled model call is logged to PATH as JSON lines.
 `--factory build_conflicting_flow` serves an agent whose own tool is named ask_user.
 """
@@ -159,9 +156,7 @@ def _flow(agent: Agent[None, str | DeferredToolRequests], flow_type: str) -> Age
     return AgentSessionFlow(
         PydanticAiRunner(agent),
         flow_type=flow_type,
-        options=AgentSessionOptions(
-            built_in_tools=("ask_user", "durable_wait", "write_todos"), plan_mode_enabled=True
-        ),
+        options=AgentSessionOptions(built_in_tools=("ask_user", "durable_wait", "write_todos")),
     )
 
 

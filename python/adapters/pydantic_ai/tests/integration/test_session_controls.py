@@ -145,50 +145,6 @@ def test_write_todos_updates_the_plan(app: App) -> None:
     assert_step_shape(app.history(session), ["RunModel", "ResumeTurn", "RunModel"])
 
 
-PLANNING_LINE = (
-    "This turn only plans: write or revise the plan with write_todos, and do not do or "
-    "claim any of its tasks. The user reviews the plan before it runs."
-)
-
-
-def test_plan_mode_offers_write_todos_alone_with_the_plan_note_then_executes_the_plan(
-    app: App,
-) -> None:
-    session = app.start("hello")
-    app.wait_idle(session, 1)
-    assert app.client.send_user_message(session, "plan the trip", plan_mode=True)
-    drafted = app.wait_idle(session, 2)
-    assert drafted.plan is not None
-    assert (drafted.plan.revision, drafted.plan.status) == (1, PlanStatus.DRAFT)
-    planning = app.entries("model")[1]
-    # The agent's own tool is hidden; the note stands before the turn's message.
-    assert planning["tools"] == ["write_todos"]
-    assert planning["prompts"] == [
-        "hello",
-        f"[Dex] There is no plan yet.\n{PLANNING_LINE}",
-        "plan the trip",
-    ]
-
-    assert app.client.execute_plan(session, 1)
-    done = app.wait_idle(session, 3)
-    assert done.plan is not None
-    assert done.plan.status is PlanStatus.ACTIVE
-    executing = app.entries("model")[-1]
-    assert executing["tools"] == ["lookup", *BUILT_INS]
-    approved = (
-        "[Dex] The user approved plan revision 1. Execute it and keep the task statuses "
-        "current with write_todos."
-    )
-    assert executing["prompts"][-2:] == [
-        "[Dex] The current plan, revision 1, is active:\n- [completed] pack\n"
-        "- [in_progress] travel",
-        approved,
-    ]
-    # The note is shown, never stored.
-    assert not any("[Dex] The current plan" in (t or "") for t in _user_texts(done))
-    assert approved in _user_texts(done)
-
-
 def test_steer_during_a_held_model_call_abandons_its_tool_and_starts_the_next_turn(
     app: App,
 ) -> None:

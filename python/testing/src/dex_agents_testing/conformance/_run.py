@@ -93,7 +93,8 @@ class _Run:
                 options = StartFlowOptions(config_override=config)
             self.session = app.start(step["start"], options=options)
         elif "send" in step:
-            assert app.client.send_user_message(self.session, step["send"])
+            plan_mode = bool(step.get("plan_mode", False))
+            assert app.client.send_user_message(self.session, step["send"], plan_mode=plan_mode)
         elif "wait_idle" in step:
             self.snapshot = app.wait_idle(self.session, step["wait_idle"], timeout=timeout)
         elif "wait_approval" in step:
@@ -141,6 +142,8 @@ class _Run:
                 rejection_message=resolve.get("message"),
             )
             assert accepted is resolve.get("accepted", True)
+        elif "execute_plan" in step:
+            assert app.client.execute_plan(self.session, step["execute_plan"])
         elif "kill_worker" in step:
             app.kill_worker()
         elif "start_worker" in step:
@@ -242,6 +245,14 @@ class _Run:
             assert models[-1]["results"] == expected["last_model_results"]
         if "last_model_prompts" in expected:
             assert models[-1]["prompts"] == expected["last_model_prompts"]
+        if "last_model_tools" in expected:
+            assert "tools" in models[-1], "the app logs no `tools` for its model calls"
+            assert sorted(models[-1]["tools"]) == sorted(expected["last_model_tools"])
+        if "plan" in expected:
+            plan = snapshot.plan
+            assert plan is not None, "no plan"
+            got = {"revision": plan.revision, "status": plan.status.name.lower()}
+            assert got == expected["plan"], got
         if "structured_answers" in expected:
             self._structured(messages, expected["structured_answers"])
 
