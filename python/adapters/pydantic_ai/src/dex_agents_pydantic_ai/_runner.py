@@ -22,7 +22,7 @@ from dex_agents import ToolPolicy, UserError
 from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
-from dex_agents._runner.plan_mode import is_planning, offered_built_ins, with_plan_note
+from dex_agents._runner.plan_mode import is_planning, turn_built_ins, with_plan_note
 from dex_agents._runner.values import Heartbeat
 from dex_agents.runner import (
     AgentTurnContext,
@@ -172,7 +172,7 @@ class PydanticAiRunner(Generic[DepsT]):
             results = DeferredToolResults(calls=texts)
         deps = self._deps(DexRunInfo.of_model_step(turn))
         deferral = DeferEveryTool(
-            built_ins=built_in_tool_definitions(offered_built_ins(turn)),
+            built_ins=built_in_tool_definitions(turn_built_ins(turn)),
             hide_agent_tools=is_planning(turn),
         )
 

@@ -21,7 +21,7 @@ __all__ = [
     "NOTE_SEQUENCE",
     "build_plan_note",
     "is_planning",
-    "offered_built_ins",
+    "turn_built_ins",
     "with_plan_note",
 ]
 
@@ -52,7 +52,7 @@ def is_planning(turn: AgentTurnContext) -> bool:
     return turn.interaction_mode == InteractionMode.PLANNING
 
 
-def offered_built_ins(turn: AgentTurnContext) -> tuple[BuiltInToolName, ...]:
+def turn_built_ins(turn: AgentTurnContext) -> tuple[BuiltInToolName, ...]:
     """The built-ins to offer: the enabled ones, or write_todos alone in a planning turn."""
     if is_planning(turn):
         return tuple(name for name in turn.enabled_built_in_tools if name == _WRITE_TODOS)

@@ -23,7 +23,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPoll,
     ToolTaskPollOutcome,
 )
-from dex_agents._runner.plan_mode import build_plan_note, is_planning, offered_built_ins
+from dex_agents._runner.plan_mode import build_plan_note, is_planning, turn_built_ins
 from dex_agents._runner.values import deferred_tool_call
 from dex_agents.models import (
     ModelClient,
@@ -333,7 +333,7 @@ class StepwiseRunner:
     # --- helpers ---------------------------------------------------------------------
 
     def _offered_tools(self, turn: AgentTurnContext) -> list[ToolDefinition]:
-        built_ins = [BUILT_IN_TOOL_DEFINITIONS[name] for name in offered_built_ins(turn)]
+        built_ins = [BUILT_IN_TOOL_DEFINITIONS[name] for name in turn_built_ins(turn)]
         for tool in self._tools():
             if tool.name in turn.enabled_built_in_tools:
                 raise ValueError(
