@@ -44,7 +44,7 @@ import {
   type TurnContinuationDecision,
 } from "./continuation.js";
 import type { AgentDefinition, StepwiseTool } from "./definition.js";
-import { RunStateError } from "../run_state.js";
+import { RunStateError } from "../errors.js";
 import { itemFromMessage, itemsToModelMessages, itemToMessage, type Item } from "./items.js";
 import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
 import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";

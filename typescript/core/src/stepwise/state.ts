@@ -7,7 +7,7 @@
  */
 
 import type { TurnContinuation } from "./continuation.js";
-import { RunStateError } from "../run_state.js";
+import { RunStateError } from "../errors.js";
 import { itemFromJson, type Item } from "./items.js";
 
 const VERSION = 1;

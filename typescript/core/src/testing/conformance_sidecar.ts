@@ -1,9 +1,9 @@
 /**
- * What every adapter's matrix sidecar shares (`node dist/testing/matrix_sidecar.js
- * --address HOST:PORT --log PATH --flow-type T`, started by
- * python/core/tests/remote_matrix.py): its command line, its run log with the
- * gate files, and how it serves one runner, says `listening <address>` and ends
- * on SIGTERM. Each adapter keeps only its scripted model and tools.
+ * What every adapter's conformance sidecar shares (`node dist/testing/conformance_sidecar.js
+ * --address HOST:PORT --log PATH --flow-type T`, started by the Python conformance
+ * runner, python/conformance): its command line, the data file's script logging to
+ * the run log with its gate files, and how it serves one runner, says
+ * `listening <address>` and ends on SIGTERM. Each adapter keeps only its app factory.
  *
  * @module
  */
@@ -12,15 +12,18 @@ import { parseArgs } from "node:util";
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner.js";
 import { serveRunners } from "../serve.js";
 import { RECORD_TURN_CONTEXT_VARIABLE, recordingRunner } from "./run_state_recorder.js";
+import { ConformanceScript } from "./conformance.js";
 import { RunLog } from "./runlog.js";
 
-export interface MatrixSidecarArgs {
+export interface ConformanceSidecarArgs {
   readonly address: string;
   readonly flowType: string;
   readonly runLog: RunLog;
+  /** The data file's model and tools, logging to `runLog`. */
+  readonly script: ConformanceScript;
 }
 
-export function matrixSidecarArgs(): MatrixSidecarArgs {
+export function conformanceSidecarArgs(): ConformanceSidecarArgs {
   const { values } = parseArgs({
     options: {
       address: { type: "string", default: "127.0.0.1:0" },
@@ -31,15 +34,16 @@ export function matrixSidecarArgs(): MatrixSidecarArgs {
   const log = values.log;
   const flowType = values["flow-type"];
   if (log === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
-  return { address: values.address, flowType, runLog: new RunLog(log) };
+  const runLog = new RunLog(log);
+  return { address: values.address, flowType, runLog, script: new ConformanceScript(runLog) };
 }
 
 /**
  * Serves `runner` under the sidecar's Flow type; `afterClose` runs once the service stopped on SIGTERM.
  * With `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` its RunModelSteps are recorded there (run_state_recorder.ts).
  */
-export async function serveMatrixRunner(
-  args: MatrixSidecarArgs,
+export async function serveConformanceRunner(
+  args: ConformanceSidecarArgs,
   runner: AgentFrameworkRunner<DeferredToolOutcome>,
   afterClose: () => unknown = () => undefined,
 ): Promise<void> {
