@@ -33,6 +33,10 @@ test("the data file's tools and policies are the ones the Python reader sees", (
     requiresApproval: true,
   });
   assert.deepEqual(script.policies()["get_weather"], { effect: ToolEffect.READ });
+  assert.deepEqual(script.parameters("charge"), { usd: "number" });
+  assert.deepEqual(script.parameters("book_trip"), { city: "string" });
+  assert.ok(script.asksForOutput("city of light?"));
+  assert.ok(!script.asksForOutput("weather in Paris?"));
 });
 
 test("a prompt's calls get the number of user prompts so far; results are summarised", async () => {

@@ -222,6 +222,13 @@ export function fillTemplate(template: string, values: Readonly<Record<string, u
 /** Where a script logs model calls and tool runs, and waits for gate files (`RunLog`). */
 export type ScriptLog = Pick<RunLog, "write" | "waitForGate">;
 
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  get_weather: "The weather in a city",
+  book_trip: "Books a trip to a city",
+  charge: "Charges the card",
+  charge_now: "Charges the card at once",
+};
+
 /** A log that records nothing and opens every gate (a run-state fixture's replay). */
 export const NO_LOG: ScriptLog = { write: () => undefined, waitForGate: async () => undefined };
 
@@ -248,6 +255,32 @@ export class ConformanceScript {
 
   replyFor(prompt: string): ConformanceReply | undefined {
     return [...this.data.replies, ...this.#extra].find((r) => prompt.startsWith(r.prompt));
+  }
+
+  /**
+   * A tool's parameters as JSON types (`string`, `number`, `boolean`), read from
+   * the replies' calls of it, so each framework's tool schema comes from the file.
+   */
+  parameters(name: string): Record<string, "string" | "number" | "boolean"> {
+    const types: Record<string, "string" | "number" | "boolean"> = {};
+    for (const call of this.data.replies.flatMap((r) => r.calls).filter((c) => c.name === name)) {
+      for (const [key, value] of Object.entries(call.input)) {
+        const type = typeof value;
+        if (type !== "string" && type !== "number" && type !== "boolean") throw new Error(`${name}.${key}: a ${type} argument`);
+        types[key] = type;
+      }
+    }
+    return types;
+  }
+
+  /** What a tool says it does (the text the recorded run-state fixtures carry). */
+  description(name: string): string {
+    return DESCRIPTIONS[name] ?? `The conformance tool ${name}`;
+  }
+
+  /** Whether the session that starts with `prompt` asks for the structured output. */
+  asksForOutput(prompt: string | undefined): boolean {
+    return prompt !== undefined && this.replyFor(prompt)?.output !== undefined;
   }
 
   /** Each tool's policy under the name the framework gives it (`named` maps it). */
