@@ -1,6 +1,6 @@
 /**
  * Recording of run-state fixtures in a matrix sidecar. With
- * `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` set, `serveMatrixRunner` wraps its
+ * `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` set, `serveConformanceRunner` wraps its
  * runner so every RunModelStep of a real session writes `<dir>/<n>.json`:
  * the call's `RunnerTurnContext` wire JSON, the replies the scripted model
  * gave in it (`noteModelReply`) and the normalised outcome. The recorder

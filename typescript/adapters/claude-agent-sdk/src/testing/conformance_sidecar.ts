@@ -12,11 +12,11 @@
  * @module
  */
 
-import { matrixSidecarArgs, noteModelReply, serveMatrixRunner } from "@dex-agents/core/testing";
+import { conformanceSidecarArgs, noteModelReply, serveConformanceRunner } from "@dex-agents/core/testing";
 import { FakeMessagesServer } from "./fake_messages.js";
 import { matrixRespond, matrixRunner } from "./matrix_app.js";
 
-const sidecar = matrixSidecarArgs();
+const sidecar = conformanceSidecarArgs();
 const respond = matrixRespond(sidecar.runLog);
 const server = await FakeMessagesServer.start(async (request) => {
   const reply = await respond(request);
@@ -24,4 +24,4 @@ const server = await FakeMessagesServer.start(async (request) => {
   return reply;
 });
 
-await serveMatrixRunner(sidecar, matrixRunner(server.baseUrl, sidecar.runLog), () => server.close());
+await serveConformanceRunner(sidecar, matrixRunner(server.baseUrl, sidecar.runLog), () => server.close());

@@ -22,8 +22,8 @@ import {
   aiSdkStreamResponse,
   aiSdkUserPrompts,
   matrixReply,
-  matrixSidecarArgs,
-  serveMatrixRunner,
+  conformanceSidecarArgs,
+  serveConformanceRunner,
 } from "@dex-agents/core/testing";
 import { Agent } from "@mastra/core/agent";
 import type { MastraModelConfig } from "@mastra/core/llm";
@@ -32,7 +32,7 @@ import { z } from "zod";
 import { MastraRunner } from "../index.js";
 import { matrixRunner } from "./matrix_app.js";
 
-const sidecar = matrixSidecarArgs();
+const sidecar = conformanceSidecarArgs();
 const tools = matrixRunner((call) => matrixReply(sidecar, call), sidecar.runLog);
 
 const cityModel = new MockLanguageModelV4({
@@ -74,4 +74,4 @@ const runner: AgentFrameworkRunner<DeferredToolOutcome> = {
   summarizeContext: (request) => tools.summarizeContext(request),
 };
 
-await serveMatrixRunner(sidecar, runner);
+await serveConformanceRunner(sidecar, runner);

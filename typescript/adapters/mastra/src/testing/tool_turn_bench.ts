@@ -20,9 +20,9 @@ import {
   aiSdkGenerateResponse,
   aiSdkStreamResponse,
   deferredExecution,
-  matrixSidecarArgs,
+  conformanceSidecarArgs,
   plainBenchArgs,
-  serveMatrixRunner,
+  serveConformanceRunner,
   storedUserMessage,
   testTurn,
   timedRuns,
@@ -106,5 +106,5 @@ if (plainArgs !== undefined) {
   process.stdout.write(`${JSON.stringify({ times_ms: plain, adapter_ms: adapter })}\n`);
 } else {
   setInterval(forgetCalls, 1000).unref();
-  await serveMatrixRunner(matrixSidecarArgs(), durableRunner());
+  await serveConformanceRunner(conformanceSidecarArgs(), durableRunner());
 }

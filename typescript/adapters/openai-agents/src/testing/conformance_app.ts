@@ -1,19 +1,21 @@
 /**
- * The OpenAI Agents matrix app: `OpenAiAgentsRunner` over the "matrix" agent
- * with the matrix's tools and a handoff to a "forecaster" agent, one
- * `ScriptedModel` for both. Matrix prompts are answered through `reply`: the
- * shared matrix script in the sidecar (matrix_sidecar.ts), a fixture's model
- * script in run_states.test.ts. "forecast CITY" hands off: the matrix agent
- * calls transfer_to_forecaster, the forecaster calls get_weather and answers
- * the results through `reply`, its text marked "forecaster: ", so a resumed
- * run shows which agent answered.
+ * The OpenAI Agents conformance app: `OpenAiAgentsRunner` over an agent whose
+ * tools and `ScriptedModel` answers are the conformance data file's
+ * (`ConformanceScript`), with a handoff to a "forecaster" agent, one
+ * `ScriptedModel` for both. The model answers through `answer`: the script in
+ * the sidecar (conformance_sidecar.ts), a fixture's model script in
+ * run_states.test.ts. "forecast CITY" (this app's own prompt, for the
+ * after_handoff run state) hands off: the first agent calls
+ * transfer_to_forecaster, the forecaster calls get_weather and answers the
+ * results through `answer`, its text marked "forecaster: ", so a resumed run
+ * shows which agent answered. The first agent keeps the name "matrix" its
+ * recorded run states carry.
  *
  * @module
  */
 
-import { ToolEffect } from "@dex-agents/contracts";
-import { noteModelReply, type MatrixModelCall, type MatrixReply, type RunLog } from "@dex-agents/core/testing";
-import { Agent, handoff, tool, type ModelRequest } from "@openai/agents";
+import { noteModelReply, type ConformanceScript, type ScriptedAnswer, type ScriptedModelCall } from "@dex-agents/core/testing";
+import { Agent, handoff, tool, type ModelRequest, type Tool } from "@openai/agents";
 import { z } from "zod";
 import { dexRunInfo, OpenAiAgentsRunner } from "../index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./scripted_model.js";
@@ -25,14 +27,12 @@ function key(): string | undefined {
   return dexRunInfo()?.idempotencyKey;
 }
 
-/** The matrix's `OpenAiAgentsRunner`; its tools log runs to `runLog` and wait at its gates. */
-export function matrixRunner(
-  reply: (call: MatrixModelCall) => Promise<MatrixReply>,
-  runLog: Pick<RunLog, "write" | "waitForGate">,
+/** The conformance `OpenAiAgentsRunner`: the data file's tools and model answers (through `answer`). */
+export function conformanceRunner(
+  script: ConformanceScript,
+  answer: (call: ScriptedModelCall) => Promise<ScriptedAnswer> = (call) => script.answer(call),
 ): OpenAiAgentsRunner {
-  const log = (entry: Record<string, unknown>): void => runLog.write(entry);
-
-  /** The handoff's own moves, outside the matrix script; undefined when the script answers. */
+  /** The handoff's own moves, outside the data file's script; undefined when the script answers. */
   function handoffMove(request: ModelRequest, prompts: readonly string[], answered: boolean): ScriptedReply | undefined {
     const prompt = prompts.at(-1) ?? "";
     if (!prompt.startsWith("forecast ") || answered) return undefined;
@@ -51,77 +51,33 @@ export function matrixRunner(
       noteModelReply(move);
       return move;
     }
-    const answer = await reply({
+    const answered = await answer({
       prompts,
       results,
       messageCount: typeof request.input === "string" ? 1 : request.input.length,
       signal: request.signal,
     });
-    const text = answer.text !== undefined && request.systemInstructions === FORECASTER ? `forecaster: ${answer.text}` : answer.text;
+    const text = answered.text !== undefined && request.systemInstructions === FORECASTER ? `forecaster: ${answered.text}` : answered.text;
     return {
       ...(text !== undefined ? { text } : {}),
-      calls: answer.calls.map((c) => ({ callId: c.id, name: c.name, arguments: c.input })),
+      calls: answered.calls.map((c) => ({ callId: c.id, name: c.name, arguments: c.input })),
     };
   });
 
-  const city = z.object({ city: z.string() });
-  const usd = z.object({ usd: z.number() });
-  const getWeather = tool({
-    name: "get_weather",
-    description: "The weather in a city",
-    parameters: city,
-    execute: async (input) => {
-      log({ kind: "tool", name: "get_weather", key: key() });
-      return `sunny in ${input.city}`;
-    },
-  });
-  const forecaster = new Agent({ name: "forecaster", instructions: FORECASTER, model, tools: [getWeather] });
-  const agent = new Agent({
-    name: "matrix",
-    instructions: MATRIX,
-    model,
-    handoffs: [handoff(forecaster)],
-    tools: [
-      getWeather,
-      tool({
-        name: "book_trip",
-        description: "Books a trip to a city",
-        parameters: city,
-        needsApproval: true,
-        execute: async (input) => {
-          log({ kind: "tool", name: "book_trip", key: key() });
-          return `booked ${input.city}`;
-        },
-      }),
-      tool({
-        name: "charge_now",
-        description: "Charges the card at once",
-        parameters: usd,
-        execute: async (input) => {
-          log({ kind: "tool", name: "charge_now", key: key() });
-          return `charged ${input.usd} USD`;
-        },
-      }),
-      tool({
-        name: "charge",
-        description: "Charges the card",
-        parameters: usd,
-        execute: async (input, _context, details) => {
-          log({ kind: "tool", name: "charge", key: key() });
-          await runLog.waitForGate("charge", details?.signal);
-          return `charged ${input.usd} USD`;
-        },
-      }),
-    ],
-  });
+  const tools: Tool[] = script.tools.map((t) =>
+    tool({
+      name: t.name,
+      description: script.description(t.name),
+      parameters: z.object(
+        Object.fromEntries(Object.entries(script.parameters(t.name)).map(([k, type]) => [k, type === "number" ? z.number() : type === "boolean" ? z.boolean() : z.string()])),
+      ),
+      ...(t.requiresApproval === true ? { needsApproval: true } : {}),
+      execute: (input, _context, details) => script.runTool(t.name, input as Record<string, unknown>, key(), details?.signal),
+    }),
+  );
+  const getWeather = tools.find((t) => t.name === "get_weather");
+  const forecaster = new Agent({ name: "forecaster", instructions: FORECASTER, model, tools: getWeather === undefined ? [] : [getWeather] });
+  const agent = new Agent({ name: "matrix", instructions: MATRIX, model, handoffs: [handoff(forecaster)], tools });
 
-  return new OpenAiAgentsRunner({
-    agent,
-    toolPolicies: {
-      get_weather: { effect: ToolEffect.READ },
-      book_trip: { effect: ToolEffect.NON_IDEMPOTENT_WRITE },
-      charge_now: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false },
-      charge: { effect: ToolEffect.NON_IDEMPOTENT_WRITE, requiresApproval: false },
-    },
-  });
+  return new OpenAiAgentsRunner({ agent, toolPolicies: script.policies() });
 }

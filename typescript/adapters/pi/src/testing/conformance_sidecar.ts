@@ -10,14 +10,14 @@
  * @module
  */
 
-import { matrixReply, matrixSidecarArgs, serveMatrixRunner } from "@dex-agents/core/testing";
+import { matrixReply, conformanceSidecarArgs, serveConformanceRunner } from "@dex-agents/core/testing";
 import { matrixRunner } from "./matrix_app.js";
 
-const sidecar = matrixSidecarArgs();
+const sidecar = conformanceSidecarArgs();
 const runner = matrixRunner({
   reply: (call) => matrixReply(sidecar, call),
   log: (entry) => sidecar.runLog.write(entry),
   gate: (name, signal) => sidecar.runLog.waitForGate(name, signal),
 });
 
-await serveMatrixRunner(sidecar, runner);
+await serveConformanceRunner(sidecar, runner);
