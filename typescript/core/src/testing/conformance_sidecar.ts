@@ -15,6 +15,14 @@ import { RECORD_TURN_CONTEXT_VARIABLE, recordingRunner } from "./run_state_recor
 import { ConformanceScript } from "./conformance.js";
 import { RunLog } from "./runlog.js";
 
+/**
+ * The run-state recorder's own prompt (python/conformance/record_ts_run_states.py,
+ * mid_plan): a planning turn's first call writes the plan.
+ */
+const RECORDER_REPLIES = [
+  { prompt: "plan ", calls: [{ id: "t", name: "write_todos", input: { todos: [{ content: "visit Lima", status: "pending" }] } }] },
+];
+
 export interface ConformanceSidecarArgs {
   readonly address: string;
   readonly flowType: string;
@@ -35,7 +43,7 @@ export function conformanceSidecarArgs(): ConformanceSidecarArgs {
   const flowType = values["flow-type"];
   if (log === undefined || flowType === undefined) throw new Error("say --log PATH --flow-type T");
   const runLog = new RunLog(log);
-  return { address: values.address, flowType, runLog, script: new ConformanceScript(runLog) };
+  return { address: values.address, flowType, runLog, script: new ConformanceScript(runLog, undefined, RECORDER_REPLIES) };
 }
 
 /**
