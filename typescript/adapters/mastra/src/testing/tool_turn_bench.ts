@@ -26,7 +26,7 @@ import {
   storedUserMessage,
   testTurn,
   timedRuns,
-  type MatrixToolCall,
+  type ScriptedToolCall,
 } from "@dex-agents/core/testing";
 import { Agent } from "@mastra/core/agent";
 import type { MastraModelConfig } from "@mastra/core/llm";
@@ -40,7 +40,7 @@ const ANSWER = "x is 42.";
 
 let calls = 0;
 /** The answer after the tool's result, else a new `lookup` call. */
-function reply(prompt: readonly { readonly role: string }[]): { text?: string; calls: MatrixToolCall[] } {
+function reply(prompt: readonly { readonly role: string }[]): { text?: string; calls: ScriptedToolCall[] } {
   if (prompt.at(-1)?.role === "tool") return { text: ANSWER, calls: [] };
   calls += 1;
   return { calls: [{ id: `l${calls}`, name: "lookup", input: { key: "x" } }] };

@@ -56,6 +56,7 @@ export function conformanceRunner(
   }
 
   return {
+    describe: () => withTools.describe(),
     buildUserMessage: (text) => withTools.buildUserMessage(text),
     runModelStep: (turn) => pick(turn).runModelStep(turn),
     buildUnfinishedTurnMessages: (turn) => pick(turn).buildUnfinishedTurnMessages(turn),
