@@ -290,14 +290,18 @@ export class ConformanceScript {
     );
   }
 
-  /** Logs the call and answers it, as `ScriptedApp.answer` does; the recorder notes the answer. */
+  /**
+   * Logs the call and answers it, as `ScriptedApp.answer` does; the run-state
+   * recorder notes the answer as the model script of a fixture.
+   */
   async answer(call: ScriptedModelCall): Promise<ScriptedAnswer> {
-    const answer = await this.#answer(call);
+    const answer = await this.decide(call);
     noteModelReply(answer);
     return answer;
   }
 
-  async #answer(call: ScriptedModelCall): Promise<ScriptedAnswer> {
+  /** `answer` without the recorder's note, for an app whose fixtures script its framework's own replies. */
+  async decide(call: ScriptedModelCall): Promise<ScriptedAnswer> {
     const { results } = call;
     this.logModel(call);
     // A validator's retry that comes as a user message answers the prompt before it.
