@@ -22,8 +22,8 @@ from pathlib import Path
 
 from dex_agents import AgentSessionClient
 from dex_agents_testing.processes import DexliteProcess
+from dex_agents_testing.sidecar import Sidecar, build_package
 from remote_runner_hop import _flow, _worker
-from remote_sidecar import Sidecar, build_package
 
 QUESTION = "weather in Paris?"
 ANSWER = "Results: get_weather=sunny in Paris"

@@ -1,5 +1,5 @@
 // The run states today's ClaudeAgentRunner stored in real sessions (fixtures/run_states,
-// recorded by python/core/tests/record_ts_run_states.py) resume to the recorded next
+// recorded by python/conformance/tests/record_ts_run_states.py) resume to the recorded next
 // action, the real bundled CLI answered by the fixture's model script.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,5 +1,5 @@
 // The run states today's OpenAiAgentsRunner stored in real sessions (fixtures/run_states,
-// recorded by python/core/tests/record_ts_run_states.py) resume to the recorded next
+// recorded by python/conformance/tests/record_ts_run_states.py) resume to the recorded next
 // action; after a handoff the forecaster, not the first agent, answers.
 import { test } from "node:test";
 import {

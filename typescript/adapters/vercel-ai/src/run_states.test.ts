@@ -1,5 +1,5 @@
 // The run states today's adapter stored in real sessions (fixtures/run_states, recorded by
-// python/core/tests/record_ts_run_states.py) resume to the recorded next action.
+// python/conformance/tests/record_ts_run_states.py) resume to the recorded next action.
 import { test } from "node:test";
 import {
   assertRunStatePointsUnsupported,

@@ -16,7 +16,7 @@ import { ConformanceScript } from "./conformance.js";
 import { RunLog } from "./runlog.js";
 
 /**
- * The run-state recorder's own prompt (python/conformance/record_ts_run_states.py,
+ * The run-state recorder's own prompt (python/conformance/tests/record_ts_run_states.py,
  * mid_plan): a planning turn's first call writes the plan.
  */
 const RECORDER_REPLIES = [

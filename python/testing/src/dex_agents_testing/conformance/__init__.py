@@ -52,13 +52,19 @@ __all__ = [
 
 
 def conformance_suite(
-    script: Path, *, only: Callable[[Case], bool] = lambda case: True
+    script: Path,
+    *,
+    only: Callable[[Case], bool] = lambda case: True,
+    traits: Traits | None = None,
+    app_type: Callable[..., WorkerApp] = WorkerApp,
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The `dexlite` fixture and `test_conformance`, parametrised over the data file's
     cases (those `only` keeps); a case in the app's `nonconforming` list is skipped
-    with its reason."""
-    traits: Traits = load_app(script).CONFORMANCE
-    unknown = set(traits.nonconforming) - {c.id for c in load_cases().cases}
+    with its reason. `traits` defaults to the script's `CONFORMANCE`; `app_type`
+    (WorkerApp's signature) lets a runner outside the Worker (a TypeScript adapter in
+    its Node sidecar) start with each app."""
+    declared: Traits = traits if traits is not None else load_app(script).CONFORMANCE
+    unknown = set(declared.nonconforming) - {c.id for c in load_cases().cases}
     assert not unknown, f"nonconforming names no case: {sorted(unknown)}"
     cases = [c for c in load_cases().cases if only(c)]
 
@@ -70,12 +76,12 @@ def conformance_suite(
 
     @pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
     def test_conformance(case: Case, dexlite: DexliteProcess, tmp_path: Path) -> None:
-        reason = traits.nonconforming.get(case.id)
+        reason = declared.nonconforming.get(case.id)
         if reason is not None:
             pytest.skip(f"nonconforming: {reason}")
 
         def make(*, interrupt_deadline: float | None, server: DexliteProcess) -> WorkerApp:
-            return WorkerApp(
+            return app_type(
                 server,
                 tmp_path,
                 script,
@@ -84,11 +90,11 @@ def conformance_suite(
             )
 
         if not case.own_dexlite:
-            run_case(case, make, traits, server=dexlite)
+            run_case(case, make, declared, server=dexlite)
             return
         own = DexliteProcess(tmp_path / "own.sqlite").start()
         try:
-            run_case(case, make, traits, server=own)
+            run_case(case, make, declared, server=own)
         finally:
             own.stop()
 
