@@ -70,8 +70,8 @@ class WorkerApp:
         self.log_path = self.root / f"{self.flow_type}.jsonl"
         self.log_path.touch()
         build = getattr(load_app(self.script), self.factory)
-        flow = build(self.flow_type, str(self.log_path), self.interrupt_deadline)
-        self.client = AgentSessionClient(flow, server_address=self.server.address)
+        self.flow = build(self.flow_type, str(self.log_path), self.interrupt_deadline)
+        self.client = AgentSessionClient(self.flow, server_address=self.server.address)
 
     def gate(self, name: str) -> Path:
         return Path(f"{self.log_path}.{name}-gate")
