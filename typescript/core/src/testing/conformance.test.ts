@@ -91,6 +91,16 @@ test("structured output: the retried answer after the validator's retry message"
   assert.deepEqual((await script.answer({ ...call(["city of light?"]), retried: true })).output, { name: "Paris", country: "FR" });
 });
 
+test("a reply that reasons answers its reasoning before the text; an app's own tool is logged", async () => {
+  const { log, entries } = recording();
+  const script = new ConformanceScript(log);
+  const thought = await script.answer(call(["think it over"], [], 1));
+  assert.deepEqual(thought, { text: "I have seen 1 messages.", calls: [], reasoning: "The user wants me to think first." });
+  assert.equal((await script.answer(call(["weather?"], [], 1))).reasoning, undefined);
+  script.logTool("refund", "s/turn-1/f1");
+  assert.deepEqual(entries.at(-1), { kind: "tool", name: "refund", key: "s/turn-1/f1" });
+});
+
 test("a tool body logs its key, waits at its gate and fills its output", async () => {
   const { log, entries, gates } = recording();
   const script = new ConformanceScript(log);

@@ -222,7 +222,7 @@ export function readConformanceCases(path: string = locateConformanceCases()): C
 }
 
 /** `template` with `{name}` replaced by `values[name]` (as Python's `str.format` does for these files). */
-export function fillTemplate(template: string, values: Readonly<Record<string, unknown>>): string {
+function fillTemplate(template: string, values: Readonly<Record<string, unknown>>): string {
   return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
 }
 
@@ -237,7 +237,7 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
 };
 
 /** A log that records nothing and opens every gate (a run-state fixture's replay). */
-export const NO_LOG: ScriptLog = { write: () => undefined, waitForGate: async () => undefined };
+const NO_LOG: ScriptLog = { write: () => undefined, waitForGate: async () => undefined };
 
 /**
  * The scripted model and tools of one sidecar app, decided by the data file; an

@@ -17,11 +17,6 @@ export { conformanceSidecarArgs, serveConformanceRunner, type ConformanceSidecar
 export {
   ConformanceCasesError,
   ConformanceScript,
-  fillTemplate,
-  locateConformanceCases,
-  NO_LOG,
-  parseConformanceCases,
-  readConformanceCases,
   type ConformanceData,
   type ConformanceOutput,
   type ConformanceReply,

@@ -1,5 +1,5 @@
 /**
- * Recording of run-state fixtures in a matrix sidecar. With
+ * Recording of run-state fixtures in a conformance sidecar. With
  * `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` set, `serveConformanceRunner` wraps its
  * runner so every RunModelStep of a real session writes `<dir>/<n>.json`:
  * the call's `RunnerTurnContext` wire JSON, the replies the scripted model

@@ -34,7 +34,7 @@ export function conformanceRunner(
   // The cast: @mastra/core bundles its own copy of the provider types (mastra_contract.test.ts).
   const model = new MockLanguageModelV4({ doStream: aiSdkDoStream(answer) }) as unknown as MastraModelConfig;
   const tools = new MastraRunner({
-    agent: new Agent({ id: "matrix", name: "matrix", instructions: "Answer with the tools.", model }),
+    agent: new Agent({ id: "conformance", name: "conformance", instructions: "Answer with the tools.", model }),
     tools: Object.fromEntries(
       script.tools.map((t) => [
         t.name,

@@ -25,7 +25,7 @@ import { z } from "zod";
 import { dexRunInfo, OpenAiAgentsRunner } from "../index.js";
 import { ScriptedModel, trailingResults, userTexts, type ScriptedReply } from "./scripted_model.js";
 
-const MATRIX = "Answer with the tools.";
+const FIRST = "Answer with the tools.";
 const FORECASTER = "Forecast with get_weather.";
 const BILLING = "Refund with the refund tool.";
 
@@ -45,7 +45,7 @@ export function conformanceRunner(
     const n = prompts.length;
     if (prompt.startsWith("refund ")) return refundMove(request, prompt.slice("refund ".length).split(" ").at(-1) ?? "", n);
     if (!prompt.startsWith("forecast ") || answered) return undefined;
-    if (request.systemInstructions === MATRIX) return { calls: [{ callId: `h${n}`, name: "transfer_to_forecaster", arguments: {} }] };
+    if (request.systemInstructions === FIRST) return { calls: [{ callId: `h${n}`, name: "transfer_to_forecaster", arguments: {} }] };
     return { calls: [{ callId: `w${n}`, name: "get_weather", arguments: { city: prompt.slice("forecast ".length) } }] };
   }
 
@@ -107,8 +107,8 @@ export function conformanceRunner(
   const billing = new Agent({ name: "billing", instructions: BILLING, model, tools: [refund] });
   const handoffs = [handoff(forecaster), handoff(billing)];
   const agent = structured
-    ? new Agent<unknown, ReturnType<typeof outputSchema>>({ name: "matrix", instructions: MATRIX, model, handoffs, tools, outputType: outputSchema(script) })
-    : new Agent({ name: "matrix", instructions: MATRIX, model, handoffs, tools });
+    ? new Agent<unknown, ReturnType<typeof outputSchema>>({ name: "matrix", instructions: FIRST, model, handoffs, tools, outputType: outputSchema(script) })
+    : new Agent({ name: "matrix", instructions: FIRST, model, handoffs, tools });
 
   return new OpenAiAgentsRunner({ agent, toolPolicies: { ...script.policies(), refund: { effect: ToolEffect.IDEMPOTENT_WRITE } } });
 }
