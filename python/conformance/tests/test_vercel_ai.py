@@ -41,11 +41,6 @@ ADAPTER = TsAdapter(
                 "the AI SDK takes any tool set (generateText's `tools`, ai dist/index.d.ts), "
                 "so the session's built-ins could join it",
             ),
-            "reasoning_deltas": adapter_gap(
-                "VercelAiRunner",
-                "reasoning_deltas",
-                "the AI SDK streams `reasoning-delta` parts (ai dist/index.d.ts, TextStreamPart)",
-            ),
             "handoff_to_billing": (
                 "the AI SDK has no handoff between agents: a ToolLoopAgent runs one model "
                 "with its tools, and another agent answers only inside a tool's execute "

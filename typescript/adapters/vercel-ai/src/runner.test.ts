@@ -25,7 +25,7 @@ import {
 } from "@dex-agents/core";
 import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
-import { storedUserMessage, testTurn } from "@dex-agents/core/testing";
+import { aiSdkStreamResponse, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { VercelAiRunner } from "./index.js";
 
 const usage = {
@@ -146,6 +146,20 @@ test("a tool turn: the calls come back, the result goes in as a tool message", a
   assert.deepEqual(
     events.map((e) => (e.type === "text_delta" ? e.payload.text : e.type)),
     ["It is sunny."],
+  );
+});
+
+test("reasoning streams as reasoning_delta events before the answer's text_delta", async () => {
+  const model = new MockLanguageModelV4({ doStream: aiSdkStreamResponse("I have seen 1 messages.", [], "Thinking first.") });
+  const events: AgentEventPayload[] = [];
+  const done = await runner(model, []).runModelStep(turn(undefined, [], events, undefined, "think it over"));
+  assert.ok(isTurnCompleted(done));
+  assert.deepEqual(
+    events.map((e) => [e.type, e.type === "text_delta" || e.type === "reasoning_delta" ? e.payload.text : ""]),
+    [
+      ["reasoning_delta", "Thinking first."],
+      ["text_delta", "I have seen 1 messages."],
+    ],
   );
 });
 
