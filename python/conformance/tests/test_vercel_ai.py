@@ -7,7 +7,6 @@ from __future__ import annotations
 from dex_agents_testing.conformance import Traits
 from ts_suite import (
     TsAdapter,
-    adapter_gap,
     app,
     no_tool_sources,
     private_app,
@@ -35,12 +34,6 @@ ADAPTER = TsAdapter(
         messages_after_booking=5,
         structured_output_as_text=True,
         nonconforming={
-            "built_in_ask_user": adapter_gap(
-                "VercelAiRunner",
-                "built_in_tools",
-                "the AI SDK takes any tool set (generateText's `tools`, ai dist/index.d.ts), "
-                "so the session's built-ins could join it",
-            ),
             "handoff_to_billing": (
                 "the AI SDK has no handoff between agents: a ToolLoopAgent runs one model "
                 "with its tools, and another agent answers only inside a tool's execute "

@@ -163,6 +163,24 @@ test("reasoning streams as reasoning_delta events before the answer's text_delta
   );
 });
 
+test("the session's enabled built-ins join the model's tools, and their calls are the session's", async () => {
+  const model = new MockLanguageModelV4({
+    doStream: async () => aiSdkStreamResponse(undefined, [{ id: "q1", name: "ask_user", input: { question: "Which city?" } }]),
+  });
+  const prompt = "ask me";
+  const messages = [storedUserMessage(prompt, JSON.stringify({ role: "user", content: prompt }))];
+  const asked = await runner(model, []).runModelStep(testTurn({ messages, enabledBuiltInTools: ["ask_user"] }));
+  assert.deepEqual(
+    model.doStreamCalls[0]?.tools?.map((t) => t.name),
+    ["get_weather", "ask_user"],
+  );
+  assert.ok(isToolCallsRequested(asked));
+  if (!isToolCallsRequested(asked)) return;
+  assert.equal(asked.toolCalls[0]?.toolName, "ask_user");
+  const clash = new VercelAiRunner({ model, tools: { ask_user: { inputSchema: jsonSchema({ type: "object" }), effect: ToolEffect.READ, execute: async () => "" } } });
+  await assert.rejects(clash.runModelStep(testTurn({ messages, enabledBuiltInTools: ["ask_user"] })), /reserves/);
+});
+
 test("an aborted cancellationSignal stops the running model call", async () => {
   const model = new MockLanguageModelV4({
     doStream: async ({ abortSignal }) => {

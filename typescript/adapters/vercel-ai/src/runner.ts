@@ -42,10 +42,12 @@ import {
   frameworkMessage,
   resultText,
   runInfoOfToolStep,
+  offeredBuiltIns,
   withRunInfo,
 } from "@dex-agents/core";
 import {
   isStepCount,
+  jsonSchema,
   streamText,
   tool,
   type FlexibleSchema,
@@ -189,6 +191,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         "text_deltas",
         "reasoning_deltas",
         "usage",
+        "built_in_tools",
         "structured_output",
         "parallel_deferred_calls",
         "tool_cancellation",
@@ -196,7 +199,6 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         "unfinished_turn_messages",
       ],
       unsupported: {
-        built_in_tools: "not offered: the runner does not add the session's built-ins to its tools",
         mcp_sources: "McpToolSource is Python-only; the runner offers no tool sources",
         mcp_tasks: "no tool sources, so no MCP tasks",
         handoffs: "the AI SDK has no handoff between agents",
@@ -206,6 +208,16 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         tool_task_cancels: "not implemented: the runner has no cancelToolTask",
       },
     });
+  }
+
+  /** The session's enabled built-ins as tools without `execute`: the session runs their calls. */
+  #builtIns(turn: AgentTurnContext): ToolSet {
+    return Object.fromEntries(
+      offeredBuiltIns(turn.enabledBuiltInTools, Object.keys(this.#declared)).map((spec) => [
+        spec.name,
+        tool({ description: spec.description, inputSchema: jsonSchema(spec.parameters as Parameters<typeof jsonSchema>[0]) }),
+      ]),
+    );
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -230,7 +242,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       model: this.#options.model,
       ...(this.#options.instructions !== undefined ? { system: this.#options.instructions } : {}),
       messages: [...history, ...items],
-      tools: this.#declared,
+      tools: { ...this.#declared, ...this.#builtIns(turn) },
       stopWhen: isStepCount(1),
       ...(this.#options.output !== undefined ? { output: this.#options.output.spec } : {}),
       abortSignal: turn.cancellationSignal,
