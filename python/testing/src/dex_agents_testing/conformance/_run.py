@@ -41,6 +41,10 @@ class Traits:
     tool Step to wait for, and a case's `harness` expectations replace its others."""
     tool_prefix: str = ""
     """What the framework puts before a tool's name (`{tool:NAME}` in the cases)."""
+    compact_arguments: bool = False
+    """A harness whose transcript writes tool arguments as compact JSON (`{"usd":5}`, as
+    the Step-mode expectations spell them), where the cases' `harness` expectations
+    spell them as Python's `json.dumps` does (the TypeScript Claude Agent SDK's)."""
     nonconforming: Mapping[str, str] = field(default_factory=dict)
     """Case id -> why the framework cannot, citing its code or documentation."""
     factories: Mapping[str, str] = field(default_factory=dict)
@@ -154,6 +158,9 @@ class _Run:
             app.gate(step["open_gate"]).touch()
         else:
             overrides = step.get("harness", {}) if self.traits.harness else {}
+            if self.traits.compact_arguments:
+                # Inside the expected texts a JSON object's `": ` is escaped as `\": `.
+                overrides = json.loads(json.dumps(overrides).replace('\\": ', '\\":'))
             self.expect(self.fill({**step["expect"], **overrides}))
 
     def _awaiting(self, pending: str, done: str | None, snapshot: AgentSnapshot) -> bool:
