@@ -1,7 +1,7 @@
-"""WorkerApp script of the run-state recorder's plan and compaction points: the
-conformance Flow on a `RemoteRunner` (ts_worker_app.py) with plan mode (and write_todos)
-enabled, so a turn can plan, and a 1000-token window compacting at 500 (keeping up to
-200 tokens), so a few turns are summarized.
+"""WorkerApp script of the run-state recorder's compaction point: the conformance Flow
+on a `RemoteRunner` (ts_worker_app.py) with a 1000-token window compacting at 500
+(keeping up to 200 tokens), so a few turns are summarized. (The plan point serves the
+conformance `plan_mode` flow.)
 """
 
 from __future__ import annotations
@@ -20,12 +20,7 @@ def build_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     plain = build_conformance_flow(flow_type, log_path, interrupt_deadline_seconds)
-    options = dataclasses.replace(
-        plain.options,
-        built_in_tools=("write_todos",),
-        plan_mode_enabled=True,
-        compaction=COMPACTION,
-    )
+    options = dataclasses.replace(plain.options, compaction=COMPACTION)
     return AgentSessionFlow(plain.runner, flow_type=flow_type, options=options)
 
 

@@ -33,7 +33,7 @@ from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.sidecar import pinned_node
 from ts_suite import SCRIPT, SidecarApp
 
-PLAN_AND_COMPACTION_SCRIPT = Path(__file__).with_name("record_ts_flows.py")
+COMPACTION_SCRIPT = Path(__file__).with_name("record_ts_flows.py")
 
 RECORD_VARIABLE = "DEX_AGENTS_RECORD_TURN_CONTEXT"
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "typescript" / "core").is_dir())
@@ -110,6 +110,8 @@ class Scenario:
     turns: int = 1
     at_point: Callable[[dict[str, Any]], bool] = lambda turn: True
     script: Path = SCRIPT
+    flow: str | None = None
+    """The conformance flow the Worker serves (`plan_mode`), if any."""
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -120,13 +122,13 @@ SCENARIOS: dict[str, Scenario] = {
         _plan,
         turns=2,
         at_point=lambda turn: turn.get("interaction_mode") == "planning",
-        script=PLAN_AND_COMPACTION_SCRIPT,
+        flow="plan_mode",
     ),
     "after_compaction": Scenario(
         _compaction,
         turns=COMPACTING_TURNS,
         at_point=lambda turn: bool(turn.get("context_summary")),
-        script=PLAN_AND_COMPACTION_SCRIPT,
+        script=COMPACTION_SCRIPT,
     ),
 }
 
@@ -170,6 +172,7 @@ def record(adapter: str, points: list[str], work: Path) -> list[Path]:
                 server,
                 root,
                 scenario.script,
+                flow=scenario.flow,
                 flow_type=flow_type,
                 directory=spec.directory,
                 node=spec.node,

@@ -8,7 +8,6 @@ from dex_agents_testing.conformance import Traits
 from ts_suite import (
     TsAdapter,
     app,
-    no_plan_mode,
     no_tool_sources,
     private_app,
     test_cancel_turn_aborts_the_running_model_call_in_node,
@@ -41,7 +40,6 @@ ADAPTER = TsAdapter(
                 "(ai docs/03-agents/06-subagents.mdx; ai dist/index.d.ts, ToolLoopAgent)"
             ),
             **no_tool_sources("VercelAiRunner"),
-            **no_plan_mode("VercelAiRunner"),
         },
     ),
 )

@@ -72,4 +72,5 @@ export {
 } from "./serve.js";
 export { wireSessionOptions, type CompactionOptions, type SessionOptions } from "./session_options.js";
 export { launchWorker, WorkerStartError, type LaunchedWorker, type LaunchWorkerOptions } from "./launcher.js";
+export { isPlanning, PLAN_NOTE_SEQUENCE, turnBuiltIns, withPlanNote } from "./plan_mode.js";
 export * from "./stepwise/index.js";

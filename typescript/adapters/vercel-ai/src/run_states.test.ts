@@ -16,10 +16,10 @@ const directory = new URL("../fixtures/run_states/", import.meta.url);
 const recorded: RunStatePoint[] = [
   "awaiting_tool_result",
   "awaiting_approval",
+  "mid_plan",
 ];
 /** The points this adapter cannot reach, and why (its describe() must agree). */
 const unsupported: Partial<Record<RunStatePoint, string>> = {
-  mid_plan: "VercelAiRunner declares no plan_mode (not implemented), so a session on it never plans",
   after_compaction: "VercelAiRunner declares no compaction (not implemented), so a session on it is never compacted",
   after_handoff: "the AI SDK has no handoff between agents",
 };

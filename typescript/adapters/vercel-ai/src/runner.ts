@@ -43,6 +43,9 @@ import {
   resultText,
   runInfoOfToolStep,
   offeredBuiltIns,
+  isPlanning,
+  turnBuiltIns,
+  withPlanNote,
   withRunInfo,
 } from "@dex-agents/core";
 import {
@@ -170,6 +173,8 @@ function pendingCalls(items: readonly ModelMessage[]): { toolCallId: string; too
 }
 
 export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult> {
+  /** Plan mode through the kit: the plan note before the turn, write_todos alone in a planning turn. */
+  readonly supportsPlanMode = true;
   readonly #options: VercelAiRunnerOptions;
   readonly #declared: ToolSet;
 
@@ -194,6 +199,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         "built_in_tools",
         "structured_output",
         "parallel_deferred_calls",
+        "plan_mode",
         "tool_cancellation",
         "tracing",
         "unfinished_turn_messages",
@@ -202,7 +208,6 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         mcp_sources: "McpToolSource is Python-only; the runner offers no tool sources",
         mcp_tasks: "no tool sources, so no MCP tasks",
         handoffs: "the AI SDK has no handoff between agents",
-        plan_mode: "not implemented",
         compaction: "not implemented",
         tool_task_polls: "not implemented: the runner has no pollToolTask",
         tool_task_cancels: "not implemented: the runner has no cancelToolTask",
@@ -210,10 +215,12 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     });
   }
 
-  /** The session's enabled built-ins as tools without `execute`: the session runs their calls. */
+  /** The turn's built-ins as tools without `execute`: the session runs their calls. */
   #builtIns(turn: AgentTurnContext): ToolSet {
+    const offered = new Set(turnBuiltIns(turn));
+    const specs = offeredBuiltIns(turn.enabledBuiltInTools, Object.keys(this.#declared)).filter((s) => offered.has(s.name));
     return Object.fromEntries(
-      offeredBuiltIns(turn.enabledBuiltInTools, Object.keys(this.#declared)).map((spec) => [
+      specs.map((spec) => [
         spec.name,
         tool({ description: spec.description, inputSchema: jsonSchema(spec.parameters as Parameters<typeof jsonSchema>[0]) }),
       ]),
@@ -225,7 +232,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
   }
 
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
-    const history = turn.messages.map((m) => JSON.parse(m.frameworkItem) as ModelMessage);
+    const history = withPlanNote(turn, (text) => this.buildUserMessage(text)).map((m) => JSON.parse(m.frameworkItem) as ModelMessage);
     const state = parseRunState(turn.frameworkRunState);
     const items = state.items;
     const pending = pendingCalls(items);
@@ -242,7 +249,8 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       model: this.#options.model,
       ...(this.#options.instructions !== undefined ? { system: this.#options.instructions } : {}),
       messages: [...history, ...items],
-      tools: { ...this.#declared, ...this.#builtIns(turn) },
+      // A planning turn offers write_todos alone.
+      tools: isPlanning(turn) ? this.#builtIns(turn) : { ...this.#declared, ...this.#builtIns(turn) },
       stopWhen: isStepCount(1),
       ...(this.#options.output !== undefined ? { output: this.#options.output.spec } : {}),
       abortSignal: turn.cancellationSignal,

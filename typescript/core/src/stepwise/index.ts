@@ -39,7 +39,7 @@ export type {
   ToolSpec,
 } from "./model.js";
 export { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, type StructuredOutput } from "./output.js";
-export { buildPlanNote } from "./plan.js";
+export { buildPlanNote } from "../plan_mode.js";
 export { STEPWISE_RUN_STATE, stepwiseRunStateFormat } from "./state.js";
 export { isTaskToolSource, type StepwiseToolSource, type TaskToolSource } from "./sources.js";
 export {

@@ -10,7 +10,6 @@
 
 import { create } from "@bufbuild/protobuf";
 import {
-  InteractionMode,
   PlanStatus,
   ReasoningDeltaPayloadSchema,
   TextDeltaPayloadSchema,
@@ -48,7 +47,7 @@ import { RunStateError } from "../errors.js";
 import { itemFromMessage, itemsToModelMessages, itemToMessage, type Item } from "./items.js";
 import type { ModelClient, ModelResponse, ModelToolChoice, ModelUsage, ToolSpec } from "./model.js";
 import { checkStructuredOutput, DEFAULT_OUTPUT_RETRIES, outputRetriesSpent } from "./output.js";
-import { buildPlanNote } from "./plan.js";
+import { buildPlanNote, isPlanning, turnBuiltIns } from "../plan_mode.js";
 import { isTaskToolSource, type TaskToolSource } from "./sources.js";
 import { decodeRunState, encodeRunState, STEPWISE_RUN_STATE, unansweredToolCalls, type RunState } from "./state.js";
 import type { RunStateFormat } from "../run_state.js";
@@ -367,8 +366,9 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   }
 
   #offeredTools(turn: AgentTurnContext, tools: readonly StepwiseTool[]): ToolSpec[] {
-    const builtIns = offeredBuiltIns(turn.enabledBuiltInTools, tools.map((t) => t.name));
-    if (turn.interactionMode === InteractionMode.PLANNING) return builtIns.filter((s) => s.name === WRITE_TODOS);
+    const offered = new Set(turnBuiltIns(turn));
+    const builtIns = offeredBuiltIns(turn.enabledBuiltInTools, tools.map((t) => t.name)).filter((s) => offered.has(s.name));
+    if (isPlanning(turn)) return builtIns;
     const own = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     return [...own, ...builtIns];
   }
@@ -377,7 +377,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   #toolChoice(turn: AgentTurnContext, offered: readonly ToolSpec[], client: ModelClient): ModelToolChoice | undefined {
     const forced =
       this.definition.planningToolChoice === "required" &&
-      turn.interactionMode === InteractionMode.PLANNING &&
+      isPlanning(turn) &&
       turn.frameworkRunState === undefined &&
       turn.plan?.status !== PlanStatus.DRAFT &&
       offered.some((s) => s.name === WRITE_TODOS);
