@@ -278,3 +278,19 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         session.start_turn("weather in Paris?")
         assert isinstance(session.run_model(), TurnCompleted)
         assert_text_deltas_as_declared(capabilities, session.events)
+
+
+def test_a_run_state_of_another_adapter_ends_the_turn_without_a_retry() -> None:
+    """The kit's `ending_failed_turns`: a run state this runner did not write ends the turn."""
+    from dex_agents.runner import RunStateFormat
+
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book a trip to Rome")
+        session.run_state = RunStateFormat(adapter="langgraph", framework="langgraph").encode({})
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.new_messages == []
+        assert outcome.turn_error is not None
+        assert outcome.turn_error.startswith("cannot resume the turn: ")
+        assert agent.server.requests == []  # the CLI never ran

@@ -469,3 +469,25 @@ def test_a_model_that_does_not_stream_writes_its_answer_as_one_delta() -> None:
     session.start_turn("hi")
     assert isinstance(session.run_model(), TurnCompleted)
     assert deltas(session, TextDeltaPayload) == ["All at once."]
+
+
+def test_an_unreadable_graph_thread_ends_the_turn_without_a_retry() -> None:
+    """A run state whose exported thread the saver cannot import (`CheckpointImportError`,
+    a `RunStateError`) ends the turn through the kit's `ending_failed_turns`."""
+    tools = Tools()
+    runner, model = runner_for(
+        [AIMessage(content="", tool_calls=[call("book_trip", "c1", city="Rome")])], tools
+    )
+    session = FakeSession(runner)
+    session.start_turn("A trip to Rome?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    state = json.loads(session.run_state or "")
+    payload = json.loads(state["payload"])
+    payload["thread"] = {"format": "something else"}
+    session.run_state = json.dumps({**state, "payload": json.dumps(payload)})
+
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.turn_error is not None
+    assert outcome.turn_error.startswith("cannot resume the turn: expected an exported thread")
+    assert len(model.seen) == 1

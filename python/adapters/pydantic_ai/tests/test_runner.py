@@ -509,3 +509,23 @@ def test_consecutive_user_messages_start_a_turn() -> None:
         if isinstance(p, UserPromptPart) and isinstance(p.content, str)
     ]
     assert prompts == ["[Dex] The previous turn failed ...", "two", "three"]
+
+
+def test_a_run_state_of_another_adapter_ends_the_turn_without_a_retry() -> None:
+    """The kit's `ending_failed_turns`: stored data a retry would meet again ends the turn."""
+    from dex_agents.runner import RunStateFormat
+    from dex_agents_pydantic_ai import PydanticAiRunner
+
+    script = Script([calls(ToolCallPart("book_trip", {"city": "Rome"}, tool_call_id="c1"))])
+    session = FakeSession(PydanticAiRunner(weather_agent(script, Tools())))
+    session.start_turn("A trip to Rome?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.run_state = RunStateFormat(adapter="langgraph", framework="langgraph").encode({})
+
+    outcome = session.run_model()
+    assert isinstance(outcome, TurnCompleted)
+    assert outcome.new_messages == []
+    assert outcome.turn_error is not None
+    assert outcome.turn_error.startswith("cannot resume the turn: ")
+    assert "langgraph" in outcome.turn_error
+    assert script.calls == 1  # the model was not called again

@@ -40,6 +40,8 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
 from dex_agents import ToolPolicy
+from dex_agents._runner.call_results import ending_failed_turns
+from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.policies import ResolvedToolPolicy
 from dex_agents._runner.values import deferred_tool_call
@@ -216,6 +218,9 @@ class ClaudeAgentRunner:
         )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        return await ending_failed_turns(self, turn, self._run_model_step(turn))
+
+    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         await self.tools.list_sources()
         history = session_transcript(turn.messages)
         session_id = session_uuid(turn.flow_id)
@@ -238,7 +243,7 @@ class ClaudeAgentRunner:
                 prompt = [CONTINUE_PROMPT]
         else:
             if not history.pending_user_texts:
-                raise ValueError("the turn has no user message to send to Claude")
+                raise TurnFailed("the turn has no user message to send to Claude")
             prompt = history.pending_user_texts
         run = _Run(self, turn)
         store = RunSessionStore(session_id, history.entries + turn_entries)
