@@ -294,3 +294,20 @@ def test_unreadable_stored_data_and_turn_failed_end_the_turn_without_a_retry() -
     assert texts[1].startswith("[Dex] The previous turn failed")
     with pytest.raises(ValueError, match="a bug"):
         asyncio.run(outcome(ValueError("a bug")))
+
+
+def test_write_deltas_writes_reasoning_then_text_and_nothing_for_empty_pieces() -> None:
+    from dex_agents._runner.deltas import write_deltas
+    from dex_agents.offline import RecordingEventWriter
+    from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
+
+    events = RecordingEventWriter()
+    write_deltas(events, text="Hel", reasoning="hmm")
+    write_deltas(events, text="", reasoning=None)
+    write_deltas(events, text="lo")
+    payloads = [payload for _, payload in events.events]
+    assert payloads == [
+        ReasoningDeltaPayload(text="hmm"),
+        TextDeltaPayload(text="Hel"),
+        TextDeltaPayload(text="lo"),
+    ]
