@@ -7,6 +7,8 @@ from dex_agents.runner import RunnerCapabilities, declare_capabilities
 __all__ = ["capabilities"]
 
 _SUPPORTED = (
+    "text_deltas",
+    "reasoning_deltas",
     "usage",
     "mcp_sources",
     "mcp_tasks",
@@ -20,8 +22,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "text_deltas": "model calls are not streamed, so no text_delta events",
-    "reasoning_deltas": "model calls are not streamed, so no reasoning_delta events",
     "built_in_tools": (
         "not offered yet: the runner does not add the session's built-ins to the agent"
     ),

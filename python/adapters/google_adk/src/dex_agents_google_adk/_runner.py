@@ -52,6 +52,7 @@ from dex_agents.runner import (
 )
 from dex_agents_contracts import AgentToolCall, MessageRole, ToolCallStatus, ToolEffect
 from google.adk.agents import BaseAgent, InvocationContext, LlmAgent, RunConfig
+from google.adk.agents.run_config import StreamingMode
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events import Event
 from google.adk.runners import Runner
@@ -69,6 +70,7 @@ from dex_agents_google_adk._events import (
     to_framework_messages,
     usage_of,
     user_event,
+    write_partial,
 )
 from dex_agents_google_adk._gating import GatedTree
 from dex_agents_google_adk._mcp_tools import McpTools
@@ -97,7 +99,9 @@ class AdkRunner(McpSourceTasks):
             session's `default_tool_effect`.
         app_name: The ADK app name (`App.name`) of the per-Step session.
         user_id: The ADK user ID of the per-Step session.
-        run_config: The ADK `RunConfig` of every invocation.
+        run_config: The ADK `RunConfig` of every invocation; None streams the model
+            calls (`StreamingMode.SSE`), so their text and thoughts reach the session as
+            `text_delta` / `reasoning_delta` events while the Step runs.
         heartbeat_interval_seconds: How often a model call or tool call that is still
             running heartbeats its Step, which Dex fails after two minutes of silence.
         decoded_item_cache_bytes: How much stored message text the runner keeps decoded
@@ -126,7 +130,7 @@ class AdkRunner(McpSourceTasks):
         self.default_tool_effect = default_tool_effect
         self.app_name = app_name
         self.user_id = user_id
-        self.run_config = run_config
+        self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
         self._tree = GatedTree(agent)
         self._events = new_event_cache(decoded_item_cache_bytes)
@@ -181,7 +185,9 @@ class AdkRunner(McpSourceTasks):
                     new_message=new_message,
                     run_config=self.run_config,
                 ):
-                    if event.actions.transfer_to_agent:
+                    if event.partial:
+                        write_partial(event, turn.events)
+                    elif event.actions.transfer_to_agent:
                         turn.events.write_raw(
                             TRANSFER_EVENT,
                             json.dumps(
@@ -300,7 +306,7 @@ class AdkRunner(McpSourceTasks):
             invocation_id=f"dex-{call.turn_id}",
             agent=agent,
             session=session,
-            run_config=self.run_config or RunConfig(),
+            run_config=self.run_config,
         )
         # A tool's own require_confirmation was the session's approval (AwaitToolApproval)
         # before this Step started, so the tool sees it as given.

@@ -44,7 +44,9 @@ Responder = Callable[[LlmRequest], Reply | Awaitable[Reply]]
 
 class ScriptedLlm(BaseLlm):
     """A model whose every call is answered by `responder` (a list of parts, or a whole
-    `LlmResponse` to set usage); `calls` counts the calls this object answered."""
+    `LlmResponse` to set usage); `calls` counts the calls this object answered. A
+    streamed call (`RunConfig(streaming_mode=StreamingMode.SSE)`) first yields each
+    text part in partial pieces, as Gemini does."""
 
     _responder: Responder = PrivateAttr()
     calls: int = 0
@@ -60,10 +62,27 @@ class ScriptedLlm(BaseLlm):
         reply = self._responder(llm_request)
         if inspect.isawaitable(reply):
             reply = await reply
-        if isinstance(reply, LlmResponse):
-            yield reply
-            return
-        yield LlmResponse(content=types.Content(role="model", parts=list(reply)))
+        response = (
+            reply
+            if isinstance(reply, LlmResponse)
+            else LlmResponse(content=types.Content(role="model", parts=list(reply)))
+        )
+        if stream:  # as Gemini streams: the text in pieces, then the whole response
+            for part in response.content.parts or [] if response.content else []:
+                for piece in _pieces(part.text or ""):
+                    yield LlmResponse(
+                        content=types.Content(
+                            role="model", parts=[types.Part(text=piece, thought=part.thought)]
+                        ),
+                        partial=True,
+                    )
+        yield response
+
+
+def _pieces(text: str) -> list[str]:
+    """A text in two streamed pieces (one when it is a single character or empty)."""
+    middle = len(text) // 2
+    return [piece for piece in (text[:middle], text[middle:]) if piece]
 
 
 def text(value: str) -> types.Part:

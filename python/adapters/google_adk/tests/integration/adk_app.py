@@ -44,17 +44,6 @@ CONFORMANCE = Traits(
     # their two results in one), then the new user message.
     messages_after_booking=5,
     nonconforming={
-        "text_deltas": (
-            "an adapter gap, not ADK's (issue 42 item 6): ADK streams partial events "
-            "with RunConfig(streaming_mode=StreamingMode.SSE) (google/adk/agents/"
-            "run_config.py), which AdkRunner does not ask for (capabilities.json: text_deltas)"
-        ),
-        "reasoning_deltas": (
-            "an adapter gap, not ADK's (issue 42 item 6): a streamed response's thought "
-            "parts (google.genai types.Part.thought, with RunConfig(streaming_mode="
-            "StreamingMode.SSE)) arrive as partial events, which AdkRunner does not ask "
-            "for (capabilities.json: reasoning_deltas)"
-        ),
         "built_in_ask_user": (
             "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent takes any BaseTool "
             "(google/adk/agents/llm_agent.py, tools), but AdkRunner does not add the "
@@ -165,7 +154,8 @@ def _responder(app: ScriptedApp) -> Respond:
             log={"agent": agent, "items": len(request.contents), "tools": tools},
         )
         if answer.text is not None:
-            return [text(answer.text)]
+            thought = [types.Part(text=answer.reasoning, thought=True)] if answer.reasoning else []
+            return [*thought, text(answer.text)]
         return [call(c.name, dict(c.arguments), c.id) for c in answer.calls]
 
     return respond
