@@ -311,3 +311,18 @@ def test_write_deltas_writes_reasoning_then_text_and_nothing_for_empty_pieces() 
         TextDeltaPayload(text="Hel"),
         TextDeltaPayload(text="lo"),
     ]
+
+
+def test_offering_scopes_the_offered_built_ins_to_the_block_and_its_tasks() -> None:
+    from dex_agents._runner.built_ins import is_offered, offering
+
+    async def inside_a_task() -> bool:
+        return is_offered("ask_user")
+
+    async def main() -> tuple[bool, bool, bool]:
+        with offering(["ask_user"]):
+            in_task = await asyncio.create_task(inside_a_task())
+            return is_offered("ask_user"), is_offered("durable_wait"), in_task
+
+    assert asyncio.run(main()) == (True, False, True)
+    assert not is_offered("ask_user")

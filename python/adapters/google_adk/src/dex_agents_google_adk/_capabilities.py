@@ -10,6 +10,7 @@ _SUPPORTED = (
     "text_deltas",
     "reasoning_deltas",
     "usage",
+    "built_in_tools",
     "mcp_sources",
     "mcp_tasks",
     "handoffs",
@@ -22,9 +23,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "built_in_tools": (
-        "not offered yet: the runner does not add the session's built-ins to the agent"
-    ),
     "structured_output": (
         "not wired: the runner does not map an agent's output_schema, and no test covers it"
     ),

@@ -9,7 +9,9 @@ events and resumes the same invocation (`invocation_id`) with one
 `FunctionResponse` per call, each carrying the call's recorded result; ADK
 then makes the next model call. A transfer to another agent is not a tool: ADK
 runs it and the next agent's model call in the same Step, and the runner
-reports it with a `google_adk.transfer` event.
+reports it with a `google_adk.transfer` event. The session's enabled built-in
+tools are deferred tools of every agent (see `_built_ins`), so their calls
+reach the session the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
+from dex_agents._runner.built_ins import offered_built_ins, offering
 from dex_agents._runner.call_results import ending_failed_turns, pending_records, result_text
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
@@ -52,7 +55,9 @@ from dex_agents.runner import (
 )
 from dex_agents_contracts import AgentToolCall, MessageRole, ToolCallStatus, ToolEffect
 from google.adk.agents import BaseAgent, InvocationContext, LlmAgent, RunConfig
-from google.adk.agents.run_config import StreamingMode
+from google.adk.agents.run_config import (  # type: ignore[attr-defined]  # ADK's documented path
+    StreamingMode,
+)
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events import Event
 from google.adk.runners import Runner
@@ -61,6 +66,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from dex_agents_google_adk._built_ins import built_in_tools
 from dex_agents_google_adk._capabilities import capabilities
 from dex_agents_google_adk._context import collecting_arguments
 from dex_agents_google_adk._events import (
@@ -132,7 +138,7 @@ class AdkRunner(McpSourceTasks):
         self.user_id = user_id
         self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
-        self._tree = GatedTree(agent)
+        self._tree = GatedTree(agent, built_in_tools())
         self._events = new_event_cache(decoded_item_cache_bytes)
         self._mcp: McpTools = McpTools(mcp_sources)
         self._app: App | None = None
@@ -153,6 +159,12 @@ class AdkRunner(McpSourceTasks):
     async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         previous = TurnState.decode(turn.framework_run_state)
         app = await self._adk_app()
+        # An enabled built-in's name is reserved (the session routes its calls).
+        offered_built_ins(
+            turn.enabled_built_in_tools,
+            [*self._tree.tool_names(), *filter(self._mcp.listed, turn.enabled_built_in_tools)],
+            owner="the agent tree",
+        )
         stored = list(turn.messages)
         invocation_id: str | None
         if previous is None:
@@ -176,7 +188,7 @@ class AdkRunner(McpSourceTasks):
         for event in [*prefix, *earlier]:
             await service.append_event(session, event)
         runner = Runner(app=app, session_service=service)
-        with collecting_arguments() as arguments:
+        with collecting_arguments() as arguments, offering(turn.enabled_built_in_tools):
             async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
                 async for event in runner.run_async(
                     user_id=self.user_id,

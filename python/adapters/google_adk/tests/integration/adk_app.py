@@ -44,11 +44,6 @@ CONFORMANCE = Traits(
     # their two results in one), then the new user message.
     messages_after_booking=5,
     nonconforming={
-        "built_in_ask_user": (
-            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent takes any BaseTool "
-            "(google/adk/agents/llm_agent.py, tools), but AdkRunner does not add the "
-            "session's built-ins to the agent (capabilities.json: built_in_tools)"
-        ),
         "structured_output": (
             "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent's output_schema "
             "validates the final answer (google/adk/agents/llm_agent.py, "
@@ -74,6 +69,13 @@ def build_flow(
     return _flow(flow_type, log_path, interrupt_deadline_seconds)
 
 
+def build_built_ins_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents in a session that enables every built-in tool."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
+
+
 def build_mcp_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
@@ -94,6 +96,7 @@ def _flow(
     interrupt_deadline_seconds: float | None,
     *,
     mcp: Callable[[Path], McpToolSource] | None = None,
+    built_in_tools: bool = False,
 ) -> AgentSessionFlow:
     """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
@@ -101,7 +104,7 @@ def _flow(
     return AgentSessionFlow(
         _runner(_responder(app), app, mcp_sources=sources),
         flow_type=flow_type,
-        options=session_options(interrupt_deadline_seconds),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 
