@@ -338,6 +338,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         "built_in_tools",
         "mcp_sources",
         "mcp_tasks",
+        "structured_output",
         "handoffs",
         "parallel_deferred_calls",
         "tool_cancellation",

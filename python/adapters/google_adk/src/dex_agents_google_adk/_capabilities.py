@@ -13,6 +13,7 @@ _SUPPORTED = (
     "built_in_tools",
     "mcp_sources",
     "mcp_tasks",
+    "structured_output",
     "handoffs",
     "parallel_deferred_calls",
     "tool_cancellation",
@@ -23,9 +24,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "structured_output": (
-        "not wired: the runner does not map an agent's output_schema, and no test covers it"
-    ),
     "plan_mode": "not implemented",
     "compaction": "not implemented",
 }

@@ -18,6 +18,7 @@ from typing import Any
 import dex_agents.offline
 from dex_agents.offline import RecordingEventWriter
 from dex_agents.offline import run_sync as run
+from google.adk.models import LlmCapabilities
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -54,6 +55,12 @@ class ScriptedLlm(BaseLlm):
     def __init__(self, responder: Responder, *, model: str = "scripted", **data: Any) -> None:
         super().__init__(model=model, **data)
         self._responder = responder
+
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        """Like today's Gemini models: an `output_schema` goes on the request next to the
+        tools (rather than as ADK's `set_model_response` tool)."""
+        return LlmCapabilities(output_schema_and_tools=True)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

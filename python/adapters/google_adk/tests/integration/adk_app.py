@@ -10,6 +10,7 @@ share the agents. Run as a script it serves the Flow
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -36,6 +37,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from pydantic import BaseModel
 
 BLOCKED = "blocked by the before_tool_callback"
 
@@ -43,18 +45,14 @@ CONFORMANCE = Traits(
     # ADK sends the first turn as four contents (the response's two calls in one,
     # their two results in one), then the new user message.
     messages_after_booking=5,
+    # The answer is the model's JSON text, which ADK validates against `City`.
+    structured_output_as_text=True,
+    factories={"structured_output": "build_structured_flow"},
     nonconforming={
-        "structured_output": (
-            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent's output_schema "
-            "validates the final answer (google/adk/agents/llm_agent.py, "
-            "__maybe_save_output_to_state), which AdkRunner does not map "
-            "(capabilities.json: structured_output)"
-        ),
         "structured_output_with_validator_retry": (
             "ADK validates an LlmAgent's output_schema once and raises on a mismatch, "
             "with no retry to the model (google/adk/agents/llm_agent.py, "
-            "__maybe_save_output_to_state -> validate_schema); and AdkRunner does not "
-            "map output_schema yet (capabilities.json: structured_output)"
+            "__maybe_save_output_to_state -> validate_schema)"
         ),
     },
 )
@@ -74,6 +72,18 @@ def build_built_ins_flow(
 ) -> AgentSessionFlow:
     """The same agents in a session that enables every built-in tool."""
     return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
+
+
+class City(BaseModel):
+    name: str
+    country: str
+
+
+def build_structured_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents, the root answering a `City` (its `output_schema`)."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, output_schema=City)
 
 
 def build_mcp_flow(
@@ -97,12 +107,13 @@ def _flow(
     *,
     mcp: Callable[[Path], McpToolSource] | None = None,
     built_in_tools: bool = False,
+    output_schema: type[BaseModel] | None = None,
 ) -> AgentSessionFlow:
     """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(_responder(app), app, mcp_sources=sources),
+        _runner(_responder(app), app, mcp_sources=sources, output_schema=output_schema),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
@@ -156,6 +167,8 @@ def _responder(app: ScriptedApp) -> Respond:
             messages=len(request.contents),
             log={"agent": agent, "items": len(request.contents), "tools": tools},
         )
+        if answer.output is not None:
+            return [text(json.dumps(answer.output))]
         if answer.text is not None:
             thought = [types.Part(text=answer.reasoning, thought=True)] if answer.reasoning else []
             return [*thought, text(answer.text)]
@@ -165,7 +178,11 @@ def _responder(app: ScriptedApp) -> Respond:
 
 
 def _runner(
-    respond: Respond, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+    respond: Respond,
+    app: ScriptedApp,
+    *,
+    mcp_sources: Sequence[McpToolSource] = (),
+    output_schema: type[BaseModel] | None = None,
 ) -> AdkRunner:
     def key() -> str | None:
         info = dex_run_info()
@@ -216,6 +233,8 @@ def _runner(
         tools=[get_weather, book_trip, charge, charge_now, delete_files],
         sub_agents=[billing],
         before_tool_callback=guard,
+        output_schema=output_schema,
+        output_key="answer" if output_schema else None,
     )
     policies = {
         **app.policies(),
