@@ -266,6 +266,8 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         session = agent.session()
         capabilities = checked_description(session.runner)
         assert supported(capabilities) == {
+            "text_deltas",
+            "reasoning_deltas",
             "usage",
             "mcp_sources",
             "parallel_deferred_calls",

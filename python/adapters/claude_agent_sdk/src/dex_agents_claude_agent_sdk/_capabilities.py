@@ -7,6 +7,8 @@ from dex_agents.runner import RunnerCapabilities, declare_capabilities
 __all__ = ["capabilities"]
 
 _SUPPORTED = (
+    "text_deltas",
+    "reasoning_deltas",
     "usage",
     "mcp_sources",
     "parallel_deferred_calls",
@@ -16,12 +18,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "text_deltas": (
-        "the runner reads whole assistant messages from the CLI and writes no text_delta events"
-    ),
-    "reasoning_deltas": (
-        "the runner writes no reasoning_delta events for Claude's thinking blocks"
-    ),
     "built_in_tools": (
         "the CLI declares its own tools; the session's built-in definitions do not reach it"
     ),

@@ -35,12 +35,14 @@ from claude_agent_sdk import (
     PreToolUseHookSpecificOutput,
     ResultMessage,
     SdkMcpTool,
+    StreamEvent,
     SystemMessage,
     query,
 )
 from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
 from dex_agents import ToolPolicy
 from dex_agents._runner.call_results import ending_failed_turns
+from dex_agents._runner.deltas import write_deltas
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.policies import ResolvedToolPolicy
@@ -178,7 +180,9 @@ class ClaudeAgentRunner:
 
     `options` is the agent (model, system prompt, CLI tools, permission rules,
     `env` for the CLI); the runner sets its own hooks, session store, session ID
-    and a fresh `CLAUDE_CONFIG_DIR` per run. `tools` are in-process SDK MCP tools
+    and a fresh `CLAUDE_CONFIG_DIR` per run, and asks for the CLI's partial messages
+    (`include_partial_messages`) so the agent's text and thinking reach the session
+    as `text_delta` / `reasoning_delta` events while the run lasts. `tools` are in-process SDK MCP tools
     by server name (`create_sdk_mcp_server`'s name), the tools that can be deferred.
     """
 
@@ -329,6 +333,7 @@ class ClaudeAgentRunner:
             resume=session_id if resume else None,
             session_id=None if resume else session_id,
             max_turns=base.max_turns or DEFAULT_MAX_TURNS,
+            include_partial_messages=True,
             env={**base.env, "CLAUDE_CONFIG_DIR": config_dir},
             cwd=base.cwd or config_dir,
         )
@@ -351,7 +356,9 @@ class ClaudeAgentRunner:
         assistants: list[AssistantMessage] = []
         try:
             async for message in query(prompt=messages(), options=options):
-                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                if isinstance(message, StreamEvent) and message.parent_tool_use_id is None:
+                    _write_delta(message.event, run.turn)
+                elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
                     assistants.append(message)
                 elif isinstance(message, SystemMessage) and message.subtype == "mirror_error":
                     raise RuntimeError(f"the session transcript was not stored: {message.data}")
@@ -412,6 +419,18 @@ class ClaudeAgentRunner:
                 )
             )
         return messages
+
+
+def _write_delta(event: Mapping[str, Any], turn: AgentTurnContext) -> None:
+    """A streamed text or thinking delta of the turn's agent (a sub-agent's are not the
+    turn's answer), as the session's delta event."""
+    delta = event.get("delta") if event.get("type") == "content_block_delta" else None
+    if not isinstance(delta, dict):
+        return
+    if delta.get("type") == "text_delta":
+        write_deltas(turn.events, text=delta.get("text"))
+    elif delta.get("type") == "thinking_delta":
+        write_deltas(turn.events, reasoning=delta.get("thinking"))
 
 
 def _without_unanswered_tail(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:

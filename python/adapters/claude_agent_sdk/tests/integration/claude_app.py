@@ -26,6 +26,8 @@ from dex_agents_testing.fake_anthropic import (
     FakeMessagesServer,
     MessagesRequest,
     ScriptedReply,
+    ScriptedText,
+    ScriptedThinking,
     text_reply,
     tool_use_reply,
 )
@@ -43,18 +45,6 @@ CONFORMANCE = Traits(
     harness=True,
     tool_prefix=PREFIX,
     nonconforming={
-        "text_deltas": (
-            "an adapter gap, not the SDK's (issue 42 item 6): with "
-            "ClaudeAgentOptions.include_partial_messages the SDK yields the CLI's "
-            "StreamEvent deltas (claude_agent_sdk/types.py), which ClaudeAgentRunner "
-            "neither asks for nor writes (capabilities.json: text_deltas)"
-        ),
-        "reasoning_deltas": (
-            "an adapter gap, not the SDK's (issue 42 item 6): the SDK yields Claude's "
-            "thinking as ThinkingBlock content (claude_agent_sdk/types.py) and, with "
-            "include_partial_messages, as StreamEvent deltas; ClaudeAgentRunner writes "
-            "no reasoning_delta events for either (capabilities.json: reasoning_deltas)"
-        ),
         "mcp_task_is_polled": (
             "the CLI calls the session's MCP tools itself, through the runner's in-process "
             "`dex_mcp` SDK server (claude_agent_sdk create_sdk_mcp_server), whose tool "
@@ -121,7 +111,8 @@ def scripted_model(app: ScriptedApp) -> Callable[[MessagesRequest], ScriptedRepl
         except RuntimeError as error:  # the data file's failing model
             return ScriptedReply(error_status=500, error_message=str(error), error_type="api_error")
         if answer.text is not None:
-            return text_reply(answer.text)
+            thought = [ScriptedThinking(answer.reasoning)] if answer.reasoning else []
+            return ScriptedReply(blocks=[*thought, ScriptedText(answer.text)])
         return tool_use_reply(*((c.id, _cli_name(c.name), dict(c.arguments)) for c in answer.calls))
 
     return respond
