@@ -182,8 +182,9 @@ class ClaudeAgentRunner:
     `env` for the CLI); the runner sets its own hooks, session store, session ID
     and a fresh `CLAUDE_CONFIG_DIR` per run, and asks for the CLI's partial messages
     (`include_partial_messages`) so the agent's text and thinking reach the session
-    as `text_delta` / `reasoning_delta` events while the run lasts. `tools` are in-process SDK MCP tools
-    by server name (`create_sdk_mcp_server`'s name), the tools that can be deferred.
+    as `text_delta` / `reasoning_delta` events while the run lasts. `tools` are
+    in-process SDK MCP tools by server name (`create_sdk_mcp_server`'s name), the
+    tools that can be deferred.
     """
 
     def __init__(
