@@ -15,6 +15,12 @@ from dex_agents_testing.capabilities import (
     checked_description,
     supported,
 )
+from dex_agents_testing.fake_anthropic import (
+    MessagesRequest,
+    ScriptedReply,
+    text_reply,
+    tool_use_reply,
+)
 from support import fake_agent, turn_results
 
 
@@ -270,6 +276,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
             "reasoning_deltas",
             "usage",
             "mcp_sources",
+            "structured_output",
             "parallel_deferred_calls",
             "tool_cancellation",
             "tracing",
@@ -296,3 +303,31 @@ def test_a_run_state_of_another_adapter_ends_the_turn_without_a_retry() -> None:
         assert outcome.turn_error is not None
         assert outcome.turn_error.startswith("cannot resume the turn: ")
         assert agent.server.requests == []  # the CLI never ran
+
+
+def test_with_an_output_format_the_answer_is_the_structured_output_tool_call() -> None:
+    """The CLI's StructuredOutput tool runs (it only checks the schema) when the agent
+    has an output_format; the turn ends on it, its input the answer."""
+
+    def script(request: MessagesRequest) -> ScriptedReply:
+        if "StructuredOutput" in request.tool_names and not request.tool_results():
+            return tool_use_reply(("o1", "StructuredOutput", {"city": "Paris"}))
+        return text_reply("no structured output tool")
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    with fake_agent(script) as agent:
+        session = agent.session(
+            options={"output_format": {"type": "json_schema", "schema": schema}}
+        )
+        session.start_turn("capital of France?")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error is None
+        answer, result = session.messages[-2:]
+        assert (answer.tool_name, json.loads(answer.tool_arguments or "")) == (
+            "StructuredOutput",
+            {"city": "Paris"},
+        )
+        assert result.role is MessageRole.TOOL
+        assert result.tool_output == "Structured output provided successfully"
+        assert len(agent.server.requests) == 1

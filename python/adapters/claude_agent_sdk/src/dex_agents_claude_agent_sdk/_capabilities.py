@@ -11,6 +11,7 @@ _SUPPORTED = (
     "reasoning_deltas",
     "usage",
     "mcp_sources",
+    "structured_output",
     "parallel_deferred_calls",
     "tool_cancellation",
     "tracing",
@@ -22,9 +23,6 @@ _UNSUPPORTED = {
         "the CLI declares its own tools; the session's built-in definitions do not reach it"
     ),
     "mcp_tasks": ("an MCP source's task handle fails the call: the runner has no poll_tool_task"),
-    "structured_output": (
-        "the runner does not read the CLI's structured output; the answer is text"
-    ),
     "handoffs": ("Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn"),
     "plan_mode": "not implemented: the runner declares no planning turns",
     "compaction": ("not implemented: the runner offers no token estimate, cutoff or summary call"),

@@ -80,10 +80,14 @@ from dex_agents_claude_agent_sdk._transcript import (
 if TYPE_CHECKING:
     from dex_agents.mcp import McpToolSource
 
-__all__ = ["DEFAULT_MAX_TURNS", "ClaudeAgentRunner", "session_uuid"]
+__all__ = ["DEFAULT_MAX_TURNS", "STRUCTURED_OUTPUT_TOOL", "ClaudeAgentRunner", "session_uuid"]
 
 DEFAULT_MAX_TURNS = 20
 """The CLI's turn bound when `options.max_turns` is unset, so a run always ends."""
+
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+"""The tool the CLI gives the model for its answer when `options.output_format` is set;
+its input, checked against the schema, is the run's `ResultMessage.structured_output`."""
 
 _NAMESPACE = uuid.UUID("6f1c2a8e-4d3b-5e7f-9a0b-1c2d3e4f5a6b")
 
@@ -130,6 +134,8 @@ class _Run:
         if record is not None:
             self.calls.recorded[key] = record
             return _decision("allow")
+        if name == STRUCTURED_OUTPUT_TOOL and self.runner.options.output_format is not None:
+            return _decision("allow")  # the CLI checks the answer against the schema: no effect
         tool = self.runner.tools.get(name)
         policy = self.policy(
             name, tool.bare_name if tool else name, tool.framework_effect if tool else None

@@ -20,6 +20,7 @@ from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
 from dex_agents import AgentSessionFlow
 from dex_agents.mcp import McpToolSource
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
+from dex_agents_claude_agent_sdk._runner import STRUCTURED_OUTPUT_TOOL
 from dex_agents_claude_agent_sdk.testing import offline_options
 from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
 from dex_agents_testing.fake_anthropic import (
@@ -33,6 +34,7 @@ from dex_agents_testing.fake_anthropic import (
 )
 from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
+from pydantic import BaseModel
 
 CONTINUE = "Continue from where you left off."
 PREFIX = "mcp__app__"
@@ -44,6 +46,7 @@ CONFORMANCE = Traits(
     messages_after_booking=8,
     harness=True,
     tool_prefix=PREFIX,
+    factories={"structured_output": "build_structured_flow"},
     nonconforming={
         "mcp_task_is_polled": (
             "the CLI calls the session's MCP tools itself, through the runner's in-process "
@@ -62,17 +65,12 @@ CONFORMANCE = Traits(
             "claude_agent_sdk/types.py) as its own Task tool inside the turn; the turn "
             "is never handed to another agent"
         ),
-        "structured_output": (
-            "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
-            "structured output (ClaudeAgentOptions.output_format) on "
-            "ResultMessage.structured_output (claude_agent_sdk/types.py), which "
-            "ClaudeAgentRunner does not read (capabilities.json: structured_output)"
-        ),
         "structured_output_with_validator_retry": (
-            "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
-            "structured output (ClaudeAgentOptions.output_format) on "
-            "ResultMessage.structured_output (claude_agent_sdk/types.py), which "
-            "ClaudeAgentRunner does not read (capabilities.json: structured_output)"
+            "an adapter gap: the CLI checks the StructuredOutput tool's input against "
+            "ClaudeAgentOptions.output_format's JSON schema only (claude_agent_sdk/_internal/"
+            "transport/subprocess_cli.py passes it as --json-schema) and asks again only on "
+            "a schema mismatch; an application validator (City's capitalization) would need "
+            "a PostToolUse hook on StructuredOutput, which ClaudeAgentRunner does not offer"
         ),
     },
 )
@@ -110,6 +108,8 @@ def scripted_model(app: ScriptedApp) -> Callable[[MessagesRequest], ScriptedRepl
             )
         except RuntimeError as error:  # the data file's failing model
             return ScriptedReply(error_status=500, error_message=str(error), error_type="api_error")
+        if answer.output is not None:  # the CLI's tool for the answer (output_format)
+            return tool_use_reply(("o", STRUCTURED_OUTPUT_TOOL, dict(answer.output)))
         if answer.text is not None:
             thought = [ScriptedThinking(answer.reasoning)] if answer.reasoning else []
             return ScriptedReply(blocks=[*thought, ScriptedText(answer.text)])
@@ -164,6 +164,19 @@ def build_flow(
     return _flow(flow_type, log_path, interrupt_deadline_seconds)
 
 
+class City(BaseModel):
+    name: str
+    country: str
+
+
+def build_structured_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agent answering a `City` (`ClaudeAgentOptions.output_format`)."""
+    output_format = {"type": "json_schema", "schema": City.model_json_schema()}
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, output_format=output_format)
+
+
 def build_mcp_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
@@ -172,13 +185,18 @@ def build_mcp_flow(
 
 
 def _flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None, *, mcp: bool = False
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None,
+    *,
+    mcp: bool = False,
+    output_format: dict[str, Any] | None = None,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
     server = FakeMessagesServer(scripted_model(app)).start()
     sources = [notes_source(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(server, app, mcp_sources=sources),
+        _runner(server, app, mcp_sources=sources, output_format=output_format),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds),
     )
@@ -206,10 +224,14 @@ def scripted_runner(
 
 
 def _runner(
-    server: FakeMessagesServer, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+    server: FakeMessagesServer,
+    app: ScriptedApp,
+    *,
+    mcp_sources: Sequence[McpToolSource] = (),
+    output_format: dict[str, Any] | None = None,
 ) -> ClaudeAgentRunner:
     return ClaudeAgentRunner(
-        offline_options(server.base_url),
+        offline_options(server.base_url, output_format=output_format),
         tools={"app": app_tools(app)},
         mcp_sources=mcp_sources,
         # The CLI marks get_weather read-only itself (its readOnlyHint annotation).
