@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from dex_agents import ToolPolicy
-from dex_agents._runner.values import usage_of
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents._runner.values import policy_of, usage_of
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk._runner import max_turns_error
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
@@ -21,7 +22,7 @@ from dex_agents_testing.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
-from support import fake_agent, turn_results
+from support import fake_agent, results_text, turn_results
 
 
 def test_inline_read_turn_is_one_model_step() -> None:
@@ -275,6 +276,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
             "text_deltas",
             "reasoning_deltas",
             "usage",
+            "built_in_tools",
             "mcp_sources",
             "structured_output",
             "parallel_deferred_calls",
@@ -331,3 +333,36 @@ def test_with_an_output_format_the_answer_is_the_structured_output_tool_call() -
         assert result.role is MessageRole.TOOL
         assert result.tool_output == "Structured output provided successfully"
         assert len(agent.server.requests) == 1
+
+
+def test_enabled_built_ins_are_served_to_the_cli_and_deferred_by_their_own_name() -> None:
+    offered: list[list[str]] = []
+
+    def script(request: MessagesRequest) -> ScriptedReply:
+        offered.append([n for n in request.tool_names if "ask_user" in n])
+        if request.owes_answer():
+            return text_reply(results_text(request))
+        return tool_use_reply(("q1", "mcp__dex_session__ask_user", {"question": "Which city?"}))
+
+    with fake_agent(script) as agent:
+        plain = agent.session()
+        plain.start_turn("hello")
+        plain.run_model()
+        assert offered[0] == []  # a session without built-ins offers none
+
+        offered.clear()
+        session = agent.session()
+        session.enabled_built_in_tools = ("ask_user",)
+        session.start_turn("ask me")
+        first = session.run_model()
+        assert isinstance(first, ToolCallsRequested)
+        assert offered == [["mcp__dex_session__ask_user"]]
+        (asked,) = first.tool_calls
+        assert (asked.tool_call_id, asked.tool_name) == ("q1", "ask_user")
+        assert json.loads(asked.arguments) == {"question": "Which city?"}
+        assert policy_of(asked) == BUILT_IN_TOOL_POLICY
+        session.finish("q1", ToolCallStatus.SUCCEEDED, output="Lisbon")
+        final = session.run_model()
+        assert isinstance(final, TurnCompleted)
+        assert session.messages[-1].text == "Results: ask_user=Lisbon"
+        assert agent.runs == []

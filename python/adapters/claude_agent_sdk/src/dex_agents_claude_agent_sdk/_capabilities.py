@@ -10,6 +10,7 @@ _SUPPORTED = (
     "text_deltas",
     "reasoning_deltas",
     "usage",
+    "built_in_tools",
     "mcp_sources",
     "structured_output",
     "parallel_deferred_calls",
@@ -19,9 +20,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "built_in_tools": (
-        "the CLI declares its own tools; the session's built-in definitions do not reach it"
-    ),
     "mcp_tasks": ("an MCP source's task handle fails the call: the runner has no poll_tool_task"),
     "handoffs": ("Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn"),
     "plan_mode": "not implemented: the runner declares no planning turns",

@@ -67,7 +67,13 @@ from dex_agents_contracts import AgentUsage, MessageRole, ToolEffect
 from dex_agents_claude_agent_sdk._capabilities import capabilities
 from dex_agents_claude_agent_sdk._feedback import CONTINUE_PROMPT, feed_back, in_response_order
 from dex_agents_claude_agent_sdk._store import RunSessionStore
-from dex_agents_claude_agent_sdk._tools import RunCalls, ToolTable, canonical_arguments
+from dex_agents_claude_agent_sdk._tools import (
+    RunCalls,
+    ToolTable,
+    built_in_named,
+    built_in_server,
+    canonical_arguments,
+)
 from dex_agents_claude_agent_sdk._transcript import (
     TranscriptEntry,
     decode_run_state,
@@ -136,6 +142,9 @@ class _Run:
             return _decision("allow")
         if name == STRUCTURED_OUTPUT_TOOL and self.runner.options.output_format is not None:
             return _decision("allow")  # the CLI checks the answer against the schema: no effect
+        built_in = built_in_named(name, self.turn.enabled_built_in_tools)
+        if built_in is not None:  # the session runs it: recorded by its own name
+            return self.defer(built_in, call_id, arguments, self.router.policy(built_in))
         tool = self.runner.tools.get(name)
         policy = self.policy(
             name, tool.bare_name if tool else name, tool.framework_effect if tool else None
@@ -146,6 +155,18 @@ class _Run:
         if inline:
             self.calls.inline[key] = call_id
             return _decision("allow")
+        reference = tool.mcp_tool.reference if tool.mcp_tool else None
+        return self.defer(name, call_id, arguments, policy, reference)
+
+    def defer(
+        self,
+        name: str,
+        call_id: str,
+        arguments: Mapping[str, Any],
+        policy: ResolvedToolPolicy,
+        reference: str | None = None,
+    ) -> SyncHookJSONOutput:
+        """Ends the run at this call, which becomes the session's tool call `name`."""
         problem = self.router.claim_id(name, call_id)
         if problem is not None:
             self.problem = problem
@@ -155,7 +176,7 @@ class _Run:
             tool_name=name,
             arguments=json.dumps(arguments, ensure_ascii=False),
             policy=policy,
-            tool_source_reference=tool.mcp_tool.reference if tool.mcp_tool else None,
+            tool_source_reference=reference,
         )
         return _decision("defer")
 
@@ -325,7 +346,10 @@ class ClaudeAgentRunner:
     ) -> tuple[ResultMessage, list[AssistantMessage]]:
         base = self.options
         servers: dict[str, Any] | str | Path = base.mcp_servers
-        own = self.tools.servers(run.turn.flow_id, run.turn.turn_id, run.calls)
+        own = {
+            **self.tools.servers(run.turn.flow_id, run.turn.turn_id, run.calls),
+            **built_in_server(run.turn.enabled_built_in_tools, run.calls),
+        }
         if own:
             if not isinstance(base.mcp_servers, dict):
                 raise ValueError("options.mcp_servers must be a dict when the runner has tools")

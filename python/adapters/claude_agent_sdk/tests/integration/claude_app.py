@@ -18,6 +18,7 @@ from typing import Any
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
 from dex_agents import AgentSessionFlow
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents.mcp import McpToolSource
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
 from dex_agents_claude_agent_sdk._runner import STRUCTURED_OUTPUT_TOOL
@@ -39,6 +40,7 @@ from pydantic import BaseModel
 CONTINUE = "Continue from where you left off."
 PREFIX = "mcp__app__"
 MCP_PREFIX = "mcp__dex_mcp__"
+BUILT_IN_PREFIX = "mcp__dex_session__"
 
 CONFORMANCE = Traits(
     # The Messages API requests carry the CLI's transcript, which has more messages.
@@ -53,12 +55,6 @@ CONFORMANCE = Traits(
             "`dex_mcp` SDK server (claude_agent_sdk create_sdk_mcp_server), whose tool "
             "call returns one result: a task handle has nowhere to go, and "
             "ClaudeAgentRunner has no poll_tool_task (capabilities.json: mcp_tasks)"
-        ),
-        "built_in_ask_user": (
-            "the CLI owns the turn's tool list: the model sees only the CLI's tools and "
-            "the MCP servers of ClaudeAgentOptions (claude_agent_sdk/types.py, mcp_servers, "
-            "allowed_tools), and ClaudeAgentRunner serves the session's built-ins as "
-            "neither (capabilities.json: built_in_tools)"
         ),
         "handoff_to_billing": (
             "the CLI runs a sub-agent (ClaudeAgentOptions.agents, AgentDefinition in "
@@ -120,7 +116,9 @@ def scripted_model(app: ScriptedApp) -> Callable[[MessagesRequest], ScriptedRepl
 
 def _cli_name(name: str) -> str:
     """The CLI's name for a tool: the app's under `app`, a source's (`notes__...`) under
-    the runner's `dex_mcp` server."""
+    the runner's `dex_mcp` server, a built-in's under its `dex_session` server."""
+    if name in BUILT_IN_TOOL_DEFINITIONS:
+        return f"{BUILT_IN_PREFIX}{name}"
     return f"{MCP_PREFIX}{name}" if "__" in name else f"{PREFIX}{name}"
 
 
@@ -169,6 +167,13 @@ class City(BaseModel):
     country: str
 
 
+def build_built_ins_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agent in a session that enables every built-in tool."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
+
+
 def build_structured_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
@@ -190,6 +195,7 @@ def _flow(
     interrupt_deadline_seconds: float | None,
     *,
     mcp: bool = False,
+    built_in_tools: bool = False,
     output_format: dict[str, Any] | None = None,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
@@ -198,7 +204,7 @@ def _flow(
     return AgentSessionFlow(
         _runner(server, app, mcp_sources=sources, output_format=output_format),
         flow_type=flow_type,
-        options=session_options(interrupt_deadline_seconds),
+        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
 
 
