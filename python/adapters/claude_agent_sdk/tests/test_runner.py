@@ -278,11 +278,14 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
             "usage",
             "built_in_tools",
             "mcp_sources",
+            "mcp_tasks",
             "structured_output",
             "parallel_deferred_calls",
             "tool_cancellation",
             "tracing",
             "unfinished_turn_messages",
+            "tool_task_polls",
+            "tool_task_cancels",
         }
         reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
         assert "parallel_deferred_calls" not in reasons

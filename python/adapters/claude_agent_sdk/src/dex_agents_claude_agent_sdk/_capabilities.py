@@ -12,20 +12,20 @@ _SUPPORTED = (
     "usage",
     "built_in_tools",
     "mcp_sources",
+    "mcp_tasks",
     "structured_output",
     "parallel_deferred_calls",
     "tool_cancellation",
     "tracing",
     "unfinished_turn_messages",
+    "tool_task_polls",
+    "tool_task_cancels",
 )
 
 _UNSUPPORTED = {
-    "mcp_tasks": ("an MCP source's task handle fails the call: the runner has no poll_tool_task"),
     "handoffs": ("Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn"),
     "plan_mode": "not implemented: the runner declares no planning turns",
     "compaction": ("not implemented: the runner offers no token estimate, cutoff or summary call"),
-    "tool_task_polls": "the runner has no poll_tool_task",
-    "tool_task_cancels": "the runner starts no tool tasks, so it has nothing to cancel",
 }
 
 

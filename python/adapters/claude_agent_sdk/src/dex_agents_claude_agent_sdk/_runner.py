@@ -45,6 +45,7 @@ from dex_agents._runner.call_results import ending_failed_turns
 from dex_agents._runner.deltas import write_deltas
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.mcp_sources import McpSourceTasks
 from dex_agents._runner.policies import ResolvedToolPolicy
 from dex_agents._runner.values import deferred_tool_call
 from dex_agents.results import is_final, model_visible_result
@@ -53,11 +54,12 @@ from dex_agents.runner import (
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
+    McpSources,
     ModelCallMetadata,
     RunnerCapabilities,
     ToolCallsRequested,
-    ToolExecutionResult,
     ToolRouter,
     TurnCompleted,
     heartbeats,
@@ -202,7 +204,7 @@ def _decision(
     return {"hookSpecificOutput": output}
 
 
-class ClaudeAgentRunner:
+class ClaudeAgentRunner(McpSourceTasks):
     """Runs each turn of a Claude Agent SDK agent inside RunModel, its writes in tool Steps.
 
     `options` is the agent (model, system prompt, CLI tools, permission rules,
@@ -234,6 +236,7 @@ class ClaudeAgentRunner:
         taken = list(options.mcp_servers) if isinstance(options.mcp_servers, dict) else []
         self.options = options
         self.tools = ToolTable(tools or {}, mcp_sources, taken)
+        self._mcp: McpSources[Any] = McpSources(mcp_sources)
         self.tool_policies = dict(tool_policies or {})
         self.default_tool_effect = default_tool_effect
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
@@ -407,7 +410,7 @@ class ClaudeAgentRunner:
             raise RuntimeError("the Claude Code CLI ended without a result")
         return result, assistants
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
             return await self.tools.execute(call)
 

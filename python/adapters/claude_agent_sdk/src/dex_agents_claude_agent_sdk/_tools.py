@@ -25,6 +25,7 @@ from dex_agents._runner.policies import BuiltInToolName, tool_effect_from_annota
 from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     DeferredToolExecution,
+    DeferredToolOutcome,
     DexRunInfo,
     ToolExecutionError,
     ToolExecutionResult,
@@ -185,8 +186,9 @@ class ToolTable:
             )
         return servers
 
-    async def execute(self, call: DeferredToolExecution) -> ToolExecutionResult:
-        """Runs one deferred call's real body, in its tool Step."""
+    async def execute(self, call: DeferredToolExecution) -> DeferredToolOutcome:
+        """Runs one deferred call's real body, in its tool Step; an MCP source's call may
+        start a task instead, which the runner's `McpSourceTasks` polls."""
         record = call.tool_call
         tool = self._tools.get(record.tool_name)
         if tool is None:
@@ -196,12 +198,7 @@ class ToolTable:
             raise ToolExecutionError(f"the tool {record.tool_name!r} is not one of this agent's")
         arguments = parse_tool_arguments(record.arguments)
         if tool.source is not None:
-            outcome = await tool.source.execute_deferred_tool_call(call)
-            if not isinstance(outcome, ToolExecutionResult):
-                raise ToolExecutionError(
-                    "the MCP tool started a task, which this runner does not poll"
-                )
-            return outcome
+            return await tool.source.execute_deferred_tool_call(call)
         assert tool.sdk_tool is not None
         await call.heartbeat()
         token = _EXECUTION.set(call)

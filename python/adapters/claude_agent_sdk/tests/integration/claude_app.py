@@ -14,6 +14,7 @@ import asyncio
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
@@ -23,7 +24,13 @@ from dex_agents.mcp import McpToolSource
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
 from dex_agents_claude_agent_sdk._runner import STRUCTURED_OUTPUT_TOOL
 from dex_agents_claude_agent_sdk.testing import offline_options
-from dex_agents_testing.conformance import ScriptedApp, Traits, serve, session_options
+from dex_agents_testing.conformance import (
+    ScriptedApp,
+    Traits,
+    jobs_source,
+    serve,
+    session_options,
+)
 from dex_agents_testing.fake_anthropic import (
     FakeMessagesServer,
     MessagesRequest,
@@ -50,12 +57,6 @@ CONFORMANCE = Traits(
     tool_prefix=PREFIX,
     factories={"structured_output": "build_structured_flow"},
     nonconforming={
-        "mcp_task_is_polled": (
-            "the CLI calls the session's MCP tools itself, through the runner's in-process "
-            "`dex_mcp` SDK server (claude_agent_sdk create_sdk_mcp_server), whose tool "
-            "call returns one result: a task handle has nowhere to go, and "
-            "ClaudeAgentRunner has no poll_tool_task (capabilities.json: mcp_tasks)"
-        ),
         "handoff_to_billing": (
             "the CLI runs a sub-agent (ClaudeAgentOptions.agents, AgentDefinition in "
             "claude_agent_sdk/types.py) as its own Task tool inside the turn; the turn "
@@ -186,7 +187,14 @@ def build_mcp_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     """The same agent with the notes MCP server as its MCP source."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=True)
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
+
+
+def build_mcp_tasks_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agent with the suite's jobs MCP server (tasks) as its MCP source."""
+    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
 
 
 def _flow(
@@ -194,13 +202,13 @@ def _flow(
     log_path: str,
     interrupt_deadline_seconds: float | None,
     *,
-    mcp: bool = False,
+    mcp: Callable[[Path], McpToolSource] | None = None,
     built_in_tools: bool = False,
     output_format: dict[str, Any] | None = None,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
     server = FakeMessagesServer(scripted_model(app)).start()
-    sources = [notes_source(app.mcp_log)] if mcp else []
+    sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
         _runner(server, app, mcp_sources=sources, output_format=output_format),
         flow_type=flow_type,
