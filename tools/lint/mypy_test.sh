@@ -2,7 +2,8 @@
 # mypy --strict (mypy.ini), once per package. Arguments: the mypy binary, then
 # one comma-separated list of directories per package; the first directory of
 # each list is that package's import root and goes on every run's MYPYPATH.
-# A list may name single files too; an argument `+DIR` only puts DIR on MYPYPATH
+# A list may name single files too (their directories join that run's MYPYPATH);
+# an argument `+DIR` only puts DIR on MYPYPATH
 # (a package imported by the checked ones, checked by another target).
 set -euo pipefail
 mypy="$(readlink -f "$1")"
@@ -24,7 +25,7 @@ for group in "${groups[@]}"; do
     elif [[ -d "${dir}" ]]; then
       present+=("${dir}") bases+=("${dir}")
     elif [[ -f "${dir}" ]]; then
-      present+=("${dir}")
+      present+=("${dir}") bases+=("$(dirname "${dir}")")
     fi
   done
   ((${#present[@]})) || continue

@@ -115,7 +115,17 @@ def _worker(kind: str, flow_type: str, server: str) -> Iterator[None]:
         child.wait(timeout=60)
 
 
-def _turns(kind: str, flow_type: str, server: str, warmup: int, turns: int) -> list[float]:
+def _turns(
+    kind: str,
+    flow_type: str,
+    server: str,
+    warmup: int,
+    turns: int,
+    *,
+    question: str = QUESTION,
+    answer: str = ANSWER,
+) -> list[float]:
+    """Durable turns' latencies in ms, a new session a turn, each checked for `answer`."""
     times: list[float] = []
     with (
         _worker(kind, flow_type, server),
@@ -124,9 +134,9 @@ def _turns(kind: str, flow_type: str, server: str, warmup: int, turns: int) -> l
         for n in range(warmup + turns):
             session = f"hop-{uuid.uuid4().hex}"
             started = time.perf_counter()
-            snapshot = client.run_turn(session, QUESTION, new_session=True)
+            snapshot = client.run_turn(session, question, new_session=True)
             elapsed = (time.perf_counter() - started) * 1000
-            if snapshot.messages[-1].text != ANSWER:
+            if snapshot.messages[-1].text != answer:
                 raise AssertionError(f"{kind}: the turn ended with {snapshot.messages[-1].text!r}")
             if n >= warmup:
                 times.append(elapsed)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, AgentSessionOptions, ToolPolicy
+from dex_agents._runner.errors import RunStateError, TurnFailed
 from dex_agents.models import (
     AssistantMessage,
     ModelRequest,
@@ -87,6 +88,15 @@ def _command(messages: Sequence[object]) -> str:
     return "say"
 
 
+_AFTER_TOOL_FAILURES: dict[str, Exception | None] = {
+    "tool": None,
+    "fail-after-tool": RuntimeError("the model failed after the tool result"),
+    "refuse-after-tool": TurnFailed("the framework refused to go on after the tool result"),
+    "unreadable-after-tool": RunStateError("the stored run state is not this runner's"),
+}
+"""Commands whose first model call asks for a tool; the second raises this."""
+
+
 class RuleModel:
     """A ModelClient answering by rules; one instance per Worker process."""
 
@@ -134,11 +144,12 @@ class RuleModel:
         last = messages[-1] if messages else None
         after_tool = isinstance(last, ToolResultMessage)
         name, _, argument = command.partition(":")
-        if name in ("tool", "fail-after-tool") and not after_tool:
+        if name in _AFTER_TOOL_FAILURES and not after_tool:
             query = "#" * int(self._config.get("tool_args_tokens", 0))
             return scripted_tool_calls((f"call-{argument}", "lookup", f'{{"q":"{query}"}}'))
-        if name == "fail-after-tool":
-            raise RuntimeError("the model failed after the tool result")
+        failure = _AFTER_TOOL_FAILURES.get(name)
+        if failure is not None:
+            raise failure
         if name == "continue":
             return scripted_answer(f"continuing {argument}")
         if name == "gate":

@@ -149,6 +149,22 @@ def test_a_runner_that_throws_fails_the_turn_with_its_error(remote: Remote) -> N
     assert [r["attempt"] for r in remote.runs("model", prompt="boom")] == [1, 2, 3]
 
 
+def test_a_turn_failed_thrown_in_node_ends_the_turn_without_a_retry(remote: Remote) -> None:
+    """The sidecar reports the kit's TurnFailed by name; RunModel ends the turn as for a
+    runner in process, instead of retrying what would fail again."""
+    app = remote.app
+    session = app.start("refuse")
+    snapshot = app.wait(
+        session,
+        "the failed turn",
+        lambda s: s.state is not None and s.state.last_turn_error is not None,
+    )
+    assert snapshot.state is not None
+    assert snapshot.state.last_turn_error == "the scripted framework refused the turn"
+    assert [r["attempt"] for r in remote.runs("model", prompt="refuse")] == [1]
+    assert_step_shape(app.history(session), ["RunModel"])
+
+
 def test_a_sidecar_gone_for_good_fails_the_turn_clearly(remote: Remote) -> None:
     app = remote.app
     session = app.start("slow")

@@ -129,3 +129,33 @@ def test_failed_turn_keeps_the_unfinished_messages_of_a_working_builder(
     assert (snapshot.messages[3].text or "").startswith(
         "[Dex] The previous turn failed after these tool calls ran:\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "turn_error"),
+    [
+        ("refuse-after-tool", "the framework refused to go on after the tool result"),
+        (
+            "unreadable-after-tool",
+            "cannot resume the turn: the stored run state is not this runner's",
+        ),
+    ],
+)
+def test_a_turn_ending_error_fails_the_turn_in_its_first_attempt(
+    factory_harness: Callable[..., Harness], command: str, turn_error: str
+) -> None:
+    """TurnFailed and RunStateError would fail every retry, so RunModel ends the turn at
+    once, storing what RecordTurnFailure would (the transcript, then the note)."""
+    h = factory_harness(FACTORY, {})
+    session = h.start(f"{command}:x")
+    snapshot = h.wait_idle(session, 1, timeout=90)
+    assert snapshot.state is not None
+    assert snapshot.state.last_turn_error == turn_error
+    assert h.log.count("model_call") == 2  # the tool call's, then the failing one: no retry
+    assert_step_shape(h.history(session), ["RunModel", "CallTool", "ResumeTurn", "RunModel"])
+    roles = [m.role for m in snapshot.messages]
+    assert roles == [MessageRole.USER, MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.USER]
+    assert (snapshot.messages[3].text or "").startswith(
+        "[Dex] The previous turn failed after these tool calls ran:\n- lookup "
+    )
+    assert [e.type for e in h.events(session, "turn_failed")].count("turn_failed") == 1

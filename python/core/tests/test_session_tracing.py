@@ -1,6 +1,6 @@
 """Tracing (design "Tracing"): the spans of real sessions on dexlite with Worker processes.
 
-The Workers trace with the OpenTelemetry SDK (`tracing_exporters`); the test
+The Workers trace with the OpenTelemetry SDK (`dex_agents_testing.span_files`); the test
 reads the spans they wrote. Each turn asks for `lookup` (read) and
 `write_note` (a write needing approval), then answers after the results.
 """
@@ -33,8 +33,9 @@ from dex_agents_testing import (
     ScriptedToolCall,
     wait_until,
 )
+from dex_agents_testing.span_files import read_spans
 from helpers import Harness
-from tracing_factories import MODEL_NAME, read_spans
+from tracing_factories import MODEL_NAME
 
 FACTORY = "tracing_factories:flow"
 TRACEPARENT = re.compile(r"^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
@@ -428,29 +429,6 @@ def test_importing_dex_agents_loads_no_opentelemetry() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "[]"
-
-
-def test_pydantic_ai_instrumentation_nests_under_the_activation_root(
-    factory_harness: MakeHarness, tmp_path: Path
-) -> None:
-    spans_path = tmp_path / "spans.jsonl"
-    h = factory_harness("tracing_factories:pai_flow", {"spans_path": str(spans_path)})
-    session = h.start("hi")
-    h.wait_idle(session, 1)
-    spans = _ended(spans_path)
-    (root,) = _named(spans, "invoke_agent " + str(h.scenario.config["flow_type"]))  # type: ignore[union-attr]
-    ours = [s for s in spans if "dex.step.type" in s["attributes"]]
-    theirs = [s for s in spans if "dex.step.type" not in s["attributes"]]
-    assert {s["name"] for s in ours} == {root["name"], "chat function:answer:"}
-    (chat,) = [s for s in ours if s["name"].startswith("chat")]
-    assert chat["attributes"]["gen_ai.request.model"] == "function:answer:"  # from the adapter
-    assert chat["attributes"]["gen_ai.usage.output_tokens"] == 1
-    assert theirs  # Pydantic AI's agent run and model request spans
-    for span in theirs:
-        assert span["trace_id"] == root["trace_id"], span["name"]
-    # Its outermost span is a child of our root, not the start of another trace.
-    top = [s for s in theirs if s["parent_span_id"] not in {t["span_id"] for t in theirs}]
-    assert [s["parent_span_id"] for s in top] == [root["span_id"]]
 
 
 def test_each_turn_is_an_activation_and_compaction_gets_a_chat_span(

@@ -1,6 +1,6 @@
 """Traced Stepwise sessions for FactoryScenario Workers, and the span file they write.
 
-The exporter lives in the Worker process (`tracing_exporters`, imported only
+The exporter lives in the Worker process (`dex_agents_testing.span_files`, imported only
 with tracing on); every span start and end is appended to a JSON-lines file the
 test reads, so a test sees spans from Workers it SIGKILLed, and can tell whether
 any span was started and never ended. `lookup` logs whether OpenTelemetry is
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -40,21 +39,13 @@ from dex_agents.stepwise import AgentDefinition, StepwiseRunner, tool
 from dex_agents_contracts import ToolEffect
 from dex_agents_testing import FileClock, RunLog, load_flow
 
-__all__ = ["MODEL_NAME", "flow", "read_spans"]
+__all__ = ["MODEL_NAME", "flow"]
 
 MODEL_NAME = "rule-model"
 
 
 def _otel_loaded() -> bool:
     return any(name.split(".")[0] == "opentelemetry" for name in sys.modules)
-
-
-def read_spans(path: str | Path) -> list[dict[str, Any]]:
-    """Every line the Workers wrote, in order."""
-    file = Path(path)
-    if not file.exists():
-        return []
-    return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line]
 
 
 class RuleModel:
@@ -82,7 +73,7 @@ def _tracing(config: Mapping[str, Any]) -> TracingOptions | None:
     if not config.get("tracing", True):
         return None
     # Imported here, so a Worker without tracing never loads OpenTelemetry.
-    exporters = importlib.import_module("tracing_exporters")
+    exporters = importlib.import_module("dex_agents_testing.span_files")
     spans_path = str(config["spans_path"])
     provider: Any
     if config.get("raising_tracer"):
@@ -146,35 +137,6 @@ def flow(config: Mapping[str, Any]) -> AgentSessionFlow:
         flow_type=str(config["flow_type"]),
         options=options,
         tracing=_tracing(config),
-    )
-
-
-def pai_flow(config: Mapping[str, Any]) -> AgentSessionFlow:
-    """A Pydantic AI agent with its own instrumentation on, on the same tracer provider.
-
-    Its spans should land in the activation's trace: RunModel makes the stored
-    root current while the agent runs. The FunctionModel answers `hello`.
-    """
-    pydantic_ai = importlib.import_module("pydantic_ai")
-    function_model = importlib.import_module("pydantic_ai.models.function")
-    instrumented = importlib.import_module("pydantic_ai.models.instrumented")
-    messages = importlib.import_module("pydantic_ai.messages")
-    adapter = importlib.import_module("dex_agents_pydantic_ai")
-
-    def answer(history: Any, info: Any) -> Any:
-        return messages.ModelResponse(parts=[messages.TextPart(content="hello")])
-
-    tracing = _tracing(config)
-    assert tracing is not None
-    agent = pydantic_ai.Agent(
-        function_model.FunctionModel(answer),
-        output_type=[str, pydantic_ai.DeferredToolRequests],
-    )
-    agent.instrument = instrumented.InstrumentationSettings(
-        tracer_provider=tracing.tracer_provider, include_content=False
-    )
-    return AgentSessionFlow(
-        adapter.PydanticAiRunner(agent), flow_type=str(config["flow_type"]), tracing=tracing
     )
 
 

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 from dex_agents._runner.declared import CAPABILITIES
 from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES
-from dex_agents_testing.conformance import CasesError, load_cases, locate_cases, parse_cases
+from dex_agents_testing.conformance import (
+    CasesError,
+    flow_options,
+    load_cases,
+    locate_cases,
+    parse_cases,
+)
+from dex_agents_testing.conformance._cases import FLOWS
+from dex_agents_testing.conformance._flows import FLOW_OPTIONS
 
 
 def _raw() -> Any:
@@ -25,6 +33,15 @@ def test_the_checked_in_cases_parse_and_cover_items_1_to_11() -> None:
     # The `mcp` and `mcp_tasks` flows' servers' tools.
     mcp = {name for name in called if name.startswith(("notes__", "jobs__"))}
     assert called - mcp <= set(cases.tools) | set(BUILT_IN_TOOL_NAMES)
+
+
+def test_each_flow_is_build_flow_s_keyword_arguments() -> None:
+    assert set(FLOW_OPTIONS) == set(FLOWS)
+    assert flow_options(None) == {}
+    assert flow_options("built_ins") == {"built_in_tools": True}
+    assert set(flow_options("mcp")) == set(flow_options("mcp_tasks")) == {"mcp"}
+    with pytest.raises(CasesError, match="no app flow 'gossip'"):
+        flow_options("gossip")
 
 
 def test_each_capability_case_names_a_declared_capability_once() -> None:

@@ -10,7 +10,7 @@
  */
 
 export * from "./runner.js";
-export { RunStateError } from "./errors.js";
+export { RunStateError, TurnFailed } from "./errors.js";
 export { dexRunInfo, runInfoOfToolStep, storedResult, withRunInfo, withStoredResults, type DexRunInfo } from "./run_info.js";
 export { frameworkVersion, RunStateFormat, type LegacyRunStateReader, type RunStateFormatOptions } from "./run_state.js";
 export { parseToolArguments, toolOutputText } from "./tool_values.js";

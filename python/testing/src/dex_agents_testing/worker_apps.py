@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dex import StartFlowOptions
-from dex_agents import AgentSessionClient
+from dex_agents import AgentSessionClient, AgentSessionFlow
 from dex_agents_contracts import AgentEvent, AgentSnapshot, AgentStatus
 
 from dex_agents_testing.events import events_until
@@ -69,9 +69,14 @@ class WorkerApp:
     def __post_init__(self) -> None:
         self.log_path = self.root / f"{self.flow_type}.jsonl"
         self.log_path.touch()
+        self.client = AgentSessionClient(self.build_flow(), server_address=self.server.address)
+
+    def build_flow(self) -> AgentSessionFlow:
+        """The client's Flow, as the Worker builds it; a subclass that adds arguments to
+        `worker_arguments` passes them here too."""
         build = getattr(load_app(self.script), self.factory)
-        flow = build(self.flow_type, str(self.log_path), self.interrupt_deadline)
-        self.client = AgentSessionClient(flow, server_address=self.server.address)
+        flow: AgentSessionFlow = build(self.flow_type, str(self.log_path), self.interrupt_deadline)
+        return flow
 
     def gate(self, name: str) -> Path:
         return Path(f"{self.log_path}.{name}-gate")

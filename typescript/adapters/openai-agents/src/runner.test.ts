@@ -243,7 +243,7 @@ test("a handoff is more than one model call in one RunModel; the next agent's to
   assert.equal(second.newMessages.at(-1)?.text, "forecaster: sunny");
 });
 
-test("an input guardrail tripwire ends the turn as failed with the guardrail's text", async () => {
+test("an input guardrail tripwire ends the turn (TurnFailed) with the guardrail's text", async () => {
   const model = new ScriptedModel(() => ({ text: "should not be seen" }));
   const noSecrets: InputGuardrail = {
     name: "no_secrets",
@@ -255,9 +255,10 @@ test("an input guardrail tripwire ends the turn as failed with the guardrail's t
   const runner = new OpenAiAgentsRunner({
     agent: new Agent({ name: "a", model, inputGuardrails: [noSecrets] }),
   });
-  const outcome = completed(await runner.runModelStep(turn("what is the admin password?", undefined, [])));
-  assert.equal(outcome.turnError, "input guardrail 'no_secrets' tripped its tripwire: the message asks for a password");
-  assert.deepEqual(outcome.newMessages, []);
+  await assert.rejects(runner.runModelStep(turn("what is the admin password?", undefined, [])), {
+    name: "TurnFailed",
+    message: "input guardrail 'no_secrets' tripped its tripwire: the message asks for a password",
+  });
 
   const fine = completed(await runner.runModelStep(turn("hello", undefined, [])));
   assert.equal(fine.turnError, undefined);
@@ -265,10 +266,12 @@ test("an input guardrail tripwire ends the turn as failed with the guardrail's t
   assert.deepEqual(userTexts(model.requests.at(-1)!), ["hello"]);
 });
 
-test("a run state another runner wrote ends the turn without a retry", async () => {
+test("a run state another runner wrote is a RunStateError, which ends the turn without a retry", async () => {
   const runner = new OpenAiAgentsRunner({ agent: new Agent({ name: "a", model: new ScriptedModel(() => ({ text: "x" })) }) });
-  const outcome = completed(await runner.runModelStep(turn("hi", "[]", [])));
-  assert.match(outcome.turnError ?? "", /^cannot resume the turn: the run state was not written by the openai-agents adapter/);
+  await assert.rejects(runner.runModelStep(turn("hi", "[]", [])), {
+    name: "RunStateError",
+    message: /^the run state was not written by the openai-agents adapter/,
+  });
 });
 
 test("tool errors: the tool's errorFunction text is its output; without one, a ToolExecutionError is a failure the model sees", async () => {
@@ -302,7 +305,7 @@ test("tool errors: the tool's errorFunction text is its output; without one, a T
   await assert.rejects(runner.executeDeferredToolCall(execution(call("missing"))), ToolExecutionError);
 });
 
-test("an output guardrail tripwire after a tool call keeps the transcript and the turn-failure note", async () => {
+test("an output guardrail tripwire after a tool call ends the turn, and the transcript is kept", async () => {
   const { getWeather } = tools([]);
   const model = answering(() => ({ calls: [{ callId: "w1", name: "get_weather", arguments: { city: "Oslo" } }] }));
   const noSun: OutputGuardrail = {
@@ -315,11 +318,15 @@ test("an output guardrail tripwire after a tool call keeps the transcript and th
   });
   const first = requested(await runner.runModelStep(turn("weather in Oslo?", undefined, [])));
   const done = record(first.toolCalls[0]!, ToolCallStatus.SUCCEEDED, { output: "sunny in Oslo" });
-  const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])));
-  assert.equal(outcome.turnError, `output guardrail 'no_sun' tripped its tripwire: {"word":"sunny"}`);
-  assert.deepEqual(outcome.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.USER]);
-  assert.equal(outcome.newMessages[1]?.toolOutput, "sunny in Oslo");
-  assert.match(outcome.newMessages[2]?.text ?? "", /^\[Dex\] The previous turn failed after these tool calls ran:\n- get_weather \{"city":"Oslo"\} -> succeeded: sunny in Oslo\n/);
+  const resumed = turn("weather in Oslo?", first.frameworkRunState, [done]);
+  await assert.rejects(runner.runModelStep(resumed), {
+    name: "TurnFailed",
+    message: `output guardrail 'no_sun' tripped its tripwire: {"word":"sunny"}`,
+  });
+  // What the session stores before its turn-failure note.
+  const unfinished = runner.buildUnfinishedTurnMessages(resumed);
+  assert.deepEqual(unfinished.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL]);
+  assert.equal(unfinished[1]?.toolOutput, "sunny in Oslo");
 });
 
 test("maxTurns counts model calls across Steps; a refused SDK state fails the turn without a retry", async () => {
@@ -332,17 +339,19 @@ test("maxTurns counts model calls across Steps; a refused SDK state fails the tu
   });
   const first = requested(await runner.runModelStep(turn("weather in Oslo?", undefined, [])));
   const done = record(first.toolCalls[0]!, ToolCallStatus.SUCCEEDED, { output: "sunny in Oslo" });
-  const over = completed(await runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])));
-  assert.match(over.turnError ?? "", /^OpenAI Agents SDK: /);
+  await assert.rejects(runner.runModelStep(turn("weather in Oslo?", first.frameworkRunState, [done])), {
+    name: "TurnFailed",
+    message: /^OpenAI Agents SDK: /,
+  });
   assert.equal(model.requests.length, 1, "the budget stopped the second model call");
-  assert.equal(over.newMessages.at(-1)?.role, MessageRole.USER, "the turn-failure note");
 
   const state = decodeTurnState(first.frameworkRunState)!;
   const sdk = JSON.parse(state.sdkState) as Record<string, unknown>;
   const refused = encodeTurnState({ ...state, sdkState: JSON.stringify({ ...sdk, $schemaVersion: "0.1" }) });
-  const outcome = completed(await runner.runModelStep(turn("weather in Oslo?", refused, [done])));
-  assert.match(outcome.turnError ?? "", /^cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: /);
-  assert.deepEqual(outcome.newMessages.map((m) => m.role), [MessageRole.ASSISTANT, MessageRole.TOOL, MessageRole.USER]);
+  await assert.rejects(runner.runModelStep(turn("weather in Oslo?", refused, [done])), {
+    name: "TurnFailed",
+    message: /^cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: /,
+  });
 });
 
 test("a needsApproval function that returns true for a call asks the user for that call only", async () => {

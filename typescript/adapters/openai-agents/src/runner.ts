@@ -23,7 +23,6 @@ import {
   modelVisibleResult,
   NO_RESULT_TEXT,
   ToolExecutionError,
-  turnFailureNote,
   type AgentFrameworkRunner,
   type AgentTurnContext,
   type AgentTurnOutcome,
@@ -36,7 +35,7 @@ import {
   type ToolPolicy,
   declareCapabilities,
   type RunnerCapabilities,
-  RunStateError,
+  TurnFailed,
   runInfoOfToolStep,
   withRunInfo,
   withStoredResults,
@@ -96,9 +95,6 @@ type Result = {
 
 const APPROVED = new Set([ToolCallStatus.SUCCEEDED, ToolCallStatus.OUTCOME_UNKNOWN]);
 
-/** Ends the turn as failed, without a retry (a retry would fail the same way). */
-class TurnFailed extends Error {}
-
 export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionResult> {
   readonly #options: OpenAiAgentsRunnerOptions;
   readonly #graph: GatedGraph;
@@ -142,28 +138,9 @@ export class OpenAiAgentsRunner implements AgentFrameworkRunner<ToolExecutionRes
     return storedMessage(userItem(text));
   }
 
+  /** A state or guardrail it cannot get past throws `RunStateError` / `TurnFailed`, which end the turn. */
   async runModelStep(turn: AgentTurnContext): Promise<AgentTurnOutcome> {
-    let previous: TurnState | undefined;
-    try {
-      previous = decodeTurnState(turn.frameworkRunState);
-    } catch (error) {
-      if (error instanceof RunStateError) {
-        return turnCompleted({ newMessages: [], turnError: `cannot resume the turn: ${error.message}` });
-      }
-      throw error;
-    }
-    try {
-      return await this.#runModelStep(turn, previous);
-    } catch (error) {
-      if (!(error instanceof TurnFailed)) throw error;
-      // What RecordTurnFailure would store: the transcript, then the note when tool calls ran.
-      const note = turnFailureNote(turn.toolCalls);
-      const newMessages = [...this.buildUnfinishedTurnMessages(turn), ...(note === undefined ? [] : [this.buildUserMessage(note)])];
-      return turnCompleted({ newMessages, turnError: error.message });
-    }
-  }
-
-  async #runModelStep(turn: AgentTurnContext, previous: TurnState | undefined): Promise<AgentTurnOutcome> {
+    const previous = decodeTurnState(turn.frameworkRunState);
     const info: DexRunInfo = { flowId: turn.flowId, turnId: turn.turnId, attempt: turn.attempt };
     let input: AgentInputItem[] | AnyRunState;
     let results = new Map<string, string>();

@@ -23,6 +23,7 @@ import type {
   FrameworkMessage,
   ToolExecutionResult,
 } from "../runner.js";
+import { TurnFailed } from "../errors.js";
 import { modelVisibleResult } from "../results.js";
 import { RunLog } from "./runlog.js";
 import { deferredToolCall, frameworkMessage, toolCallsRequested, toolResult, turnCompleted } from "../values.js";
@@ -102,6 +103,9 @@ export class ScriptedRunner implements AgentFrameworkRunner<ToolExecutionResult>
     }
     if (prompt === "boom") {
       throw new RangeError("the scripted model failed");
+    }
+    if (prompt === "refuse") {
+      throw new TurnFailed("the scripted framework refused the turn");
     }
     const answer = `I have seen ${turn.messages.length} messages.`;
     turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: answer }) });

@@ -14,7 +14,6 @@ import asyncio
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
@@ -25,9 +24,9 @@ from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_executio
 from dex_agents_claude_agent_sdk._runner import STRUCTURED_OUTPUT_TOOL
 from dex_agents_claude_agent_sdk.testing import offline_options
 from dex_agents_testing.conformance import (
+    McpSourceFactory,
     ScriptedApp,
     Traits,
-    jobs_source,
     serve,
     session_options,
 )
@@ -40,7 +39,6 @@ from dex_agents_testing.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
-from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
 
@@ -157,22 +155,9 @@ def app_tools(app: ScriptedApp) -> list[SdkMcpTool[Any]]:
     return [get_weather, book_trip, charge, charge_now]
 
 
-def build_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds)
-
-
 class City(BaseModel):
     name: str
     country: str
-
-
-def build_built_ins_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agent in a session that enables every built-in tool."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
 
 
 def build_structured_flow(
@@ -180,32 +165,19 @@ def build_structured_flow(
 ) -> AgentSessionFlow:
     """The same agent answering a `City` (`ClaudeAgentOptions.output_format`)."""
     output_format = {"type": "json_schema", "schema": City.model_json_schema()}
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, output_format=output_format)
+    return build_flow(flow_type, log_path, interrupt_deadline_seconds, output_format=output_format)
 
 
-def build_mcp_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agent with the notes MCP server as its MCP source."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
-
-
-def build_mcp_tasks_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agent with the suite's jobs MCP server (tasks) as its MCP source."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
-
-
-def _flow(
+def build_flow(
     flow_type: str,
     log_path: str,
-    interrupt_deadline_seconds: float | None,
+    interrupt_deadline_seconds: float | None = None,
     *,
-    mcp: Callable[[Path], McpToolSource] | None = None,
     built_in_tools: bool = False,
+    mcp: McpSourceFactory | None = None,
     output_format: dict[str, Any] | None = None,
 ) -> AgentSessionFlow:
+    """The app's agent; a case's flow adds the session's built-in tools or an MCP source."""
     app = ScriptedApp(log_path)
     server = FakeMessagesServer(scripted_model(app)).start()
     sources = [mcp(app.mcp_log)] if mcp else []

@@ -15,7 +15,6 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow, ToolPolicy
@@ -24,13 +23,12 @@ from dex_agents_contracts import ToolEffect
 from dex_agents_google_adk import AdkRunner, dex_run_info
 from dex_agents_google_adk.testing import ScriptedLlm, call, function_results, prompts, text
 from dex_agents_testing.conformance import (
+    McpSourceFactory,
     ScriptedApp,
     Traits,
-    jobs_source,
     serve,
     session_options,
 )
-from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from google.adk.agents import LlmAgent
 from google.adk.models.llm_request import LlmRequest
@@ -61,19 +59,6 @@ CONFORMANCE = Traits(
 Respond = Callable[[LlmRequest], Awaitable[list[types.Part]]]
 
 
-def build_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds)
-
-
-def build_built_ins_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agents in a session that enables every built-in tool."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
-
-
 class City(BaseModel):
     name: str
     country: str
@@ -83,33 +68,20 @@ def build_structured_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     """The same agents, the root answering a `City` (its `output_schema`)."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, output_schema=City)
+    return build_flow(flow_type, log_path, interrupt_deadline_seconds, output_schema=City)
 
 
-def build_mcp_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agents with the notes MCP server as the root agent's MCP source."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
-
-
-def build_mcp_tasks_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agents with the suite's jobs MCP server (tasks) as the root's MCP source."""
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
-
-
-def _flow(
+def build_flow(
     flow_type: str,
     log_path: str,
-    interrupt_deadline_seconds: float | None,
+    interrupt_deadline_seconds: float | None = None,
     *,
-    mcp: Callable[[Path], McpToolSource] | None = None,
     built_in_tools: bool = False,
+    mcp: McpSourceFactory | None = None,
     output_schema: type[BaseModel] | None = None,
 ) -> AgentSessionFlow:
-    """`mcp` makes the MCP source from the app's MCP log path."""
+    """The app's agents; a case's flow adds the session's built-in tools or an MCP
+    source (the root agent's); `output_schema` is the root's (`build_structured_flow`)."""
     app = ScriptedApp(log_path)
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(

@@ -18,16 +18,31 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
-__all__ = ["RespondingChatModel", "ScriptedChatModel", "streamed_chunks"]
+__all__ = [
+    "RespondingChatModel",
+    "ScriptedChatModel",
+    "streamed_chunks",
+    "trailing_tool_messages",
+]
 
 ToolsToBind = Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool]
 Respond = Callable[[list[BaseMessage]], AIMessage | Awaitable[AIMessage]]
+
+
+def trailing_tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
+    """The tool results after the last model message: what a scripted model answers."""
+    results: list[ToolMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        results.insert(0, message)
+    return results
 
 
 def streamed_chunks(message: AIMessage) -> Iterator[ChatGenerationChunk]:

@@ -14,7 +14,6 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Literal
 
 from dex_agents import AgentSessionFlow, ToolPolicy
@@ -27,19 +26,18 @@ from dex_agents_langgraph import (
     LangGraphRunner,
     langchain_mcp_tools,
 )
-from dex_agents_langgraph.testing import RespondingChatModel
+from dex_agents_langgraph.testing import RespondingChatModel, trailing_tool_messages
 from dex_agents_testing.conformance import (
+    McpSourceFactory,
     ScriptedApp,
     Traits,
-    jobs_source,
     retry_reason,
     serve,
     session_options,
 )
-from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
@@ -71,22 +69,13 @@ def _call(tool_name: str, call_id: str, /, **args: Any) -> dict[str, Any]:
 Reply = Callable[[list[BaseMessage]], Awaitable[AIMessage]]
 
 
-def _trailing_results(messages: list[BaseMessage]) -> list[ToolMessage]:
-    results: list[ToolMessage] = []
-    for message in reversed(messages):
-        if not isinstance(message, ToolMessage):
-            break
-        results.insert(0, message)
-    return results
-
-
 def scripted_reply(app: ScriptedApp) -> Reply:
     """The model: answers from the conversation, the last user prompt and the trailing
     tool results."""
 
     async def reply(messages: list[BaseMessage]) -> AIMessage:
         prompts = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
-        results = _trailing_results(messages)
+        results = trailing_tool_messages(messages)
         answer = await app.answer(
             prompts=prompts,
             results=[(str(r.tool_call_id), str(r.name), str(r.text)) for r in results],
@@ -116,38 +105,14 @@ def scripted_reply(app: ScriptedApp) -> Reply:
 
 
 def build_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds)
-
-
-def build_built_ins_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
-
-
-def build_mcp_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
-
-
-def build_mcp_tasks_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
-
-
-def _flow(
     flow_type: str,
     log_path: str,
-    interrupt_deadline_seconds: float | None,
+    interrupt_deadline_seconds: float | None = None,
     *,
     built_in_tools: bool = False,
-    mcp: Callable[[Path], McpToolSource] | None = None,
+    mcp: McpSourceFactory | None = None,
 ) -> AgentSessionFlow:
-    """`mcp` makes the MCP source from the app's MCP log path."""
+    """The app's agent; a case's flow adds the session's built-in tools or an MCP source."""
     app = ScriptedApp(log_path)
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
@@ -165,7 +130,7 @@ def scripted_runner(
     script = ModelScript(model_script)
 
     async def reply(messages: list[BaseMessage]) -> AIMessage:
-        results = _trailing_results(messages)
+        results = trailing_tool_messages(messages)
         answer = script.next_reply(results=[(str(r.name), str(r.text)) for r in results])
         if "text" in answer:
             return AIMessage(content=answer["text"])
@@ -228,7 +193,7 @@ def build_handoffs_flow(
 
     async def billing_reply(messages: list[BaseMessage]) -> AIMessage:
         prompts = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
-        results = _trailing_results(messages)
+        results = trailing_tool_messages(messages)
         shown = [(str(r.tool_call_id), str(r.name), str(r.text)) for r in results]
         app.log_model(prompts=prompts, results=shown, messages=len(messages), agent="billing")
         if results:

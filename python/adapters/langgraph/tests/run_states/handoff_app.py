@@ -23,24 +23,15 @@ from typing import Any, Literal
 from dex_agents import AgentSessionFlow, ToolPolicy, run_worker
 from dex_agents_contracts import ToolEffect
 from dex_agents_langgraph import DexCheckpointSaver, DexStepMiddleware, LangGraphRunner
-from dex_agents_langgraph.testing import RespondingChatModel
+from dex_agents_langgraph.testing import RespondingChatModel, trailing_tool_messages
 from dex_agents_testing.run_state_fixtures import ModelScript
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import Command
 
 Reply = Callable[[list[BaseMessage]], AIMessage]
-
-
-def _results(messages: list[BaseMessage]) -> list[ToolMessage]:
-    results: list[ToolMessage] = []
-    for message in reversed(messages):
-        if not isinstance(message, ToolMessage):
-            break
-        results.insert(0, message)
-    return results
 
 
 def _prompt(messages: Sequence[BaseMessage]) -> str:
@@ -53,7 +44,7 @@ def scripted_reply(log_path: str) -> Reply:
 
     def reply(messages: list[BaseMessage]) -> AIMessage:
         prompt = _prompt(messages)
-        results = _results(messages)
+        results = trailing_tool_messages(messages)
         with Path(log_path).open("a") as f:
             f.write(json.dumps({"kind": "model", "prompt": prompt, "results": len(results)}) + "\n")
         if results:
@@ -108,7 +99,7 @@ def scripted_runner(
     script = ModelScript(model_script)
 
     def reply(messages: list[BaseMessage]) -> AIMessage:
-        results = _results(messages)
+        results = trailing_tool_messages(messages)
         answer = script.next_reply(results=[(str(r.name), str(r.text)) for r in results])
         if "text" in answer:
             return AIMessage(content=answer["text"])

@@ -14,9 +14,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from agents import (
@@ -41,13 +40,12 @@ from dex_agents_contracts import (
 from dex_agents_openai_agents import OpenAiAgentsRunner, dex_run_info
 from dex_agents_openai_agents.testing import RespondingModel
 from dex_agents_testing.conformance import (
+    McpSourceFactory,
     ScriptedApp,
     Traits,
-    jobs_source,
     serve,
     session_options,
 )
-from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from openai.types.responses.response_reasoning_item import ResponseReasoningItem, Summary
 from pydantic import BaseModel
@@ -95,9 +93,23 @@ def _results(items: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
 
 def build_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+    flow_type: str,
+    log_path: str,
+    interrupt_deadline_seconds: float | None = None,
+    *,
+    built_in_tools: bool = False,
+    mcp: McpSourceFactory | None = None,
 ) -> AgentSessionFlow:
-    return _flow(OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds)
+    """The app's agents; a case's flow adds the session's built-in tools or an MCP
+    source (the starting agent's)."""
+    return _flow(
+        OpenAiAgentsRunner,
+        flow_type,
+        log_path,
+        interrupt_deadline_seconds,
+        built_in_tools=built_in_tools,
+        mcp=mcp,
+    )
 
 
 class StaleStateRunner(OpenAiAgentsRunner[None]):
@@ -118,37 +130,6 @@ def build_stale_state_flow(
     flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
 ) -> AgentSessionFlow:
     return _flow(StaleStateRunner, flow_type, log_path, interrupt_deadline_seconds)
-
-
-def build_built_ins_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agents in a session that enables every built-in tool."""
-    return _flow(
-        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True
-    )
-
-
-def build_mcp_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agents with the notes MCP server as the starting agent's MCP source."""
-    return _flow(
-        OpenAiAgentsRunner, flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source
-    )
-
-
-def build_mcp_tasks_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    """The same agents with the suite's jobs MCP server (tasks) as their MCP source."""
-    return _flow(
-        OpenAiAgentsRunner,
-        flow_type,
-        log_path,
-        interrupt_deadline_seconds,
-        mcp=lambda _: jobs_source(),
-    )
 
 
 class City(BaseModel):
@@ -173,9 +154,8 @@ def _flow(
     *,
     built_in_tools: bool = False,
     output_type: type[BaseModel] | None = None,
-    mcp: Callable[[Path], McpToolSource] | None = None,
+    mcp: McpSourceFactory | None = None,
 ) -> AgentSessionFlow:
-    """`mcp` makes the MCP source from the app's MCP log path."""
     app = ScriptedApp(log_path)
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(

@@ -12,22 +12,19 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from dex_agents import AgentSessionFlow
-from dex_agents.mcp import McpToolSource
 from dex_agents_pydantic_ai import PydanticAiRunner, dex_run_info
 from dex_agents_pydantic_ai.mcp import McpSourceToolset
 from dex_agents_testing.conformance import (
     Answer,
+    McpSourceFactory,
     ScriptedApp,
     Traits,
-    jobs_source,
     serve,
     session_options,
 )
-from dex_agents_testing.mcp_notes import notes_source
 from dex_agents_testing.run_state_fixtures import ModelScript
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, RunContext
@@ -129,38 +126,14 @@ def _streamed(model: ModelFunction) -> StreamFunctionDef:
 
 
 def build_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds)
-
-
-def build_built_ins_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, built_in_tools=True)
-
-
-def build_mcp_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=notes_source)
-
-
-def build_mcp_tasks_flow(
-    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
-) -> AgentSessionFlow:
-    return _flow(flow_type, log_path, interrupt_deadline_seconds, mcp=lambda _: jobs_source())
-
-
-def _flow(
     flow_type: str,
     log_path: str,
-    interrupt_deadline_seconds: float | None,
+    interrupt_deadline_seconds: float | None = None,
     *,
     built_in_tools: bool = False,
-    mcp: Callable[[Path], McpToolSource] | None = None,
+    mcp: McpSourceFactory | None = None,
 ) -> AgentSessionFlow:
-    """`mcp` makes the MCP source from the app's MCP log path."""
+    """The app's agent; a case's flow adds the session's built-in tools or an MCP source."""
     app = ScriptedApp(log_path)
     model = _model(app)
     toolsets = [McpSourceToolset(mcp(app.mcp_log))] if mcp else []

@@ -19,6 +19,7 @@ from dex_agents_contracts import RunnerFailure, decode, encode
 
 from dex_agents._remote.errors import RemoteRunnerError, RemoteRunnerUnavailableError
 from dex_agents._remote.methods import Method
+from dex_agents._runner.errors import TURN_ENDING_ERRORS_BY_NAME
 
 __all__ = ["CallSite", "Transport", "frame_field"]
 
@@ -104,7 +105,13 @@ class Transport:
             session_id=site.session_id,
         )
 
-    def failure(self, site: CallSite, failure: RunnerFailure) -> RemoteRunnerError:
+    def failure(self, site: CallSite, failure: RunnerFailure) -> Exception:
+        """The runner's exception as this side raises it: a turn-ending error by its kit
+        class, so RunModel ends the turn as for a runner in process, any other as
+        `RemoteRunnerError`."""
+        turn_ending = TURN_ENDING_ERRORS_BY_NAME.get(failure.error_type)
+        if turn_ending is not None:
+            return turn_ending(failure.message)
         return self.error(
             site,
             f"raised {failure.error_type}: {failure.message}",

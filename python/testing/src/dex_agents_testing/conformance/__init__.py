@@ -6,7 +6,8 @@ its framework's agent around `ScriptedApp` (the scripted model's answers and
 the tools' bodies, from the data file) and names its `CONFORMANCE` (`Traits`,
 with the `nonconforming` cases and why), and with a test module that says
 `dexlite, test_conformance = conformance_suite(APP_FACTORY)`. A case with a
-`flow` runs on the module's `build_<flow>_flow` (`FLOWS` says what each serves),
+`flow` runs on the module's `build_flow` with that flow's keyword arguments
+(`flow_options`; `FLOWS` says what each serves),
 and a case that shows a `capability` checks the `nonconforming` list against the
 runner's declaration.
 """
@@ -31,6 +32,7 @@ from dex_agents_testing.conformance._cases import (
     locate_cases,
     parse_cases,
 )
+from dex_agents_testing.conformance._flows import CaseApp, McpSourceFactory, flow_options
 from dex_agents_testing.conformance._run import Traits, run_case
 from dex_agents_testing.conformance._script import (
     JOBS_URL_ENV,
@@ -47,15 +49,18 @@ from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.worker_apps import WorkerApp, load_app
 
 __all__ = [
+    "JOBS_URL_ENV",
     "Answer",
     "Call",
     "Case",
     "Cases",
     "CasesError",
+    "McpSourceFactory",
     "ScriptedApp",
     "Traits",
     "conformance_suite",
     "deadline",
+    "flow_options",
     "jobs_source",
     "load_cases",
     "locate_cases",
@@ -97,13 +102,12 @@ def conformance_suite(
             pytest.skip(f"nonconforming: {reason}")
 
         def make(*, interrupt_deadline: float | None, server: DexliteProcess) -> WorkerApp:
-            return WorkerApp(
+            return CaseApp(
                 server,
                 tmp_path,
                 script,
-                factory=traits.factories.get(
-                    case.id, f"build_{case.flow}_flow" if case.flow else "build_flow"
-                ),
+                factory=traits.factories.get(case.id, "build_flow"),
+                flow=case.flow,
                 flow_type=f"Conf{uuid.uuid4().hex[:10]}",
                 interrupt_deadline=interrupt_deadline,
             )

@@ -91,7 +91,8 @@ FLOWS = {
         "from `jobs_source()`"
     ),
 }
-"""A case's `flow`: what the app's `build_<flow>_flow` serves."""
+"""A case's `flow`: what the app's `build_flow` serves with that flow's keyword
+arguments (`_flows.FLOW_OPTIONS`)."""
 
 
 class CasesError(ValueError):
@@ -171,7 +172,7 @@ class Case:
     the case as nonconforming must declare the capability unsupported, and one that
     declares it unsupported must list the case with its framework's reason."""
     flow: str | None = None
-    """Runs on the app's `build_<flow>_flow` instead of `build_flow` (see `FLOWS`)."""
+    """The app's `build_flow` gets this flow's keyword arguments (see `FLOWS`)."""
 
 
 @dataclass(frozen=True)

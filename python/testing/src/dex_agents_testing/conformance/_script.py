@@ -62,7 +62,7 @@ def session_options(
     interrupt_deadline_seconds: float | None, *, built_in_tools: bool = False
 ) -> AgentSessionOptions:
     """An app factory's session: the case's approval deadline, and every built-in tool
-    for `build_built_ins_flow` (the cases whose `flow` is `built_ins`)."""
+    where `build_flow` gets `built_in_tools` (the cases whose `flow` is `built_ins`)."""
     return AgentSessionOptions(
         interrupt_deadline=deadline(interrupt_deadline_seconds),
         built_in_tools=BUILT_IN_TOOL_NAMES if built_in_tools else (),

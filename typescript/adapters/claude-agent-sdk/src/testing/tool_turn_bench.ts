@@ -1,5 +1,5 @@
 /**
- * The tool turn of `python/core/bench/claude_agent_sdk_ts_tool_turn.py`:
+ * The tool turn of `python/bench/claude_agent_sdk_ts_tool_turn.py`:
  * "What is the value of x?" -> a `lookup` read -> "x is 42.", the real
  * bundled CLI against the scripted loopback Messages API of this process.
  *

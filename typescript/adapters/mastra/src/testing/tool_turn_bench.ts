@@ -1,5 +1,5 @@
 /**
- * The tool turn of `python/core/bench/mastra_tool_turn.py`, in Node 22:
+ * The tool turn of `python/bench/mastra_tool_turn.py`, in Node 22:
  * "What is the value of x?" -> a `lookup` call -> "x is 42.", the agent's
  * model a scripted `MockLanguageModelV4`.
  *

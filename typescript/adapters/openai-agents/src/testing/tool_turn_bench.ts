@@ -1,5 +1,5 @@
 /**
- * The tool turn of `python/core/bench/openai_agents_tool_turn.py`, in Node:
+ * The tool turn of `python/bench/openai_agents_tool_turn.py`, in Node:
  * "What is the value of x?" -> a `lookup` call -> "x is 42.", with a
  * `ScriptedModel`.
  *

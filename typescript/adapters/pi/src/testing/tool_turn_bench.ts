@@ -3,7 +3,7 @@
  * ("weather in Paris?" -> get_weather -> the answer) on pi-ai's faux provider,
  * run plainly by pi-agent-core's `Agent` and by `PiRunner`'s three runner
  * calls in-process (no Dex). Prints one JSON line of per-turn milliseconds;
- * python/core/bench/pi_tool_turn.py adds the same turn through Dex.
+ * python/bench/pi_tool_turn.py adds the same turn through Dex.
  *
  * @module
  */

@@ -31,6 +31,7 @@ from dex_agents_contracts import (
     ToolCallStatus,
 )
 
+from dex_agents._runner.errors import TURN_ENDING_ERRORS, turn_error_of
 from dex_agents._runner.tool_call_ids import invalid_tool_call_ids
 from dex_agents._runner.values import usage_of
 from dex_agents.errors import ValueTooLarge
@@ -161,14 +162,20 @@ class RunModel(SessionStep[CompactContextInput | None]):
             if compaction is not None:
                 return compaction
             root = runtime.activation_root(context)
-            with runtime.tracing.model_call(root, turn_id) as call:
-                outcome = await runtime.runner.run_model_step(turn)
-                call.outcome(
-                    metadata=outcome.model_call_metadata,
-                    usage=usage_of(outcome),
-                    references=model_call_references(turn, state, outcome),
-                    content=lambda: model_call_content(turn, outcome),
-                )
+            try:
+                with runtime.tracing.model_call(root, turn_id) as call:
+                    outcome = await runtime.runner.run_model_step(turn)
+                    call.outcome(
+                        metadata=outcome.model_call_metadata,
+                        usage=usage_of(outcome),
+                        references=model_call_references(turn, state, outcome),
+                        content=lambda: model_call_content(turn, outcome),
+                    )
+            except TURN_ENDING_ERRORS as error:
+                # Stored data the runner cannot read, or its framework's own refusal:
+                # every retry would meet it again, so the turn ends now.
+                await runtime.fail_turn(context, state, turn_id, events, turn_error_of(error))
+                return go_to(runtime.steps.await_user_message, None)
             runtime.record_usage(context, usage_of(outcome), events)
             if isinstance(outcome, TurnCompleted):
                 runtime.append_messages(context, state, turn_id, outcome.new_messages)

@@ -12,6 +12,7 @@ through a pull Worker's `RemoteRunner`, a new session a turn.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -41,6 +42,10 @@ class ToolTurnBench:
     """The row of the script's `adapter_ms`, when it prints them."""
     pinned_node: bool = False
     """Run the script under the repository's pinned Node 22 (remote_sidecar.pinned_node)."""
+    turns: int = 60
+    warmup: int = 10
+    rounds: int = 1
+    """The command line's defaults (`main`)."""
 
     def node(self) -> str:
         return pinned_node() if self.pinned_node else "node"
@@ -85,3 +90,15 @@ def run_tool_turn_bench(bench: ToolTurnBench, warmup: int, turns: int, rounds: i
     if bench.adapter_label is not None:
         print(_ratio_row(bench.adapter_label, adapter, base, None))
     print(_ratio_row(bench.durable_label, durable, base, bench.durable_steps))
+
+
+def main(bench: ToolTurnBench, description: str | None) -> None:
+    """A bench script's command line: `--turns`, `--warmup`, `--rounds` (the bench's defaults)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--turns", type=int, default=bench.turns)
+    parser.add_argument("--warmup", type=int, default=bench.warmup)
+    parser.add_argument(
+        "--rounds", type=int, default=bench.rounds, help="plain and durable alternate"
+    )
+    args = parser.parse_args()
+    run_tool_turn_bench(bench, args.warmup, args.turns, args.rounds)

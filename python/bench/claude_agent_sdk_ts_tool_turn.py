@@ -1,4 +1,4 @@
-"""`bazel run //python/core:claude_agent_sdk_ts_tool_turn_bench`: the Claude Agent SDK
+"""`bazel run //python/bench:claude_agent_sdk_ts_tool_turn_bench`: the Claude Agent SDK
 (TypeScript) tool turn, durable through @dex-agents/claude-agent-sdk next to a plain
 `query()`, in one run.
 
@@ -16,9 +16,7 @@ turns alternate in `--rounds` rounds, so the machine's load reaches both alike.
 
 from __future__ import annotations
 
-import argparse
-
-from sidecar_tool_turn import ToolTurnBench, run_tool_turn_bench
+from sidecar_tool_turn import ToolTurnBench, main
 
 BENCH = ToolTurnBench(
     package="typescript/adapters/claude-agent-sdk",
@@ -26,17 +24,11 @@ BENCH = ToolTurnBench(
     durable_steps=2,
     plain_label="plain query(), the CLI in Node",
     durable_label="@dex-agents/claude-agent-sdk via the sidecar, pull Worker",
+    turns=15,
+    warmup=3,
+    rounds=3,
 )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--turns", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=3, help="plain and durable alternate")
-    args = parser.parse_args()
-    run_tool_turn_bench(BENCH, args.warmup, args.turns, args.rounds)
-
-
 if __name__ == "__main__":
-    main()
+    main(BENCH, __doc__)

@@ -1,4 +1,4 @@
-"""`bazel run //python/core:pi_tool_turn_bench`: the Pi tool turn through Dex, as a ratio.
+"""`bazel run //python/bench:pi_tool_turn_bench`: the Pi tool turn through Dex, as a ratio.
 
 In one run: the tool turn ("weather in Paris?" -> get_weather -> the answer) on
 pi-ai's faux provider run plainly by pi-agent-core's `Agent` and by `PiRunner`'s
@@ -16,34 +16,14 @@ import os
 import statistics
 import subprocess
 import tempfile
-import time
-import uuid
 from pathlib import Path
 
-from dex_agents import AgentSessionClient
 from dex_agents_testing.processes import DexliteProcess
-from remote_runner_hop import _flow, _worker
+from remote_runner_hop import _turns
 from remote_sidecar import Sidecar, build_package
 
 QUESTION = "weather in Paris?"
 ANSWER = "Results: get_weather=sunny in Paris"
-
-
-def _durable_turns(server: str, flow_type: str, warmup: int, turns: int) -> list[float]:
-    times: list[float] = []
-    with (
-        _worker("remote", flow_type, server),
-        AgentSessionClient(_flow("remote", flow_type), server_address=server) as client,
-    ):
-        for n in range(warmup + turns):
-            started = time.perf_counter()
-            snapshot = client.run_turn(f"pi-{uuid.uuid4().hex}", QUESTION, new_session=True)
-            elapsed = (time.perf_counter() - started) * 1000
-            if snapshot.messages[-1].text != ANSWER:
-                raise AssertionError(f"the turn ended with {snapshot.messages[-1].text!r}")
-            if n >= warmup:
-                times.append(elapsed)
-    return times
 
 
 def main() -> None:
@@ -73,7 +53,15 @@ def main() -> None:
         os.environ["DEX_AGENTS_BENCH_RUNNER_TARGET"] = sidecar.address
         try:
             with DexliteProcess() as dexlite:
-                durable = _durable_turns(dexlite.address, flow_type, args.warmup, args.turns)
+                durable = _turns(
+                    "remote",
+                    flow_type,
+                    dexlite.address,
+                    args.warmup,
+                    args.turns,
+                    question=QUESTION,
+                    answer=ANSWER,
+                )
         finally:
             sidecar.stop()
     d = statistics.median(durable)

@@ -1,4 +1,4 @@
-"""`bazel run //python/core:mastra_tool_turn_bench`: the Mastra tool turn, durable through
+"""`bazel run //python/bench:mastra_tool_turn_bench`: the Mastra tool turn, durable through
 @dex-agents/mastra next to the framework run plainly, in one run.
 
 The turn (user -> model -> `lookup` read tool -> model, "x is 42.") with the same
@@ -14,9 +14,7 @@ Step is one `agent.stream` call with `maxSteps: 1`.
 
 from __future__ import annotations
 
-import argparse
-
-from sidecar_tool_turn import ToolTurnBench, run_tool_turn_bench
+from sidecar_tool_turn import ToolTurnBench, main
 
 BENCH = ToolTurnBench(
     package="typescript/adapters/mastra",
@@ -29,14 +27,5 @@ BENCH = ToolTurnBench(
 )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--turns", type=int, default=60)
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=1, help="plain and durable alternate")
-    args = parser.parse_args()
-    run_tool_turn_bench(BENCH, args.warmup, args.turns, args.rounds)
-
-
 if __name__ == "__main__":
-    main()
+    main(BENCH, __doc__)

@@ -1,7 +1,9 @@
 """The span pipeline of a traced test Worker: the SDK's in-memory exporter, plus a file.
 
-Imported by `tracing_factories` only when a Worker traces, since it imports the
-OpenTelemetry SDK (a test dependency, never one of dex-agents).
+Every span start and end is one JSON line in the file (`read_spans`), so a test
+sees the spans of Workers it SIGKILLed and can tell a span left open. A Worker
+imports this module only when it traces: it imports the OpenTelemetry SDK (a
+test dependency, never one of dex-agents), and the package's `__init__` never does.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.context import Context
@@ -19,7 +22,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Tracer
 from opentelemetry.trace import TracerProvider as ApiTracerProvider
 
-__all__ = ["FileSpanExporter", "RaisingTracerProvider", "StartRecorder", "file_provider"]
+__all__ = [
+    "FileSpanExporter",
+    "RaisingTracerProvider",
+    "StartRecorder",
+    "file_provider",
+    "read_spans",
+]
 
 _lock = threading.Lock()
 
@@ -121,3 +130,11 @@ def file_provider(path: str) -> TracerProvider:
     provider.add_span_processor(StartRecorder(path))
     provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
     return provider
+
+
+def read_spans(path: str | Path) -> list[dict[str, Any]]:
+    """Every line the Workers wrote to `path`, in order."""
+    file = Path(path)
+    if not file.exists():
+        return []
+    return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line]

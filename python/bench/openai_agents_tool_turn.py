@@ -1,4 +1,4 @@
-"""`bazel run //python/core:openai_agents_tool_turn_bench`: the OpenAI Agents JS tool turn,
+"""`bazel run //python/bench:openai_agents_tool_turn_bench`: the OpenAI Agents JS tool turn,
 durable through @dex-agents/openai-agents next to the framework run plainly, in one run.
 
 The turn (user -> model -> `lookup` read tool -> model, "x is 42.") with the same
@@ -12,9 +12,7 @@ RunModel Steps are a whole SDK run (the resumed one restores the `RunState` stri
 
 from __future__ import annotations
 
-import argparse
-
-from sidecar_tool_turn import ToolTurnBench, run_tool_turn_bench
+from sidecar_tool_turn import ToolTurnBench, main
 
 BENCH = ToolTurnBench(
     package="typescript/adapters/openai-agents",
@@ -25,13 +23,5 @@ BENCH = ToolTurnBench(
 )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--turns", type=int, default=60)
-    parser.add_argument("--warmup", type=int, default=10)
-    args = parser.parse_args()
-    run_tool_turn_bench(BENCH, args.warmup, args.turns)
-
-
 if __name__ == "__main__":
-    main()
+    main(BENCH, __doc__)
