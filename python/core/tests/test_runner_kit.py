@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from dex_agents import ToolPolicy
 from dex_agents._runner.call_results import (
-    ending_failed_turns,
     pending_records,
     stored_result,
     with_stored_results,
@@ -245,57 +244,6 @@ def test_the_tool_steps_info_is_visible_only_while_it_runs() -> None:
     assert DexRunInfo.from_json({"flow_id": "f"}) is None
 
 
-class _NoteRunner:
-    """Stores each message as a framework message whose item names it."""
-
-    def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role=MessageRole.USER, framework_item=json.dumps(text), text=text)
-
-    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
-        return [self.build_user_message("so far")]
-
-
-def test_unreadable_stored_data_and_turn_failed_end_the_turn_without_a_retry() -> None:
-    ran = AgentToolCall(
-        tool_call_id="c1", tool_name="charge", arguments="{}", status=ToolCallStatus.SUCCEEDED
-    )
-    turn = AgentTurnContext(
-        flow_id="f",
-        turn_id="t",
-        attempt=1,
-        messages=[],
-        framework_run_state=None,
-        tool_calls=[ran],
-        tool_policies={},
-        default_tool_effect=ToolEffect.UNCLASSIFIED,
-        events=NullEventWriter(),
-        heartbeat=no_heartbeat,
-    )
-
-    async def outcome(error: Exception) -> TurnCompleted:
-        async def step() -> TurnCompleted:
-            raise error
-
-        result = await ending_failed_turns(_NoteRunner(), turn, step())
-        assert isinstance(result, TurnCompleted)
-        return result
-
-    unreadable = asyncio.run(outcome(RunStateError("another adapter's")))
-    assert (list(unreadable.new_messages), unreadable.turn_error) == (
-        [],
-        "cannot resume the turn: another adapter's",
-    )
-    foreign = asyncio.run(outcome(FrameworkItemError("not mine")))
-    assert foreign.turn_error == "cannot read the stored conversation: not mine"
-    failed = asyncio.run(outcome(TurnFailed("guardrail tripped")))
-    assert failed.turn_error == "guardrail tripped"
-    texts = [m.text or "" for m in failed.new_messages]
-    assert texts[0] == "so far"
-    assert texts[1].startswith("[Dex] The previous turn failed")
-    with pytest.raises(ValueError, match="a bug"):
-        asyncio.run(outcome(ValueError("a bug")))
-
-
 def test_write_deltas_writes_reasoning_then_text_and_nothing_for_empty_pieces() -> None:
     from dex_agents._runner.deltas import write_deltas
     from dex_agents.offline import RecordingEventWriter
@@ -326,3 +274,42 @@ def test_offering_scopes_the_offered_built_ins_to_the_block_and_its_tasks() -> N
 
     assert asyncio.run(main()) == (True, False, True)
     assert not is_offered("ask_user")
+
+
+class _FailingRunner:
+    """Raises `error` from every model step; stores each message under its own text."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return FrameworkMessage(role=MessageRole.USER, framework_item=json.dumps(text), text=text)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> TurnCompleted:
+        raise self.error
+
+    async def execute_deferred_tool_call(self, call: Any) -> Any:
+        raise AssertionError("no tool runs")
+
+    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
+        return [self.build_user_message("so far")]
+
+
+def test_the_offline_session_ends_a_turn_on_a_turn_ending_error_as_run_model_does() -> None:
+    from dex_agents.offline import FakeSession
+
+    def ended(error: Exception) -> TurnCompleted:
+        session = FakeSession(_FailingRunner(error))
+        session.start_turn("hi")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        return outcome
+
+    unreadable = ended(RunStateError("another adapter's"))
+    assert unreadable.turn_error == "cannot resume the turn: another adapter's"
+    assert [m.text for m in unreadable.new_messages] == ["so far"]
+    foreign = ended(FrameworkItemError("not mine"))
+    assert foreign.turn_error == "cannot read the stored conversation: not mine"
+    assert ended(TurnFailed("guardrail tripped")).turn_error == "guardrail tripped"
+    with pytest.raises(ValueError, match="a bug"):
+        ended(ValueError("a bug"))

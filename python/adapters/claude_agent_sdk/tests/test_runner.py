@@ -295,7 +295,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
 
 
 def test_a_run_state_of_another_adapter_ends_the_turn_without_a_retry() -> None:
-    """The kit's `ending_failed_turns`: a run state this runner did not write ends the turn."""
+    """A `RunStateError`: RunModel ends the turn at once (a retry would meet it again)."""
     from dex_agents.runner import RunStateFormat
 
     with fake_agent() as agent:

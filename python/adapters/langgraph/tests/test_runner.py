@@ -472,8 +472,8 @@ def test_a_model_that_does_not_stream_writes_its_answer_as_one_delta() -> None:
 
 
 def test_an_unreadable_graph_thread_ends_the_turn_without_a_retry() -> None:
-    """A run state whose exported thread the saver cannot import (`CheckpointImportError`,
-    a `RunStateError`) ends the turn through the kit's `ending_failed_turns`."""
+    """A run state whose exported thread the saver cannot import: `CheckpointImportError`
+    is a `RunStateError`, so RunModel ends the turn at once."""
     tools = Tools()
     runner, model = runner_for(
         [AIMessage(content="", tool_calls=[call("book_trip", "c1", city="Rome")])], tools

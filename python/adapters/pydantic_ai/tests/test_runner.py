@@ -512,7 +512,7 @@ def test_consecutive_user_messages_start_a_turn() -> None:
 
 
 def test_a_run_state_of_another_adapter_ends_the_turn_without_a_retry() -> None:
-    """The kit's `ending_failed_turns`: stored data a retry would meet again ends the turn."""
+    """A `RunStateError`: RunModel ends the turn at once (a retry would meet it again)."""
     from dex_agents.runner import RunStateFormat
     from dex_agents_pydantic_ai import PydanticAiRunner
 

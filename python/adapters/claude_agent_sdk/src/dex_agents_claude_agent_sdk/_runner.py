@@ -41,7 +41,6 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
 from dex_agents import ToolPolicy
-from dex_agents._runner.call_results import ending_failed_turns
 from dex_agents._runner.deltas import write_deltas
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
@@ -253,9 +252,6 @@ class ClaudeAgentRunner(McpSourceTasks):
         )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        return await ending_failed_turns(self, turn, self._run_model_step(turn))
-
-    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         await self.tools.list_sources()
         history = session_transcript(turn.messages)
         session_id = session_uuid(turn.flow_id)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
 from dex_agents._runner.built_ins import offered_built_ins, offering
-from dex_agents._runner.call_results import ending_failed_turns, pending_records, result_text
+from dex_agents._runner.call_results import pending_records, result_text
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
@@ -154,9 +154,6 @@ class AdkRunner(McpSourceTasks):
         return message
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        return await ending_failed_turns(self, turn, self._run_model_step(turn))
-
-    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         previous = TurnState.decode(turn.framework_run_state)
         app = await self._adk_app()
         # An enabled built-in's name is reserved (the session routes its calls).

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dex_agents import ToolPolicy, UserError
 from dex_agents._runner.built_ins import offered_built_ins
-from dex_agents._runner.call_results import ending_failed_turns, pending_records, result_text
+from dex_agents._runner.call_results import pending_records, result_text
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.mcp_sources import McpSourceTasks
 from dex_agents.runner import (
@@ -136,9 +136,6 @@ class LangGraphRunner(McpSourceTasks):
         return to_framework_message(user_message(text))
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        return await ending_failed_turns(self, turn, self._run_model_step(turn))
-
-    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         state = RunState.decode(turn.framework_run_state)
         thread_id = f"dex/{turn.flow_id}/{turn.turn_id}/{uuid.uuid4().hex}"
         config: RunnableConfig = {

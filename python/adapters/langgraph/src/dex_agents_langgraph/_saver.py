@@ -39,7 +39,7 @@ Typed = tuple[str, bytes]
 
 class CheckpointImportError(RunStateError):
     """An exported thread that this saver cannot read back: the run state holding it
-    is unreadable, so the runner ends the turn (`ending_failed_turns`)."""
+    is unreadable, so RunModel ends the turn rather than retrying."""
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from agents.tool import invoke_function_tool, maybe_invoke_function_tool_failure
 from agents.tool_context import ToolContext
 from dex_agents import ToolPolicy
 from dex_agents._runner.built_ins import offered_built_ins, offering
-from dex_agents._runner.call_results import ending_failed_turns, result_text, with_stored_results
+from dex_agents._runner.call_results import result_text, with_stored_results
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
@@ -170,14 +170,6 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         info = DexRunInfo.of_model_step(turn)
         context = self._context(info)
-        return await ending_failed_turns(self, turn, self._run_model_step(turn, info, context))
-
-    async def _run_model_step(
-        self,
-        turn: AgentTurnContext,
-        info: DexRunInfo,
-        context: Any,
-    ) -> AgentTurnOutcome:
         previous = TurnState.decode(turn.framework_run_state)
         results: dict[str, str] = {}
         start = await self._start_agent()

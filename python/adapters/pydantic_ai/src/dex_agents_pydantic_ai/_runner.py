@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Generic
 
 from dex_agents import ToolPolicy, UserError
-from dex_agents._runner.call_results import ending_failed_turns
 from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
@@ -156,9 +155,6 @@ class PydanticAiRunner(Generic[DepsT]):
         return to_framework_message(user_request(text))
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        return await ending_failed_turns(self, turn, self._run_model_step(turn))
-
-    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         state = RunState.decode(turn.framework_run_state)
         stored = history_from_stored(turn.messages, self._decoded_items)
         history: list[ModelMessage] = [*stored, *state.messages]
