@@ -15,7 +15,6 @@ from dex_agents._runner.call_results import (
     stored_result,
     with_stored_results,
 )
-from dex_agents._runner.errors import FrameworkItemError, TurnFailed
 from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
 from dex_agents._runner.routing import declared_approval
 from dex_agents.offline import NullEventWriter, no_heartbeat
@@ -23,13 +22,11 @@ from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
     AgentTurnContext,
     DexRunInfo,
-    FrameworkMessage,
     PendingCall,
     RunStateError,
     RunStateFormat,
     ToolExecutionError,
     ToolRouter,
-    TurnCompleted,
     dex_run_info,
     parse_tool_arguments,
     result_texts,
@@ -40,7 +37,6 @@ from dex_agents.stepwise._items import ToolCallItem
 from dex_agents.stepwise._state import RunState
 from dex_agents_contracts import (
     AgentToolCall,
-    MessageRole,
     ToolCallStatus,
     ToolEffect,
     decode_run_state_envelope,
@@ -274,42 +270,3 @@ def test_offering_scopes_the_offered_built_ins_to_the_block_and_its_tasks() -> N
 
     assert asyncio.run(main()) == (True, False, True)
     assert not is_offered("ask_user")
-
-
-class _FailingRunner:
-    """Raises `error` from every model step; stores each message under its own text."""
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-    def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role=MessageRole.USER, framework_item=json.dumps(text), text=text)
-
-    async def run_model_step(self, turn: AgentTurnContext) -> TurnCompleted:
-        raise self.error
-
-    async def execute_deferred_tool_call(self, call: Any) -> Any:
-        raise AssertionError("no tool runs")
-
-    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
-        return [self.build_user_message("so far")]
-
-
-def test_the_offline_session_ends_a_turn_on_a_turn_ending_error_as_run_model_does() -> None:
-    from dex_agents.offline import FakeSession
-
-    def ended(error: Exception) -> TurnCompleted:
-        session = FakeSession(_FailingRunner(error))
-        session.start_turn("hi")
-        outcome = session.run_model()
-        assert isinstance(outcome, TurnCompleted)
-        return outcome
-
-    unreadable = ended(RunStateError("another adapter's"))
-    assert unreadable.turn_error == "cannot resume the turn: another adapter's"
-    assert [m.text for m in unreadable.new_messages] == ["so far"]
-    foreign = ended(FrameworkItemError("not mine"))
-    assert foreign.turn_error == "cannot read the stored conversation: not mine"
-    assert ended(TurnFailed("guardrail tripped")).turn_error == "guardrail tripped"
-    with pytest.raises(ValueError, match="a bug"):
-        ended(ValueError("a bug"))

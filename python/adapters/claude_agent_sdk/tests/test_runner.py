@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from dex_agents import ToolPolicy
 from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
 from dex_agents._runner.values import policy_of, usage_of
@@ -294,19 +295,16 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         assert_text_deltas_as_declared(capabilities, session.events)
 
 
-def test_a_run_state_of_another_adapter_ends_the_turn_without_a_retry() -> None:
+def test_a_run_state_of_another_adapter_is_the_kits_run_state_error() -> None:
     """A `RunStateError`: RunModel ends the turn at once (a retry would meet it again)."""
-    from dex_agents.runner import RunStateFormat
+    from dex_agents.runner import RunStateError, RunStateFormat
 
     with fake_agent() as agent:
         session = agent.session()
         session.start_turn("book a trip to Rome")
         session.run_state = RunStateFormat(adapter="langgraph", framework="langgraph").encode({})
-        outcome = session.run_model()
-        assert isinstance(outcome, TurnCompleted)
-        assert outcome.new_messages == []
-        assert outcome.turn_error is not None
-        assert outcome.turn_error.startswith("cannot resume the turn: ")
+        with pytest.raises(RunStateError, match="langgraph"):
+            session.run_model()
         assert agent.server.requests == []  # the CLI never ran
 
 

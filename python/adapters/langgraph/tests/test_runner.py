@@ -14,7 +14,13 @@ from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
 from dex_agents._runner.values import policy_of, usage_of
 from dex_agents.offline import FakeSession
 from dex_agents.results import NO_RESULT_TEXT, OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
-from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
+from dex_agents.runner import (
+    RunStateError,
+    ToolCallsRequested,
+    ToolExecutionError,
+    TurnCompleted,
+    TurnContinued,
+)
 from dex_agents_contracts import (
     MessageRole,
     ReasoningDeltaPayload,
@@ -471,7 +477,7 @@ def test_a_model_that_does_not_stream_writes_its_answer_as_one_delta() -> None:
     assert deltas(session, TextDeltaPayload) == ["All at once."]
 
 
-def test_an_unreadable_graph_thread_ends_the_turn_without_a_retry() -> None:
+def test_an_unreadable_graph_thread_is_the_kits_run_state_error() -> None:
     """A run state whose exported thread the saver cannot import: `CheckpointImportError`
     is a `RunStateError`, so RunModel ends the turn at once."""
     tools = Tools()
@@ -486,8 +492,6 @@ def test_an_unreadable_graph_thread_ends_the_turn_without_a_retry() -> None:
     payload["thread"] = {"format": "something else"}
     session.run_state = json.dumps({**state, "payload": json.dumps(payload)})
 
-    outcome = session.run_model()
-    assert isinstance(outcome, TurnCompleted)
-    assert outcome.turn_error is not None
-    assert outcome.turn_error.startswith("cannot resume the turn: expected an exported thread")
+    with pytest.raises(RunStateError, match="expected an exported thread"):
+        session.run_model()
     assert len(model.seen) == 1

@@ -28,9 +28,6 @@ from dex_agents_contracts import (
     ToolEffect,
 )
 
-from dex_agents._runner.awaitables import resolved
-from dex_agents._runner.declared import declared_runner
-from dex_agents._runner.errors import TURN_ENDING_ERRORS, turn_error_of
 from dex_agents._runner.policies import BuiltInToolName, ToolPolicy
 from dex_agents._runner.protocol import AgentFrameworkRunner
 from dex_agents._runner.values import (
@@ -47,7 +44,6 @@ from dex_agents._runner.values import (
     pending_record,
     usage_of,
 )
-from dex_agents.results import turn_failure_note
 
 __all__ = [
     "FakeSession",
@@ -192,19 +188,8 @@ class FakeSession(Generic[RunnerT]):
         )
 
     def run_model(self, attempt: int = 1) -> AgentTurnOutcome:
-        """One RunModel Step, applied as the session applies its outcome.
-
-        A turn-ending error (`RunStateError`, `FrameworkItemError`, `TurnFailed`) ends
-        the turn as RunModel ends it: the outcome is then the `TurnCompleted` with the
-        turn's error and the messages the session stores for it.
-        """
-        context = self.context(attempt)
-        try:
-            outcome = run_sync(self.runner.run_model_step(context))
-        except TURN_ENDING_ERRORS as error:
-            outcome = TurnCompleted(
-                new_messages=self._failed_turn_messages(context), turn_error=turn_error_of(error)
-            )
+        """One RunModel Step, applied as the session applies its outcome."""
+        outcome = run_sync(self.runner.run_model_step(self.context(attempt)))
         self.usage.append(usage_of(outcome))
         self.append(outcome.new_messages)
         if isinstance(outcome, TurnCompleted):
@@ -218,21 +203,6 @@ class FakeSession(Generic[RunnerT]):
                     pending_record(call, turn_id=self.turn_id, deferral_order=order + index)
                 )
         return outcome
-
-    def _failed_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
-        """RecordTurnFailure's messages: the unfinished turn (none when the runner cannot
-        build them), then the note when tool calls ran."""
-        messages: list[FrameworkMessage] = []
-        builder = declared_runner(self.runner).unfinished_turn_builder
-        if builder is not None:
-            try:
-                messages = list(run_sync(resolved(builder.build_unfinished_turn_messages(turn))))
-            except Exception:  # the session logs it and stores none
-                messages = []
-        note = turn_failure_note(self.tool_calls)
-        if note is not None:
-            messages.append(run_sync(resolved(self.runner.build_user_message(note))))
-        return messages
 
     def record(self, tool_call_id: str) -> AgentToolCall:
         for record in self.tool_calls:
