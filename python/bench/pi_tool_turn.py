@@ -4,7 +4,7 @@ In one run: the tool turn ("weather in Paris?" -> get_weather -> the answer) on
 pi-ai's faux provider run plainly by pi-agent-core's `Agent` and by `PiRunner`'s
 three runner calls in-process (typescript/adapters/pi/src/testing/tool_turn_bench.ts),
 then the same turn as a durable session: dexlite, a Worker child on a
-`RemoteRunner`, and `PiRunner` in the Node sidecar (the matrix sidecar), with a
+`RemoteRunner`, and `PiRunner` in the Node sidecar (the conformance sidecar), with a
 new session a turn (RunModel -> CallTool -> ResumeTurn -> RunModel).
 """
 
@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 
 from dex_agents_testing.processes import DexliteProcess
+from dex_agents_testing.sidecar import Sidecar, build_package
 from remote_runner_hop import _turns
-from remote_sidecar import Sidecar, build_package
 
 QUESTION = "weather in Paris?"
 ANSWER = "Results: get_weather=sunny in Paris"
@@ -48,7 +48,7 @@ def main() -> None:
         flow_type = "PiBench"
         log = Path(work) / "sidecar.jsonl"
         sidecar = Sidecar(
-            package, log, [flow_type], script="dist/testing/matrix_sidecar.js"
+            package, log, [flow_type], script="dist/testing/conformance_sidecar.js"
         ).start()
         os.environ["DEX_AGENTS_BENCH_RUNNER_TARGET"] = sidecar.address
         try:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from dex_agents_testing.processes import DexliteProcess
+from dex_agents_testing.sidecar import Sidecar, build_package, pinned_node
 from remote_runner_hop import _ratio_row, _turns
-from remote_sidecar import Sidecar, build_package, pinned_node
 
 SCRIPT = "dist/testing/tool_turn_bench.js"
 
@@ -41,7 +41,7 @@ class ToolTurnBench:
     adapter_label: str | None = None
     """The row of the script's `adapter_ms`, when it prints them."""
     pinned_node: bool = False
-    """Run the script under the repository's pinned Node 22 (remote_sidecar.pinned_node)."""
+    """Run the script under the repository's pinned Node 22 (`sidecar.pinned_node`)."""
     turns: int = 60
     warmup: int = 10
     rounds: int = 1

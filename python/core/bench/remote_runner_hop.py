@@ -41,7 +41,7 @@ from dex_agents.runner import (
 )
 from dex_agents_contracts import AgentUsage, MessageRole, ToolEffect
 from dex_agents_testing.processes import DexliteProcess, child_env
-from remote_sidecar import Sidecar, build_core_package
+from dex_agents_testing.sidecar import Sidecar, build_core_package
 
 QUESTION = "What is the value of x?"
 ANSWER = "x is 42."

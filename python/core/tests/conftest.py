@@ -40,7 +40,8 @@ def dexlite(tmp_root: Path) -> Iterator[DexliteProcess]:
 @pytest.fixture(scope="session")
 def core_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """typescript/core compiled once per target, for the RemoteRunner tests' sidecars."""
-    from remote_sidecar import build_core_package  # only the targets that stage typescript/
+    # Only the targets that stage typescript/ call this.
+    from dex_agents_testing.sidecar import build_core_package
 
     return build_core_package(tmp_path_factory.mktemp("ts"))
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from dex_agents_testing.processes import DexliteProcess, wait_until
+from dex_agents_testing.sidecar import Sidecar
 from dex_agents_testing.worker_apps import WorkerApp
 from remote_flows import TARGET_VARIABLE
-from remote_sidecar import Sidecar
 
 __all__ = ["Remote", "read_runs", "running_remote", "wait_for_runs"]
 

@@ -8,10 +8,11 @@ import json
 from typing import Any
 
 import pytest
-from dex_agents._runner.declared import CAPABILITIES
+from dex_agents._runner.declared import CAPABILITIES, declare_capabilities
 from dex_agents._runner.policies import BUILT_IN_TOOL_NAMES
 from dex_agents_testing.conformance import (
     CasesError,
+    _check_declared,
     flow_options,
     load_cases,
     locate_cases,
@@ -53,6 +54,7 @@ def test_each_capability_case_names_a_declared_capability_once() -> None:
         "built_in_ask_user": "built_ins",
         "mcp_source_tool": "mcp",
         "mcp_task_is_polled": "mcp_tasks",
+        "plan_mode": "plan_mode",
     }
 
 
@@ -81,6 +83,10 @@ def test_each_capability_case_names_a_declared_capability_once() -> None:
             lambda raw: raw["cases"][0]["steps"].append({"answer": {}, "timeout": 1, "x": 2}),
             "unknown ['x']",
         ),
+        (
+            lambda raw: raw["cases"][0]["steps"].append({"start": "hi", "plan_mode": True}),
+            "only a send step has plan_mode",
+        ),
     ],
 )
 def test_a_file_out_of_shape_fails_naming_where(change: Any, where: str) -> None:
@@ -89,3 +95,18 @@ def test_a_file_out_of_shape_fails_naming_where(change: Any, where: str) -> None
     with pytest.raises(CasesError, match=None) as failure:
         parse_cases(raw)
     assert where in str(failure.value)
+
+
+def test_a_capability_case_is_nonconforming_exactly_when_the_runner_leaves_it_out() -> None:
+    case = next(c for c in load_cases().cases if c.capability == "handoffs")
+    others = [name for name in CAPABILITIES if name != "handoffs"]
+    declared = declare_capabilities(supported=["handoffs"], unsupported=dict.fromkeys(others, "x"))
+    missing = declare_capabilities(
+        supported=others, unsupported={"handoffs": "the framework has none"}
+    )
+    _check_declared("Declared", declared, case, None)
+    _check_declared("Missing", missing, case, "the framework's reason")
+    with pytest.raises(AssertionError, match="declares handoffs, yet its app lists"):
+        _check_declared("Declared", declared, case, "a stale reason")
+    with pytest.raises(AssertionError, match=r"unsupported \(the framework has none\)"):
+        _check_declared("Missing", missing, case, None)

@@ -452,6 +452,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         "mcp_tasks",
         "structured_output",
         "parallel_deferred_calls",
+        "plan_mode",
         "tool_cancellation",
         "tracing",
         "unfinished_turn_messages",

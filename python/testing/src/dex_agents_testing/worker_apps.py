@@ -69,7 +69,8 @@ class WorkerApp:
     def __post_init__(self) -> None:
         self.log_path = self.root / f"{self.flow_type}.jsonl"
         self.log_path.touch()
-        self.client = AgentSessionClient(self.build_flow(), server_address=self.server.address)
+        self.session_flow = self.build_flow()
+        self.client = AgentSessionClient(self.session_flow, server_address=self.server.address)
 
     def build_flow(self) -> AgentSessionFlow:
         """The client's Flow, as the Worker builds it; a subclass that adds arguments to

@@ -1,11 +1,19 @@
 // The run states today's ClaudeAgentRunner stored in real sessions (fixtures/run_states,
-// recorded by python/core/tests/record_ts_run_states.py) resume to the recorded next
+// recorded by python/conformance/tests/record_ts_run_states.py) resume to the recorded next
 // action, the real bundled CLI answered by the fixture's model script.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { assertRunStatePointsUnsupported, readRunStateFixtures, resumeRunStateFixture, type ModelScript, type RunStateFixture, type RunStatePoint } from "@dex-agents/core/testing";
+import {
+  assertRunStatePointsUnsupported,
+  ConformanceScript,
+  readRunStateFixtures,
+  resumeRunStateFixture,
+  type ModelScript,
+  type RunStateFixture,
+  type RunStatePoint,
+} from "@dex-agents/core/testing";
 import { FakeMessagesServer, type ScriptedReply } from "./testing/fake_messages.js";
-import { matrixRunner } from "./testing/matrix_app.js";
+import { conformanceRunner } from "./testing/conformance_app.js";
 import { owesAnswer, turnResults } from "./testing/script.js";
 
 const directory = new URL("../fixtures/run_states/", import.meta.url);
@@ -47,9 +55,9 @@ for (const fixture of fixtures) {
   test(`the ${fixture.point} run state resumes to its recorded next action`, () =>
     resumeRunStateFixture<ScriptedReply>(fixture, (script) => {
       current = { fixture, script };
-      return matrixRunner(server.baseUrl, { write: () => {}, waitForGate: async () => {} });
+      return conformanceRunner(server.baseUrl, new ConformanceScript());
     }));
 }
 
 test("the points this adapter cannot reach are the capabilities it declares unsupported", () =>
-  assertRunStatePointsUnsupported(directory, recorded, unsupported, matrixRunner("http://127.0.0.1:9", { write: () => {}, waitForGate: async () => {} })));
+  assertRunStatePointsUnsupported(directory, recorded, unsupported, conformanceRunner("http://127.0.0.1:9", new ConformanceScript())));

@@ -1,8 +1,16 @@
 // The run states today's PiRunner stored in real sessions (fixtures/run_states, recorded by
-// python/core/tests/record_ts_run_states.py) resume to the recorded next action.
+// python/conformance/tests/record_ts_run_states.py) resume to the recorded next action.
 import { test } from "node:test";
-import { assertRunStatePointsUnsupported, matrixFixtureReply, readRunStateFixtures, resumeRunStateFixture, type MatrixReply, type RunStatePoint } from "@dex-agents/core/testing";
-import { matrixRunner } from "./testing/matrix_app.js";
+import {
+  assertRunStatePointsUnsupported,
+  ConformanceScript,
+  fixtureReply,
+  readRunStateFixtures,
+  resumeRunStateFixture,
+  type RunStatePoint,
+  type ScriptedAnswer,
+} from "@dex-agents/core/testing";
+import { conformanceRunner } from "./testing/conformance_app.js";
 
 const directory = new URL("../fixtures/run_states/", import.meta.url);
 const recorded: RunStatePoint[] = [
@@ -19,14 +27,12 @@ const fixtures = readRunStateFixtures(directory, "pi", recorded);
 
 for (const fixture of fixtures) {
   test(`the ${fixture.point} run state resumes to its recorded next action`, () =>
-    resumeRunStateFixture<MatrixReply>(fixture, (script) =>
-      matrixRunner({ reply: matrixFixtureReply(fixture, script), log: () => {}, gate: async () => {} }),
-    ));
+    resumeRunStateFixture<ScriptedAnswer>(fixture, (script) => conformanceRunner(new ConformanceScript(), fixtureReply(fixture, script))));
 }
 
-const noModel = async (): Promise<MatrixReply> => {
+const noModel = async (): Promise<ScriptedAnswer> => {
   throw new Error("the capability check calls no model");
 };
 
 test("the points this adapter cannot reach are the capabilities it declares unsupported", () =>
-  assertRunStatePointsUnsupported(directory, recorded, unsupported, matrixRunner({ reply: noModel, log: () => {}, gate: async () => {} })));
+  assertRunStatePointsUnsupported(directory, recorded, unsupported, conformanceRunner(new ConformanceScript(), noModel)));

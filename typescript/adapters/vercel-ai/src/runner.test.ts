@@ -25,7 +25,7 @@ import {
 } from "@dex-agents/core";
 import { jsonSchema, Output, type ModelMessage } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test";
-import { storedUserMessage, testTurn } from "@dex-agents/core/testing";
+import { aiSdkStreamResponse, storedUserMessage, testTurn } from "@dex-agents/core/testing";
 import { VercelAiRunner } from "./index.js";
 
 const usage = {
@@ -147,6 +147,38 @@ test("a tool turn: the calls come back, the result goes in as a tool message", a
     events.map((e) => (e.type === "text_delta" ? e.payload.text : e.type)),
     ["It is sunny."],
   );
+});
+
+test("reasoning streams as reasoning_delta events before the answer's text_delta", async () => {
+  const model = new MockLanguageModelV4({ doStream: aiSdkStreamResponse("I have seen 1 messages.", [], "Thinking first.") });
+  const events: AgentEventPayload[] = [];
+  const done = await runner(model, []).runModelStep(turn(undefined, [], events, undefined, "think it over"));
+  assert.ok(isTurnCompleted(done));
+  assert.deepEqual(
+    events.map((e) => [e.type, e.type === "text_delta" || e.type === "reasoning_delta" ? e.payload.text : ""]),
+    [
+      ["reasoning_delta", "Thinking first."],
+      ["text_delta", "I have seen 1 messages."],
+    ],
+  );
+});
+
+test("the session's enabled built-ins join the model's tools, and their calls are the session's", async () => {
+  const model = new MockLanguageModelV4({
+    doStream: async () => aiSdkStreamResponse(undefined, [{ id: "q1", name: "ask_user", input: { question: "Which city?" } }]),
+  });
+  const prompt = "ask me";
+  const messages = [storedUserMessage(prompt, JSON.stringify({ role: "user", content: prompt }))];
+  const asked = await runner(model, []).runModelStep(testTurn({ messages, enabledBuiltInTools: ["ask_user"] }));
+  assert.deepEqual(
+    model.doStreamCalls[0]?.tools?.map((t) => t.name),
+    ["get_weather", "ask_user"],
+  );
+  assert.ok(isToolCallsRequested(asked));
+  if (!isToolCallsRequested(asked)) return;
+  assert.equal(asked.toolCalls[0]?.toolName, "ask_user");
+  const clash = new VercelAiRunner({ model, tools: { ask_user: { inputSchema: jsonSchema({ type: "object" }), effect: ToolEffect.READ, execute: async () => "" } } });
+  await assert.rejects(clash.runModelStep(testTurn({ messages, enabledBuiltInTools: ["ask_user"] })), /reserves/);
 });
 
 test("an aborted cancellationSignal stops the running model call", async () => {

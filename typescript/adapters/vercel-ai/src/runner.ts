@@ -6,8 +6,8 @@
  * instead of running them; the session runs each in its own Step through
  * `executeDeferredToolCall`. The turn's run state is the plain-JSON
  * `ModelMessage[]` the turn produced after its user message; the tool results
- * go back as one `tool` message with `tool-result` parts. Text deltas stream
- * as `text_delta` events. `streamText` runs the same engine as
+ * go back as one `tool` message with `tool-result` parts. Text and reasoning
+ * deltas stream as `text_delta` and `reasoning_delta` events. `streamText` runs the same engine as
  * `generateText`; it is used for the deltas.
  *
  * With `output`, the answer must match an `ai` output spec: one that fails
@@ -20,7 +20,7 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect, MessageRole } from "@dex-agents/contracts";
+import { ReasoningDeltaPayloadSchema, TextDeltaPayloadSchema, type AgentToolCall, type ToolEffect, MessageRole } from "@dex-agents/contracts";
 import {
   ToolRouter,
   ToolExecutionError,
@@ -42,10 +42,12 @@ import {
   frameworkMessage,
   resultText,
   runInfoOfToolStep,
+  offeredBuiltIns,
   withRunInfo,
 } from "@dex-agents/core";
 import {
   isStepCount,
+  jsonSchema,
   streamText,
   tool,
   type FlexibleSchema,
@@ -187,7 +189,9 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     return declareCapabilities({
       supported: [
         "text_deltas",
+        "reasoning_deltas",
         "usage",
+        "built_in_tools",
         "structured_output",
         "parallel_deferred_calls",
         "tool_cancellation",
@@ -195,8 +199,6 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         "unfinished_turn_messages",
       ],
       unsupported: {
-        reasoning_deltas: "not implemented: the runner writes text_delta events only",
-        built_in_tools: "not offered: the runner does not add the session's built-ins to its tools",
         mcp_sources: "McpToolSource is Python-only; the runner offers no tool sources",
         mcp_tasks: "no tool sources, so no MCP tasks",
         handoffs: "the AI SDK has no handoff between agents",
@@ -206,6 +208,16 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
         tool_task_cancels: "not implemented: the runner has no cancelToolTask",
       },
     });
+  }
+
+  /** The session's enabled built-ins as tools without `execute`: the session runs their calls. */
+  #builtIns(turn: AgentTurnContext): ToolSet {
+    return Object.fromEntries(
+      offeredBuiltIns(turn.enabledBuiltInTools, Object.keys(this.#declared)).map((spec) => [
+        spec.name,
+        tool({ description: spec.description, inputSchema: jsonSchema(spec.parameters as Parameters<typeof jsonSchema>[0]) }),
+      ]),
+    );
   }
 
   buildUserMessage(text: string): FrameworkMessage {
@@ -230,7 +242,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
       model: this.#options.model,
       ...(this.#options.instructions !== undefined ? { system: this.#options.instructions } : {}),
       messages: [...history, ...items],
-      tools: this.#declared,
+      tools: { ...this.#declared, ...this.#builtIns(turn) },
       stopWhen: isStepCount(1),
       ...(this.#options.output !== undefined ? { output: this.#options.output.spec } : {}),
       abortSignal: turn.cancellationSignal,
@@ -239,6 +251,8 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
     for await (const part of result.fullStream) {
       if (part.type === "text-delta") {
         turn.events.write({ type: "text_delta", payload: create(TextDeltaPayloadSchema, { text: part.text }) });
+      } else if (part.type === "reasoning-delta") {
+        turn.events.write({ type: "reasoning_delta", payload: create(ReasoningDeltaPayloadSchema, { text: part.text }) });
       } else if (part.type === "error") {
         throw part.error instanceof Error ? part.error : new Error(String(part.error));
       } else if (part.type === "abort") {

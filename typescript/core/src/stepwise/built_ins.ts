@@ -75,3 +75,18 @@ export const BUILT_IN_TOOL_SPECS: Readonly<Record<string, ToolSpec>> = {
     },
   },
 };
+
+/**
+ * The specs of the session's enabled built-ins, for a runner to offer its model
+ * next to its own tools. A tool of the runner's (`ownNames`) under an enabled
+ * built-in's name is an error: the session reserves those names.
+ */
+export function offeredBuiltIns(enabled: readonly string[], ownNames: Iterable<string>): ToolSpec[] {
+  for (const name of ownNames) {
+    if (enabled.includes(name)) throw new Error(`tool '${name}' uses the name of an enabled built-in tool, which the session reserves`);
+  }
+  return enabled.flatMap((name) => {
+    const spec = BUILT_IN_TOOL_SPECS[name];
+    return spec === undefined ? [] : [spec];
+  });
+}

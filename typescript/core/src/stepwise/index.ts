@@ -5,7 +5,7 @@
  * @module
  */
 
-export { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS } from "./built_ins.js";
+export { BUILT_IN_TOOL_POLICY, BUILT_IN_TOOL_SPECS, offeredBuiltIns } from "./built_ins.js";
 export {
   approximateTokens,
   DEFAULT_SUMMARY_INSTRUCTIONS,

@@ -36,7 +36,7 @@ import {
   type ToolTaskPollOutcome,
   type Usage,
 } from "../runner.js";
-import { BUILT_IN_TOOL_SPECS } from "./built_ins.js";
+import { offeredBuiltIns } from "./built_ins.js";
 import { buildSummaryMessages, estimateItems, selectCutoff, SUMMARY_PREFIX } from "./compaction.js";
 import {
   MAX_CONSECUTIVE_CONTINUATIONS,
@@ -367,15 +367,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   }
 
   #offeredTools(turn: AgentTurnContext, tools: readonly StepwiseTool[]): ToolSpec[] {
-    const builtIns = turn.enabledBuiltInTools.flatMap((name) => {
-      const spec = BUILT_IN_TOOL_SPECS[name];
-      return spec === undefined ? [] : [spec];
-    });
-    for (const t of tools) {
-      if (turn.enabledBuiltInTools.includes(t.name)) {
-        throw new Error(`tool '${t.name}' uses the name of an enabled built-in tool, which the session reserves`);
-      }
-    }
+    const builtIns = offeredBuiltIns(turn.enabledBuiltInTools, tools.map((t) => t.name));
     if (turn.interactionMode === InteractionMode.PLANNING) return builtIns.filter((s) => s.name === WRITE_TODOS);
     const own = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     return [...own, ...builtIns];

@@ -1,27 +1,26 @@
 /**
  * Scripted AI SDK language models for tests, without a dependency on `ai`:
  * what a `MockLanguageModelV4` `doStream` or `doGenerate` returns for a text
- * and tool calls, and the matrix script (`matrixReply`) as such a `doStream`. The
+ * and tool calls, and a scripted model (`ConformanceScript.answer`) as such a `doStream`. The
  * shapes are the AI SDK's provider types (`LanguageModelV4StreamPart`,
  * `LanguageModelV4Prompt`), written out so the mock accepts them.
  *
  * @module
  */
 
-import { matrixReply, type MatrixModelCall, type MatrixReply, type MatrixToolCall } from "./matrix_model.js";
-import type { MatrixSidecarArgs } from "./matrix_sidecar.js";
+import type { ScriptedAnswer, ScriptedModelCall, ScriptedToolCall } from "./conformance.js";
 
 const USAGE = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 2, text: 2, reasoning: undefined },
 };
 
-function finishReason(calls: readonly MatrixToolCall[]) {
+function finishReason(calls: readonly ScriptedToolCall[]) {
   return { unified: calls.length > 0 ? ("tool-calls" as const) : ("stop" as const), raw: undefined };
 }
 
 /** A `doGenerate` result: the text, then the calls, with the finish reason they make. */
-export function aiSdkGenerateResponse(text: string | undefined, calls: readonly MatrixToolCall[] = []) {
+export function aiSdkGenerateResponse(text: string | undefined, calls: readonly ScriptedToolCall[] = []) {
   return {
     content: [
       ...(text === undefined ? [] : [{ type: "text" as const, text }]),
@@ -33,10 +32,20 @@ export function aiSdkGenerateResponse(text: string | undefined, calls: readonly 
   };
 }
 
-/** A `doStream` result: the text as one delta, then the calls, then the finish with its reason. */
-export function aiSdkStreamResponse(text: string | undefined, calls: readonly MatrixToolCall[] = []) {
+/**
+ * A `doStream` result: the reasoning and then the text, each as one delta, then
+ * the calls, then the finish with its reason.
+ */
+export function aiSdkStreamResponse(text: string | undefined, calls: readonly ScriptedToolCall[] = [], reasoning?: string) {
   const parts = [
     { type: "stream-start" as const, warnings: [] },
+    ...(reasoning === undefined
+      ? []
+      : [
+          { type: "reasoning-start" as const, id: "r" },
+          { type: "reasoning-delta" as const, id: "r", delta: reasoning },
+          { type: "reasoning-end" as const, id: "r" },
+        ]),
     ...(text === undefined
       ? []
       : [
@@ -57,7 +66,7 @@ export function aiSdkStreamResponse(text: string | undefined, calls: readonly Ma
   };
 }
 
-/** The parts of an AI SDK prompt message that the matrix script reads. */
+/** The parts of an AI SDK prompt message that a scripted model reads. */
 interface PromptPart {
   readonly type: string;
   readonly text?: string;
@@ -82,14 +91,17 @@ export function aiSdkUserPrompts(prompt: readonly AiSdkPromptMessage[]): string[
     .map((m) => partsOf(m).map((p) => (p.type === "text" ? (p.text ?? "") : "")).join(""));
 }
 
-/** The matrix script as a `doStream`: it reads the prompt's trailing tool message. */
-export function aiSdkMatrixDoStream(sidecar: MatrixSidecarArgs) {
-  return aiSdkDoStream((call) => matrixReply(sidecar, call));
-}
-
-/** `reply` as a `doStream`: the prompt read as a `MatrixModelCall`, the reply streamed back. */
-export function aiSdkDoStream(reply: (call: MatrixModelCall) => Promise<MatrixReply>) {
-  return async (options: { readonly prompt: readonly AiSdkPromptMessage[]; readonly abortSignal?: AbortSignal | undefined }) => {
+/**
+ * `reply` as a `doStream`: the prompt read as a `ScriptedModelCall` (its trailing
+ * tool message the results), the answer streamed back; a structured output is
+ * the answer's JSON text, as the AI SDK's `Output.object` wants it.
+ */
+export function aiSdkDoStream(reply: (call: ScriptedModelCall) => Promise<ScriptedAnswer>) {
+  return async (options: {
+    readonly prompt: readonly AiSdkPromptMessage[];
+    readonly abortSignal?: AbortSignal | undefined;
+    readonly tools?: readonly { readonly name: string }[] | undefined;
+  }) => {
     const last = options.prompt.at(-1);
     const results =
       last?.role === "tool"
@@ -110,7 +122,8 @@ export function aiSdkDoStream(reply: (call: MatrixModelCall) => Promise<MatrixRe
       results,
       messageCount: options.prompt.filter((m) => m.role !== "system").length,
       signal: options.abortSignal,
+      tools: (options.tools ?? []).map((t) => t.name),
     });
-    return aiSdkStreamResponse(answer.text, answer.calls);
+    return aiSdkStreamResponse(answer.output !== undefined ? JSON.stringify(answer.output) : answer.text, answer.calls, answer.reasoning);
   };
 }

@@ -2,7 +2,7 @@
  * What the adapters' tool-turn bench scripts (`dist/testing/tool_turn_bench.js`,
  * run by python/bench/sidecar_tool_turn.py) share: the `--plain N --warmup W`
  * mode's arguments and its timing loop. Without `--plain` a script serves its
- * runner with `matrixSidecarArgs` and `serveMatrixRunner`.
+ * runner with `conformanceSidecarArgs` and `serveConformanceRunner`.
  *
  * @module
  */

@@ -7,21 +7,31 @@
 export {
   aiSdkDoStream,
   aiSdkGenerateResponse,
-  aiSdkMatrixDoStream,
   aiSdkStreamResponse,
   aiSdkUserPrompts,
   type AiSdkPromptMessage,
 } from "./ai_sdk_model.js";
 export { capabilitiesDeclaration, checkCapabilitiesFile, WRITE_CAPABILITIES_VARIABLE } from "./capabilities_file.js";
 export { plainBenchArgs, timedRuns, type PlainBenchArgs } from "./bench.js";
-export { matrixSidecarArgs, serveMatrixRunner, type MatrixSidecarArgs } from "./matrix_sidecar.js";
-export { matrixReply, matrixToolCalls, type MatrixModelCall, type MatrixReply, type MatrixToolCall } from "./matrix_model.js";
+export { conformanceSidecarArgs, serveConformanceRunner, type ConformanceSidecarArgs } from "./conformance_sidecar.js";
+export {
+  ConformanceCasesError,
+  ConformanceScript,
+  type ConformanceData,
+  type ConformanceOutput,
+  type ConformanceReply,
+  type ConformanceTool,
+  type ScriptedAnswer,
+  type ScriptedModelCall,
+  type ScriptedToolCall,
+  type ScriptLog,
+} from "./conformance.js";
 export { deferredExecution } from "./executions.js";
 export { RunLog } from "./runlog.js";
 export { storedUserMessage, testTurn, type TestTurnOptions } from "./turns.js";
 export {
   assertRunStatePointsUnsupported,
-  matrixFixtureReply,
+  fixtureReply,
   ModelScript,
   normalizedOutcome,
   POINT_CAPABILITIES,

@@ -27,7 +27,7 @@ import {
 import { describeRunner, supports, type Capability } from "../capabilities.js";
 import { handlers, type StreamFrames } from "../handlers.js";
 import type { AgentFrameworkRunner, DeferredToolOutcome } from "../runner.js";
-import type { MatrixModelCall, MatrixReply } from "./matrix_model.js";
+import type { ScriptedAnswer, ScriptedModelCall } from "./conformance.js";
 
 export const RUN_STATE_POINTS = [
   "awaiting_tool_result",
@@ -214,14 +214,14 @@ export async function resumeRunStateFixture<T>(
 }
 
 /**
- * A matrix app's model answering from `script`: its first call must see the
+ * An app factory's model answering from `script`: its first call must see the
  * results of the fixture's finished tool calls, as the resumed framework
  * rebuilt them from the stored run state.
  */
-export function matrixFixtureReply(
+export function fixtureReply(
   fixture: RunStateFixture,
-  script: ModelScript<MatrixReply>,
-): (call: MatrixModelCall) => Promise<MatrixReply> {
+  script: ModelScript<ScriptedAnswer>,
+): (call: ScriptedModelCall) => Promise<ScriptedAnswer> {
   const stored = Object.fromEntries(
     fixture.turnContext.toolCalls.flatMap((c) => (c.output !== undefined ? [[c.toolCallId, c.output]] : [])),
   );

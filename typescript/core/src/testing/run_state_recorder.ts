@@ -1,10 +1,10 @@
 /**
- * Recording of run-state fixtures in a matrix sidecar. With
- * `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` set, `serveMatrixRunner` wraps its
+ * Recording of run-state fixtures in a conformance sidecar. With
+ * `DEX_AGENTS_RECORD_TURN_CONTEXT=<dir>` set, `serveConformanceRunner` wraps its
  * runner so every RunModelStep of a real session writes `<dir>/<n>.json`:
  * the call's `RunnerTurnContext` wire JSON, the replies the scripted model
  * gave in it (`noteModelReply`) and the normalised outcome. The recorder
- * (python/core/tests/record_ts_run_states.py) picks the call of a point and
+ * (python/conformance/tests/record_ts_run_states.py) picks the call of a point and
  * writes the fixture; `run_state_fixtures.ts` resumes it.
  *
  * @module

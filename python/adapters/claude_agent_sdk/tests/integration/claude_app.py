@@ -55,6 +55,10 @@ CONFORMANCE = Traits(
     tool_prefix=PREFIX,
     factories={"structured_output": "build_structured_flow"},
     nonconforming={
+        "plan_mode": (
+            "not implemented yet: ClaudeAgentRunner neither hides the agent's own tools in a "
+            "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
+        ),
         "handoff_to_billing": (
             "the CLI runs a sub-agent (ClaudeAgentOptions.agents, AgentDefinition in "
             "claude_agent_sdk/types.py) as its own Task tool inside the turn; the turn "

@@ -47,6 +47,10 @@ CONFORMANCE = Traits(
     structured_output_as_text=True,
     factories={"structured_output": "build_structured_flow"},
     nonconforming={
+        "plan_mode": (
+            "not implemented yet: AdkRunner neither hides the agent's own tools in a "
+            "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
+        ),
         "structured_output_with_validator_retry": (
             "ADK validates an LlmAgent's output_schema once and raises on a mismatch, "
             "with no retry to the model (google/adk/agents/llm_agent.py, "

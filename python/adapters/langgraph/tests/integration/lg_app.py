@@ -45,7 +45,14 @@ from langgraph.types import Command
 from pydantic import BaseModel, field_validator
 
 CONFORMANCE = Traits(
-    messages_after_booking=6, factories={"handoff_to_billing": "build_handoffs_flow"}
+    messages_after_booking=6,
+    factories={"handoff_to_billing": "build_handoffs_flow"},
+    nonconforming={
+        "plan_mode": (
+            "not implemented yet: LangGraphRunner neither hides the agent's own tools in a "
+            "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
+        ),
+    },
 )
 
 

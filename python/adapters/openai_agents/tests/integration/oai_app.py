@@ -59,6 +59,10 @@ CONFORMANCE = Traits(
     structured_output_as_text=True,
     factories={"structured_output": "build_structured_flow"},
     nonconforming={
+        "plan_mode": (
+            "not implemented yet: OpenAiAgentsRunner neither hides the agent's own tools in a "
+            "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
+        ),
         "structured_output_with_validator_retry": (
             "the SDK has no output validator that asks the model again: an output "
             "guardrail's tripwire raises OutputGuardrailTripwireTriggered and ends the "

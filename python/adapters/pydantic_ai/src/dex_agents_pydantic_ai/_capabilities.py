@@ -15,6 +15,7 @@ _SUPPORTED = (
     "mcp_tasks",
     "structured_output",
     "parallel_deferred_calls",
+    "plan_mode",
     "tool_cancellation",
     "tracing",
     "unfinished_turn_messages",
@@ -24,7 +25,6 @@ _SUPPORTED = (
 
 _UNSUPPORTED = {
     "handoffs": ("Pydantic AI has no handoff: one agent delegates to another only inside a tool"),
-    "plan_mode": "not implemented: the runner is no PlanModeRunner",
     "compaction": "not implemented: the runner is no ContextCompactionRunner",
 }
 

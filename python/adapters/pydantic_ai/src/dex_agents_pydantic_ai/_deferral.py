@@ -38,8 +38,11 @@ __all__ = ["ApproveEveryTool", "DeferEveryTool"]
 class _DeferringToolset(WrapperToolset[Any]):
     seen: dict[str, ToolDefinition] = field(default_factory=dict)
     reserved: frozenset[str] = frozenset()
+    hidden: bool = False
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        if self.hidden:
+            return {}
         tools = await super().get_tools(ctx)
         # Checked on every listing: toolsets (MCP servers, `prepare` functions) can
         # change their tools from one model call to the next.
@@ -61,10 +64,14 @@ class DeferEveryTool(AbstractCapability[Any]):
     """The session's enabled built-ins, offered as external tools."""
     seen: dict[str, ToolDefinition] = field(default_factory=dict)
     """The application tools the model was offered, by name (filled during the run)."""
+    hide_agent_tools: bool = False
+    """A planning turn: the model is offered the built-ins alone."""
 
     def get_wrapper_toolset(self, toolset: AbstractToolset[Any]) -> AbstractToolset[Any]:
         reserved = frozenset(tool.name for tool in self.built_ins)
-        deferring = _DeferringToolset(toolset, seen=self.seen, reserved=reserved)
+        deferring = _DeferringToolset(
+            toolset, seen=self.seen, reserved=reserved, hidden=self.hide_agent_tools
+        )
         return with_built_ins(deferring, self.built_ins)
 
 

@@ -22,6 +22,7 @@ from dex_agents import ToolPolicy, UserError
 from dex_agents._runner.capabilities import ToolTaskCancellation, ToolTaskPoll, ToolTaskPollOutcome
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
+from dex_agents._runner.plan_mode import is_planning, turn_built_ins, with_plan_note
 from dex_agents._runner.values import Heartbeat
 from dex_agents.runner import (
     AgentTurnContext,
@@ -147,6 +148,11 @@ class PydanticAiRunner(Generic[DepsT]):
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 
+    @property
+    def supports_plan_mode(self) -> bool:
+        """Plan mode through the kit: the plan note before the turn, write_todos alone."""
+        return True
+
     def describe(self) -> RunnerCapabilities:
         """What this adapter supports, each gap with its reason (docs/adapters.md)."""
         return capabilities()
@@ -156,14 +162,19 @@ class PydanticAiRunner(Generic[DepsT]):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         state = RunState.decode(turn.framework_run_state)
-        stored = history_from_stored(turn.messages, self._decoded_items)
+        stored = history_from_stored(
+            with_plan_note(turn, self.build_user_message), self._decoded_items
+        )
         history: list[ModelMessage] = [*stored, *state.messages]
         results: DeferredToolResults | None = None
         if state.pending:
             texts: dict[str, Any] = dict(result_texts(state.pending, turn.tool_calls, strict=True))
             results = DeferredToolResults(calls=texts)
         deps = self._deps(DexRunInfo.of_model_step(turn))
-        deferral = DeferEveryTool(built_ins=built_in_tool_definitions(turn.enabled_built_in_tools))
+        deferral = DeferEveryTool(
+            built_ins=built_in_tool_definitions(turn_built_ins(turn)),
+            hide_agent_tools=is_planning(turn),
+        )
 
         responses: list[ModelResponse] = []
         retry_request: ModelRequest | None = None

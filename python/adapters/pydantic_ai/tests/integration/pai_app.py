@@ -99,6 +99,7 @@ def _model(app: ScriptedApp) -> ModelFunction:
             results=[(r.tool_call_id, r.tool_name, r.model_response_str()) for r in results],
             messages=len(messages),
             retried=any(r.outcome == "retried" for r in results),
+            log={"tools": [t.name for t in info.function_tools]},
         )
         return _response(answer, info)
 
@@ -132,15 +133,19 @@ def build_flow(
     *,
     built_in_tools: bool = False,
     mcp: McpSourceFactory | None = None,
+    plan_mode: bool = False,
 ) -> AgentSessionFlow:
-    """The app's agent; a case's flow adds the session's built-in tools or an MCP source."""
+    """The app's agent; a case's flow adds the session's built-in tools, an MCP source or
+    plan mode."""
     app = ScriptedApp(log_path)
     model = _model(app)
     toolsets = [McpSourceToolset(mcp(app.mcp_log))] if mcp else []
     return AgentSessionFlow(
         _runner(model, app, stream=_streamed(model), toolsets=toolsets),
         flow_type=flow_type,
-        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
+        options=session_options(
+            interrupt_deadline_seconds, built_in_tools=built_in_tools, plan_mode=plan_mode
+        ),
     )
 
 

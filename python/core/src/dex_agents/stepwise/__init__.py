@@ -29,6 +29,7 @@ unstored items travel in the run state, and stored messages replay from their
 
 from __future__ import annotations
 
+from dex_agents._runner.plan_mode import build_plan_note
 from dex_agents.stepwise._continuation import (
     MAX_CONSECUTIVE_CONTINUATIONS,
     TurnContinuation,
@@ -43,7 +44,6 @@ from dex_agents.stepwise._definition import (
     ModelResolver,
 )
 from dex_agents.stepwise._errors import InvalidModelResponseError, RunStateError, StepwiseError
-from dex_agents.stepwise._plan import build_plan_note
 from dex_agents.stepwise._runner import SUMMARY_PREFIX, StepwiseRunner
 from dex_agents.stepwise._sources import ToolSource
 from dex_agents.stepwise._tools import Tool, ToolContext, tool

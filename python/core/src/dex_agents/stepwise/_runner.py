@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dex_agents_contracts import (
     AgentToolCall,
     AgentUsage,
-    InteractionMode,
     PlanStatus,
     ReasoningDeltaPayload,
     TextDeltaPayload,
@@ -24,6 +23,7 @@ from dex_agents._runner.capabilities import (
     ToolTaskPoll,
     ToolTaskPollOutcome,
 )
+from dex_agents._runner.plan_mode import build_plan_note, is_planning, turn_built_ins
 from dex_agents._runner.values import deferred_tool_call
 from dex_agents.models import (
     ModelClient,
@@ -72,7 +72,6 @@ from dex_agents.stepwise._items import (
     item_to_message,
     items_to_model_messages,
 )
-from dex_agents.stepwise._plan import build_plan_note
 from dex_agents.stepwise._sources import TaskToolSource
 from dex_agents.stepwise._state import RunState
 from dex_agents.stepwise._tools import Tool, ToolContext
@@ -334,15 +333,15 @@ class StepwiseRunner:
     # --- helpers ---------------------------------------------------------------------
 
     def _offered_tools(self, turn: AgentTurnContext) -> list[ToolDefinition]:
-        built_ins = [BUILT_IN_TOOL_DEFINITIONS[name] for name in turn.enabled_built_in_tools]
+        built_ins = [BUILT_IN_TOOL_DEFINITIONS[name] for name in turn_built_ins(turn)]
         for tool in self._tools():
             if tool.name in turn.enabled_built_in_tools:
                 raise ValueError(
                     f"tool {tool.name!r} uses the name of an enabled built-in tool, "
                     "which the session reserves"
                 )
-        if turn.interaction_mode == InteractionMode.PLANNING:
-            return [d for d in built_ins if d.name == _WRITE_TODOS]
+        if is_planning(turn):
+            return built_ins
         return [*(t.definition for t in self._tools()), *built_ins]
 
     def _tool_choice(
@@ -351,7 +350,7 @@ class StepwiseRunner:
         """`auto`, or write_todos forced; None when the client refuses the forced choice."""
         forced = (
             self.definition.planning_tool_choice == "required"
-            and turn.interaction_mode == InteractionMode.PLANNING
+            and is_planning(turn)
             and turn.framework_run_state is None
             and (turn.plan is None or turn.plan.status != PlanStatus.DRAFT)
             and any(d.name == _WRITE_TODOS for d in offered)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from dex_agents._runner.declared import declared_runner
+from dex_agents_contracts import RunnerCapabilities
 
 from dex_agents_testing.conformance._cases import (
     Call,
@@ -73,17 +74,35 @@ __all__ = [
 
 
 def conformance_suite(
-    script: Path, *, only: Callable[[Case], bool] = lambda case: True
+    script: Path,
+    *,
+    only: Callable[[Case], bool] = lambda case: True,
+    traits: Traits | None = None,
+    app_type: Callable[..., CaseApp] = CaseApp,
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """The `dexlite` fixture and `test_conformance`, parametrised over the data file's
     cases (those `only` keeps); a case in the app's `nonconforming` list is skipped
     with its reason, and a capability's case first checks that list against what the
-    app's runner declares."""
-    traits: Traits = load_app(script).CONFORMANCE
+    app's runner declares. `traits` defaults to the script's `CONFORMANCE`; `app_type`
+    (CaseApp's signature, the case's `flow` included) lets a runner outside the Worker
+    (a TypeScript adapter in its Node sidecar) start with each app."""
+    conformance: Traits = traits if traits is not None else load_app(script).CONFORMANCE
     ids = {c.id for c in load_cases().cases}
-    unknown = (set(traits.nonconforming) | set(traits.factories)) - ids
+    unknown = (set(conformance.nonconforming) | set(conformance.factories)) - ids
     assert not unknown, f"nonconforming or factories name no case: {sorted(unknown)}"
     cases = [c for c in load_cases().cases if only(c)]
+    described: list[tuple[str, RunnerCapabilities]] = []
+
+    def declaration(server: DexliteProcess, root: Path) -> tuple[str, RunnerCapabilities]:
+        """The runner's name and `describe()`, asked once per module of an app of its own."""
+        if not described:
+            probe = app_type(server, root, script, flow_type="ConfDescribe")
+            try:
+                runner = probe.session_flow.runner
+                described.append((type(runner).__name__, declared_runner(runner).capabilities))
+            finally:
+                probe.stop()
+        return described[0]
 
     @pytest.fixture(scope="module")
     def dexlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DexliteProcess]:
@@ -95,18 +114,18 @@ def conformance_suite(
     def test_conformance(
         case: Case, dexlite: DexliteProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        reason = traits.nonconforming.get(case.id)
+        reason = conformance.nonconforming.get(case.id)
         if case.capability is not None:
-            _check_declared(script, case, reason, tmp_path)
+            _check_declared(*declaration(dexlite, tmp_path), case, reason)
         if reason is not None:
             pytest.skip(f"nonconforming: {reason}")
 
         def make(*, interrupt_deadline: float | None, server: DexliteProcess) -> WorkerApp:
-            return CaseApp(
+            return app_type(
                 server,
                 tmp_path,
                 script,
-                factory=traits.factories.get(case.id, "build_flow"),
+                factory=conformance.factories.get(case.id, "build_flow"),
                 flow=case.flow,
                 flow_type=f"Conf{uuid.uuid4().hex[:10]}",
                 interrupt_deadline=interrupt_deadline,
@@ -124,18 +143,17 @@ def conformance_suite(
             if case.own_dexlite:
                 server = DexliteProcess(tmp_path / "own.sqlite").start()
                 stack.callback(server.stop)
-            run_case(case, make, traits, jobs_log=jobs_log, server=server)
+            run_case(case, make, conformance, jobs_log=jobs_log, server=server)
 
     return dexlite, test_conformance
 
 
-def _check_declared(script: Path, case: Case, reason: str | None, tmp_path: Path) -> None:
+def _check_declared(
+    name: str, capabilities: RunnerCapabilities, case: Case, reason: str | None
+) -> None:
     """A capability's case is nonconforming exactly when the app's runner declares the
     capability unsupported: the table in docs/adapters.md and the suite agree."""
     assert case.capability is not None
-    flow = load_app(script).build_flow("ConfDescribe", str(tmp_path / "describe.jsonl"), None)
-    capabilities = declared_runner(flow.runner).capabilities
-    name = type(flow.runner).__name__
     if getattr(capabilities, case.capability):
         assert reason is None, (
             f"{name} declares {case.capability}, yet its app lists {case.id} as "

@@ -41,6 +41,7 @@ OPERATIONS = frozenset(
         "wait_tool_runs",
         "wait_model_calls_with_results",
         "resolve",
+        "execute_plan",
         "kill_worker",
         "start_worker",
         "restart_worker",
@@ -75,6 +76,8 @@ EXPECTATIONS = frozenset(
         "reasoning_deltas",
         "mcp_calls",
         "steps_include",
+        "plan",
+        "last_model_tools",
     }
 )
 
@@ -89,6 +92,10 @@ FLOWS = {
         "the same agent with the jobs MCP server (dex_agents_testing.mcp_jobs over "
         "Streamable HTTP, which the suite starts for the case) as its MCP source, "
         "from `jobs_source()`"
+    ),
+    "plan_mode": (
+        "the same agent in a session with plan mode enabled (and so every built-in tool); "
+        "the app logs the tools each model call is offered (`tools`)"
     ),
 }
 """A case's `flow`: what the app's `build_flow` serves with that flow's keyword
@@ -230,7 +237,9 @@ def _step(where: str, raw: Any) -> Mapping[str, Any]:
     if len(operations) != 1:
         raise CasesError(f"{where}: a step has exactly one operation, got {sorted(raw)}")
     (operation,) = operations
-    _keys(where, raw, {operation}, {"timeout", "durability", "harness"})
+    _keys(where, raw, {operation}, {"timeout", "durability", "harness", "plan_mode"})
+    if "plan_mode" in raw and operation != "send":
+        raise CasesError(f"{where}: only a send step has plan_mode")
     if operation == "expect":
         _keys(f"{where}.expect", raw["expect"], set(), set(EXPECTATIONS))
         _keys(f"{where}.harness", raw.get("harness", {}), set(), set(EXPECTATIONS))

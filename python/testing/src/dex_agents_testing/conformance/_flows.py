@@ -1,7 +1,8 @@
 """A case's `flow` as the keyword arguments of the app's one factory, `build_flow`.
 
 An app factory module has one `build_flow(flow_type, log_path,
-interrupt_deadline_seconds, *, built_in_tools=False, mcp=None)`; a case whose
+interrupt_deadline_seconds, *, built_in_tools=False, mcp=None)` (and `plan_mode=False`
+where its runner declares plan mode); a case whose
 `flow` is one of `FLOWS` runs on it with that flow's options, in the test process
 (`CaseApp`, for the client) and in the Worker (`--flow FLOW`), so each variant of
 an app's agent is spelled once, here.
@@ -37,6 +38,7 @@ FLOW_OPTIONS: dict[str, dict[str, Any]] = {
     "built_ins": {"built_in_tools": True},
     "mcp": {"mcp": notes_source},
     "mcp_tasks": {"mcp": _jobs},
+    "plan_mode": {"plan_mode": True},
 }
 """Each of `FLOWS` as `build_flow`'s keyword arguments."""
 

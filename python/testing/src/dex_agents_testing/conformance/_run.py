@@ -41,6 +41,10 @@ class Traits:
     tool Step to wait for, and a case's `harness` expectations replace its others."""
     tool_prefix: str = ""
     """What the framework puts before a tool's name (`{tool:NAME}` in the cases)."""
+    compact_arguments: bool = False
+    """A harness whose transcript writes tool arguments as compact JSON (`{"usd":5}`, as
+    the Step-mode expectations spell them), where the cases' `harness` expectations
+    spell them as Python's `json.dumps` does (the TypeScript Claude Agent SDK's)."""
     nonconforming: Mapping[str, str] = field(default_factory=dict)
     """Case id -> why the framework cannot, citing its code or documentation."""
     factories: Mapping[str, str] = field(default_factory=dict)
@@ -93,7 +97,8 @@ class _Run:
                 options = StartFlowOptions(config_override=config)
             self.session = app.start(step["start"], options=options)
         elif "send" in step:
-            assert app.client.send_user_message(self.session, step["send"])
+            plan_mode = bool(step.get("plan_mode", False))
+            assert app.client.send_user_message(self.session, step["send"], plan_mode=plan_mode)
         elif "wait_idle" in step:
             self.snapshot = app.wait_idle(self.session, step["wait_idle"], timeout=timeout)
         elif "wait_approval" in step:
@@ -141,6 +146,8 @@ class _Run:
                 rejection_message=resolve.get("message"),
             )
             assert accepted is resolve.get("accepted", True)
+        elif "execute_plan" in step:
+            assert app.client.execute_plan(self.session, step["execute_plan"])
         elif "kill_worker" in step:
             app.kill_worker()
         elif "start_worker" in step:
@@ -151,6 +158,9 @@ class _Run:
             app.gate(step["open_gate"]).touch()
         else:
             overrides = step.get("harness", {}) if self.traits.harness else {}
+            if self.traits.compact_arguments:
+                # Inside the expected texts a JSON object's `": ` is escaped as `\": `.
+                overrides = json.loads(json.dumps(overrides).replace('\\": ', '\\":'))
             self.expect(self.fill({**step["expect"], **overrides}))
 
     def _awaiting(self, pending: str, done: str | None, snapshot: AgentSnapshot) -> bool:
@@ -242,6 +252,14 @@ class _Run:
             assert models[-1]["results"] == expected["last_model_results"]
         if "last_model_prompts" in expected:
             assert models[-1]["prompts"] == expected["last_model_prompts"]
+        if "last_model_tools" in expected:
+            assert "tools" in models[-1], "the app logs no `tools` for its model calls"
+            assert sorted(models[-1]["tools"]) == sorted(expected["last_model_tools"])
+        if "plan" in expected:
+            plan = snapshot.plan
+            assert plan is not None, "no plan"
+            got = {"revision": plan.revision, "status": plan.status.name.lower()}
+            assert got == expected["plan"], got
         if "structured_answers" in expected:
             self._structured(messages, expected["structured_answers"])
 

@@ -59,13 +59,18 @@ def jobs_source() -> McpToolSource:
 
 
 def session_options(
-    interrupt_deadline_seconds: float | None, *, built_in_tools: bool = False
+    interrupt_deadline_seconds: float | None,
+    *,
+    built_in_tools: bool = False,
+    plan_mode: bool = False,
 ) -> AgentSessionOptions:
-    """An app factory's session: the case's approval deadline, and every built-in tool
-    where `build_flow` gets `built_in_tools` (the cases whose `flow` is `built_ins`)."""
+    """An app factory's session: the case's approval deadline, every built-in tool where
+    `build_flow` gets `built_in_tools` (the cases whose `flow` is `built_ins`), and plan
+    mode where it gets `plan_mode` (flow `plan_mode`, which enables the built-ins too)."""
     return AgentSessionOptions(
         interrupt_deadline=deadline(interrupt_deadline_seconds),
-        built_in_tools=BUILT_IN_TOOL_NAMES if built_in_tools else (),
+        built_in_tools=BUILT_IN_TOOL_NAMES if built_in_tools or plan_mode else (),
+        plan_mode_enabled=plan_mode,
     )
 
 

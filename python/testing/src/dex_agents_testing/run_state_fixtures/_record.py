@@ -2,7 +2,8 @@
 
 An adapter's recipe (`tests/run_state_recipes.json`) names its test app, the
 framework's distribution and, per point, the app that reaches it when another
-one does (`app`), the prompt that reaches it, the call
+one does (`app`) and its conformance `flow`, the prompt that reaches it (and the
+`plan_prompt` of a planning turn after it), the call
 to approve and the gate files to open (if any), the tool whose result the
 recorded RunModel resumes after, and the model script for the resumed run. The
 recorded RunModel is the first of the session whose stored run state is set and
@@ -27,6 +28,7 @@ from typing import Any
 from dex_agents.results import is_final
 from dex_agents_contracts import decode_runner_turn_context
 
+from dex_agents_testing.conformance._flows import CaseApp
 from dex_agents_testing.processes import DexliteProcess
 from dex_agents_testing.run_state_fixtures._check import resume
 from dex_agents_testing.run_state_fixtures._format import (
@@ -36,14 +38,15 @@ from dex_agents_testing.run_state_fixtures._format import (
     run_state_sha256,
     write_fixture,
 )
-from dex_agents_testing.worker_apps import WorkerApp, load_app
+from dex_agents_testing.worker_apps import load_app
 
 __all__ = ["record"]
 
 
 @dataclass
-class _CaptureApp(WorkerApp):
-    """The recipe's app, served by `capture_worker`, which logs every RunModel call."""
+class _CaptureApp(CaseApp):
+    """The recipe's app (with the point's conformance `flow`, if any), served by
+    `capture_worker`, which logs every RunModel call."""
 
     capture: Path = Path()
 
@@ -72,6 +75,13 @@ def _drive(app: _CaptureApp, recipe: Mapping[str, Any]) -> str:
     for gate in recipe.get("open_gates", []):
         app.gate(gate).touch()
     session = app.start(recipe["prompt"])
+    plan_prompt = recipe.get("plan_prompt")
+    if plan_prompt is not None:
+        # A planning turn after the first: it resumes after write_todos with a plan.
+        app.wait_idle(session, 1, timeout=120)
+        assert app.client.send_user_message(session, plan_prompt, plan_mode=True)
+        app.wait_idle(session, 2, timeout=120)
+        return session
     approve = recipe.get("approve")
     if approve is not None:
         interrupt = app.client.wait_for_interrupt(session, approve)
@@ -121,7 +131,11 @@ def record(recipe_path: Path, points: list[Point] | None = None) -> list[Path]:
                     return app.scripted_runner(model_script, str(root / "offline.jsonl"))
 
                 app = _CaptureApp(
-                    server=server, root=root, script=script, capture=root / "capture.jsonl"
+                    server=server,
+                    root=root,
+                    script=script,
+                    flow=steps.get("flow"),
+                    capture=root / "capture.jsonl",
                 )
                 try:
                     app.start_worker()

@@ -6,7 +6,7 @@
  * streams (message_start, content blocks with text and input-JSON deltas,
  * message_delta with the stop reason and usage, message_stop). The same
  * shape as `dex_agents_testing.fake_anthropic`, in TypeScript so node tests
- * and the matrix sidecar can script it in-process.
+ * and the conformance sidecar can script it in-process.
  *
  * @module
  */

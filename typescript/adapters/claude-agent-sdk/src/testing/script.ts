@@ -1,5 +1,5 @@
 /**
- * The scripted model of the unit tests and the matrix sidecar, read from a
+ * The scripted model of the unit tests and the conformance sidecar, read from a
  * Messages API request: the turn's prompt is the last user text (the CLI's
  * "Continue from where you left off." left out), and once the turn has tool
  * results and the model has not answered them, it answers

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSdkMcpServer, query, tool, type Options, type SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
-import { matrixSidecarArgs, plainBenchArgs, serveMatrixRunner, timedRuns } from "@dex-agents/core/testing";
+import { conformanceSidecarArgs, plainBenchArgs, serveConformanceRunner, timedRuns } from "@dex-agents/core/testing";
 import { z } from "zod";
 import { ClaudeAgentRunner } from "../index.js";
 import { FakeMessagesServer, offlineEnv, textReply, toolUseReply } from "./fake_messages.js";
@@ -85,5 +85,5 @@ if (plainArgs !== undefined) {
   process.stdout.write(`${JSON.stringify({ times_ms: times })}\n`);
 } else {
   const runner = new ClaudeAgentRunner({ options: agent, tools: { bench: [lookup] } });
-  await serveMatrixRunner(matrixSidecarArgs(), runner, () => server.close());
+  await serveConformanceRunner(conformanceSidecarArgs(), runner, () => server.close());
 }

@@ -20,13 +20,13 @@ import {
   aiSdkGenerateResponse,
   aiSdkStreamResponse,
   deferredExecution,
-  matrixSidecarArgs,
+  conformanceSidecarArgs,
   plainBenchArgs,
-  serveMatrixRunner,
+  serveConformanceRunner,
   storedUserMessage,
   testTurn,
   timedRuns,
-  type MatrixToolCall,
+  type ScriptedToolCall,
 } from "@dex-agents/core/testing";
 import { Agent } from "@mastra/core/agent";
 import type { MastraModelConfig } from "@mastra/core/llm";
@@ -41,7 +41,7 @@ const ANSWER = "x is 42.";
 
 let calls = 0;
 /** The answer after the tool's result, else a new `lookup` call. */
-function reply(prompt: readonly { readonly role: string }[]): { text?: string; calls: MatrixToolCall[] } {
+function reply(prompt: readonly { readonly role: string }[]): { text?: string; calls: ScriptedToolCall[] } {
   if (prompt.at(-1)?.role === "tool") return { text: ANSWER, calls: [] };
   calls += 1;
   return { calls: [{ id: `l${calls}`, name: "lookup", input: { key: "x" } }] };
@@ -107,5 +107,5 @@ if (plainArgs !== undefined) {
   process.stdout.write(`${JSON.stringify({ times_ms: plain, adapter_ms: adapter })}\n`);
 } else {
   setInterval(forgetCalls, 1000).unref();
-  await serveMatrixRunner(matrixSidecarArgs(), durableRunner());
+  await serveConformanceRunner(conformanceSidecarArgs(), durableRunner());
 }

@@ -12,7 +12,7 @@
  */
 
 import { ToolEffect } from "@dex-agents/contracts";
-import { matrixSidecarArgs, plainBenchArgs, serveMatrixRunner, timedRuns } from "@dex-agents/core/testing";
+import { conformanceSidecarArgs, plainBenchArgs, serveConformanceRunner, timedRuns } from "@dex-agents/core/testing";
 import { Agent, Runner, tool } from "@openai/agents";
 import { z } from "zod";
 import { OpenAiAgentsRunner } from "../index.js";
@@ -49,5 +49,5 @@ if (plainArgs !== undefined) {
   const runner = new OpenAiAgentsRunner({ agent, toolPolicies: { lookup: { effect: ToolEffect.READ } } });
   forgetRequests();
   setInterval(forgetRequests, 1000).unref();
-  await serveMatrixRunner(matrixSidecarArgs(), runner);
+  await serveConformanceRunner(conformanceSidecarArgs(), runner);
 }

@@ -1,5 +1,6 @@
-"""The Node sidecar of the remote-runner tests: @dex-agents/core built with tsc, its
-scripted runner served by `serveRunners` in a child process of its own group."""
+"""A Node sidecar for the remote-runner tests: a TypeScript workspace package built with
+tsc (@dex-agents/core's scripted runner, or an adapter's conformance app), served by
+`serveRunners` in a child process of its own group, on a fixed port a restart keeps."""
 
 from __future__ import annotations
 

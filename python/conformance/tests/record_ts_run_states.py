@@ -1,8 +1,8 @@
 """Records the run-state fixtures of the TypeScript adapters from real sessions.
 
-`python -m record_ts_run_states ADAPTER POINT [POINT ...]` (with python/core/tests on the
-path, as the fast test loop sets it) builds the adapter's package, starts dexlite, the
-adapter's matrix sidecar with `DEX_AGENTS_RECORD_TURN_CONTEXT` set (so it writes every
+`python -m record_ts_run_states ADAPTER POINT [POINT ...]` (with python/conformance/tests
+on the path, as the fast test loop sets it) builds the adapter's package, starts dexlite,
+the adapter's conformance sidecar with `DEX_AGENTS_RECORD_TURN_CONTEXT` set (so it writes every
 RunModelStep's wire turn, the model's replies and the next action;
 typescript/core/src/testing/run_state_recorder.ts) and a Python Worker whose session Flow
 runs on a `RemoteRunner`, drives one session to each point and writes
@@ -30,9 +30,8 @@ from typing import Any
 
 from dex_agents_contracts import AgentSnapshot, ToolCallStatus
 from dex_agents_testing.processes import DexliteProcess
-from remote_flows import TARGET_VARIABLE
-from remote_matrix import SCRIPT, SidecarApp
-from remote_sidecar import Sidecar, build_package, pinned_node
+from dex_agents_testing.sidecar import pinned_node
+from ts_suite import SCRIPT, SidecarApp
 
 PLAN_AND_COMPACTION_SCRIPT = Path(__file__).with_name("record_ts_flows.py")
 
@@ -154,8 +153,6 @@ def framework_version(package: str) -> str:
 
 def record(adapter: str, points: list[str], work: Path) -> list[Path]:
     spec = ADAPTERS[adapter]
-    deps = ["typescript/contracts", "typescript/core"]
-    package = build_package(work / "ts", spec.directory, deps)
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout.strip()
@@ -168,14 +165,15 @@ def record(adapter: str, points: list[str], work: Path) -> list[Path]:
             root = work / f"{point}-app"
             root.mkdir()
             flow_type = f"Rec{uuid.uuid4().hex[:10]}"
-            log = root / f"{flow_type}.jsonl"
-            log.touch()
-            sidecar = Sidecar(
-                package, log, [flow_type], script="dist/testing/matrix_sidecar.js", node=spec.node
-            ).start()
-            os.environ[TARGET_VARIABLE] = sidecar.address
             scenario = SCENARIOS[point]
-            app = SidecarApp(server, root, scenario.script, flow_type=flow_type, sidecar=sidecar)
+            app = SidecarApp(
+                server,
+                root,
+                scenario.script,
+                flow_type=flow_type,
+                directory=spec.directory,
+                node=spec.node,
+            )
             try:
                 app.start_worker()
                 session = scenario.drive(app, adapter)
