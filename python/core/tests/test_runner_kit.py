@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 from dex_agents import ToolPolicy
 from dex_agents._runner.call_results import (
-    ending_failed_turns,
     pending_records,
     stored_result,
     with_stored_results,
 )
-from dex_agents._runner.errors import FrameworkItemError, TurnFailed
 from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
 from dex_agents._runner.routing import declared_approval
 from dex_agents.offline import NullEventWriter, no_heartbeat
@@ -24,13 +22,11 @@ from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
     AgentTurnContext,
     DexRunInfo,
-    FrameworkMessage,
     PendingCall,
     RunStateError,
     RunStateFormat,
     ToolExecutionError,
     ToolRouter,
-    TurnCompleted,
     dex_run_info,
     parse_tool_arguments,
     result_texts,
@@ -41,7 +37,6 @@ from dex_agents.stepwise._items import ToolCallItem
 from dex_agents.stepwise._state import RunState
 from dex_agents_contracts import (
     AgentToolCall,
-    MessageRole,
     ToolCallStatus,
     ToolEffect,
     decode_run_state_envelope,
@@ -245,52 +240,33 @@ def test_the_tool_steps_info_is_visible_only_while_it_runs() -> None:
     assert DexRunInfo.from_json({"flow_id": "f"}) is None
 
 
-class _NoteRunner:
-    """Stores each message as a framework message whose item names it."""
+def test_write_deltas_writes_reasoning_then_text_and_nothing_for_empty_pieces() -> None:
+    from dex_agents._runner.deltas import write_deltas
+    from dex_agents.offline import RecordingEventWriter
+    from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 
-    def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role=MessageRole.USER, framework_item=json.dumps(text), text=text)
+    events = RecordingEventWriter()
+    write_deltas(events, text="Hel", reasoning="hmm")
+    write_deltas(events, text="", reasoning=None)
+    write_deltas(events, text="lo")
+    payloads = [payload for _, payload in events.events]
+    assert payloads == [
+        ReasoningDeltaPayload(text="hmm"),
+        TextDeltaPayload(text="Hel"),
+        TextDeltaPayload(text="lo"),
+    ]
 
-    def build_unfinished_turn_messages(self, turn: AgentTurnContext) -> list[FrameworkMessage]:
-        return [self.build_user_message("so far")]
 
+def test_offering_scopes_the_offered_built_ins_to_the_block_and_its_tasks() -> None:
+    from dex_agents._runner.built_ins import is_offered, offering
 
-def test_unreadable_stored_data_and_turn_failed_end_the_turn_without_a_retry() -> None:
-    ran = AgentToolCall(
-        tool_call_id="c1", tool_name="charge", arguments="{}", status=ToolCallStatus.SUCCEEDED
-    )
-    turn = AgentTurnContext(
-        flow_id="f",
-        turn_id="t",
-        attempt=1,
-        messages=[],
-        framework_run_state=None,
-        tool_calls=[ran],
-        tool_policies={},
-        default_tool_effect=ToolEffect.UNCLASSIFIED,
-        events=NullEventWriter(),
-        heartbeat=no_heartbeat,
-    )
+    async def inside_a_task() -> bool:
+        return is_offered("ask_user")
 
-    async def outcome(error: Exception) -> TurnCompleted:
-        async def step() -> TurnCompleted:
-            raise error
+    async def main() -> tuple[bool, bool, bool]:
+        with offering(["ask_user"]):
+            in_task = await asyncio.create_task(inside_a_task())
+            return is_offered("ask_user"), is_offered("durable_wait"), in_task
 
-        result = await ending_failed_turns(_NoteRunner(), turn, step())
-        assert isinstance(result, TurnCompleted)
-        return result
-
-    unreadable = asyncio.run(outcome(RunStateError("another adapter's")))
-    assert (list(unreadable.new_messages), unreadable.turn_error) == (
-        [],
-        "cannot resume the turn: another adapter's",
-    )
-    foreign = asyncio.run(outcome(FrameworkItemError("not mine")))
-    assert foreign.turn_error == "cannot read the stored conversation: not mine"
-    failed = asyncio.run(outcome(TurnFailed("guardrail tripped")))
-    assert failed.turn_error == "guardrail tripped"
-    texts = [m.text or "" for m in failed.new_messages]
-    assert texts[0] == "so far"
-    assert texts[1].startswith("[Dex] The previous turn failed")
-    with pytest.raises(ValueError, match="a bug"):
-        asyncio.run(outcome(ValueError("a bug")))
+    assert asyncio.run(main()) == (True, False, True)
+    assert not is_offered("ask_user")

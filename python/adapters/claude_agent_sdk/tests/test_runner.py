@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from dex_agents import ToolPolicy
-from dex_agents._runner.values import usage_of
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
+from dex_agents._runner.values import policy_of, usage_of
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_claude_agent_sdk._runner import max_turns_error
 from dex_agents_contracts import MessageRole, ToolCallStatus, ToolEffect
@@ -15,7 +17,13 @@ from dex_agents_testing.capabilities import (
     checked_description,
     supported,
 )
-from support import fake_agent, turn_results
+from dex_agents_testing.fake_anthropic import (
+    MessagesRequest,
+    ScriptedReply,
+    text_reply,
+    tool_use_reply,
+)
+from support import fake_agent, results_text, turn_results
 
 
 def test_inline_read_turn_is_one_model_step() -> None:
@@ -266,15 +274,96 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         session = agent.session()
         capabilities = checked_description(session.runner)
         assert supported(capabilities) == {
+            "text_deltas",
+            "reasoning_deltas",
             "usage",
+            "built_in_tools",
             "mcp_sources",
+            "mcp_tasks",
+            "structured_output",
             "parallel_deferred_calls",
             "tool_cancellation",
             "tracing",
             "unfinished_turn_messages",
+            "tool_task_polls",
+            "tool_task_cancels",
         }
         reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
         assert "parallel_deferred_calls" not in reasons
         session.start_turn("weather in Paris?")
         assert isinstance(session.run_model(), TurnCompleted)
         assert_text_deltas_as_declared(capabilities, session.events)
+
+
+def test_a_run_state_of_another_adapter_is_the_kits_run_state_error() -> None:
+    """A `RunStateError`: RunModel ends the turn at once (a retry would meet it again)."""
+    from dex_agents.runner import RunStateError, RunStateFormat
+
+    with fake_agent() as agent:
+        session = agent.session()
+        session.start_turn("book a trip to Rome")
+        session.run_state = RunStateFormat(adapter="langgraph", framework="langgraph").encode({})
+        with pytest.raises(RunStateError, match="langgraph"):
+            session.run_model()
+        assert agent.server.requests == []  # the CLI never ran
+
+
+def test_with_an_output_format_the_answer_is_the_structured_output_tool_call() -> None:
+    """The CLI's StructuredOutput tool runs (it only checks the schema) when the agent
+    has an output_format; the turn ends on it, its input the answer."""
+
+    def script(request: MessagesRequest) -> ScriptedReply:
+        if "StructuredOutput" in request.tool_names and not request.tool_results():
+            return tool_use_reply(("o1", "StructuredOutput", {"city": "Paris"}))
+        return text_reply("no structured output tool")
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    with fake_agent(script) as agent:
+        session = agent.session(
+            options={"output_format": {"type": "json_schema", "schema": schema}}
+        )
+        session.start_turn("capital of France?")
+        outcome = session.run_model()
+        assert isinstance(outcome, TurnCompleted)
+        assert outcome.turn_error is None
+        answer, result = session.messages[-2:]
+        assert (answer.tool_name, json.loads(answer.tool_arguments or "")) == (
+            "StructuredOutput",
+            {"city": "Paris"},
+        )
+        assert result.role is MessageRole.TOOL
+        assert result.tool_output == "Structured output provided successfully"
+        assert len(agent.server.requests) == 1
+
+
+def test_enabled_built_ins_are_served_to_the_cli_and_deferred_by_their_own_name() -> None:
+    offered: list[list[str]] = []
+
+    def script(request: MessagesRequest) -> ScriptedReply:
+        offered.append([n for n in request.tool_names if "ask_user" in n])
+        if request.owes_answer():
+            return text_reply(results_text(request))
+        return tool_use_reply(("q1", "mcp__dex_session__ask_user", {"question": "Which city?"}))
+
+    with fake_agent(script) as agent:
+        plain = agent.session()
+        plain.start_turn("hello")
+        plain.run_model()
+        assert offered[0] == []  # a session without built-ins offers none
+
+        offered.clear()
+        session = agent.session()
+        session.enabled_built_in_tools = ("ask_user",)
+        session.start_turn("ask me")
+        first = session.run_model()
+        assert isinstance(first, ToolCallsRequested)
+        assert offered == [["mcp__dex_session__ask_user"]]
+        (asked,) = first.tool_calls
+        assert (asked.tool_call_id, asked.tool_name) == ("q1", "ask_user")
+        assert json.loads(asked.arguments) == {"question": "Which city?"}
+        assert policy_of(asked) == BUILT_IN_TOOL_POLICY
+        session.finish("q1", ToolCallStatus.SUCCEEDED, output="Lisbon")
+        final = session.run_model()
+        assert isinstance(final, TurnCompleted)
+        assert session.messages[-1].text == "Results: ask_user=Lisbon"
+        assert agent.runs == []

@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 from dex_agents import ToolPolicy
+from dex_agents._runner.built_ins import ReservedToolNameError
+from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
 from dex_agents._runner.values import policy_of, usage_of
 from dex_agents.results import NO_RESULT_TEXT
 from dex_agents.runner import (
+    FrameworkItemError,
+    RunStateError,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
@@ -30,6 +34,7 @@ from dex_agents_google_adk.testing import (
     call,
     declarations,
     function_results,
+    prompts,
     text,
 )
 from dex_agents_testing.capabilities import (
@@ -175,10 +180,9 @@ def test_a_state_from_another_runner_fails_the_turn_clearly() -> None:
     session = _session()
     session.start_turn("weather")
     session.run_state = '{"messages": []}'
-    outcome = session.run_model()
-    assert isinstance(outcome, TurnCompleted)
-    assert outcome.turn_error is not None
-    assert "not written by the google_adk adapter" in outcome.turn_error
+    # The kit's error, which RunModel turns into the turn's end without a retry.
+    with pytest.raises(RunStateError, match="not written by the google_adk adapter"):
+        session.run_model()
 
 
 def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
@@ -317,21 +321,22 @@ def test_messages_stored_by_another_runner_fail_the_turn_clearly() -> None:
     session = _session()
     session.start_turn("weather")
     session.messages[-1] = dataclasses.replace(session.messages[-1], framework_item='{"role": 1}')
-    outcome = session.run_model()
-    assert isinstance(outcome, TurnCompleted)
-    assert outcome.turn_error is not None
-    assert outcome.turn_error.startswith(
-        "cannot read the stored conversation: a stored message is not an ADK event"
-    )
+    # The kit's error, which RunModel turns into the turn's end without a retry.
+    with pytest.raises(FrameworkItemError, match="a stored message is not an ADK event"):
+        session.run_model()
 
 
 def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
     session = _session()
     capabilities = checked_description(session.runner)
     assert supported(capabilities) == {
+        "text_deltas",
+        "reasoning_deltas",
         "usage",
+        "built_in_tools",
         "mcp_sources",
         "mcp_tasks",
+        "structured_output",
         "handoffs",
         "parallel_deferred_calls",
         "tool_cancellation",
@@ -343,3 +348,50 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
     session.start_turn("hello")
     session.run_model()
     assert_text_deltas_as_declared(capabilities, session.events)
+
+
+def test_enabled_built_ins_are_offered_and_deferred_with_the_built_in_policy() -> None:
+    offered: list[list[str]] = []
+
+    def respond(request: LlmRequest) -> list[types.Part]:
+        offered.append(sorted(d.name or "" for d in declarations(request)))
+        if function_results(request):
+            return [text(f"You said {function_results(request)[0][2]}")]
+        if prompts(request)[-1] == "hello":
+            return [text("hi")]
+        return [call("ask_user", {"question": "Which city?"}, "q1")]
+
+    agent = LlmAgent(name="a", model=ScriptedLlm(respond), tools=[get_weather])
+    plain = FakeSession(AdkRunner(agent))
+    plain.start_turn("hello")
+    plain.run_model()
+    assert offered == [["get_weather"]]  # a session without built-ins offers none
+
+    offered.clear()
+    session = FakeSession(AdkRunner(agent), enabled_built_in_tools=("ask_user",))
+    session.start_turn("ask me")
+    first = session.run_model()
+    assert isinstance(first, ToolCallsRequested)
+    assert offered == [["ask_user", "get_weather"]]
+    (asked,) = first.tool_calls
+    assert (asked.tool_name, json.loads(asked.arguments)) == (
+        "ask_user",
+        {"question": "Which city?"},
+    )
+    assert policy_of(asked) == BUILT_IN_TOOL_POLICY
+    session.finish("q1", ToolCallStatus.SUCCEEDED, output="Lisbon")
+    final = session.run_model()
+    assert isinstance(final, TurnCompleted)
+    assert final.new_messages[-1].text == "You said Lisbon"
+
+
+def test_an_enabled_built_in_reserves_its_name() -> None:
+    def ask_user(question: str) -> str:
+        """The application's own ask_user."""
+        return question
+
+    agent = LlmAgent(name="a", model=ScriptedLlm(lambda _: [text("hi")]), tools=[ask_user])
+    session = FakeSession(AdkRunner(agent), enabled_built_in_tools=("ask_user",))
+    session.start_turn("hello")
+    with pytest.raises(ReservedToolNameError, match="the agent tree has a tool named 'ask_user'"):
+        session.run_model()

@@ -14,7 +14,13 @@ from dex_agents._runner.policies import BUILT_IN_TOOL_POLICY
 from dex_agents._runner.values import policy_of, usage_of
 from dex_agents.offline import FakeSession
 from dex_agents.results import NO_RESULT_TEXT, OUTCOME_UNKNOWN_RESULT, USER_REJECTED_RESULT
-from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted, TurnContinued
+from dex_agents.runner import (
+    RunStateError,
+    ToolCallsRequested,
+    ToolExecutionError,
+    TurnCompleted,
+    TurnContinued,
+)
 from dex_agents_contracts import (
     MessageRole,
     ReasoningDeltaPayload,
@@ -469,3 +475,23 @@ def test_a_model_that_does_not_stream_writes_its_answer_as_one_delta() -> None:
     session.start_turn("hi")
     assert isinstance(session.run_model(), TurnCompleted)
     assert deltas(session, TextDeltaPayload) == ["All at once."]
+
+
+def test_an_unreadable_graph_thread_is_the_kits_run_state_error() -> None:
+    """A run state whose exported thread the saver cannot import: `CheckpointImportError`
+    is a `RunStateError`, so RunModel ends the turn at once."""
+    tools = Tools()
+    runner, model = runner_for(
+        [AIMessage(content="", tool_calls=[call("book_trip", "c1", city="Rome")])], tools
+    )
+    session = FakeSession(runner)
+    session.start_turn("A trip to Rome?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    state = json.loads(session.run_state or "")
+    payload = json.loads(state["payload"])
+    payload["thread"] = {"format": "something else"}
+    session.run_state = json.dumps({**state, "payload": json.dumps(payload)})
+
+    with pytest.raises(RunStateError, match="expected an exported thread"):
+        session.run_model()
+    assert len(model.seen) == 1

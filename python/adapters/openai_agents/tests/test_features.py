@@ -15,6 +15,7 @@ from agents import (
     output_guardrail,
 )
 from agents.testing import assistant_message
+from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.values import usage_of
 from dex_agents.runner import ToolCallsRequested, TurnCompleted
 from dex_agents_contracts import MessageRole
@@ -72,13 +73,13 @@ def no_shouting(
 def test_an_input_guardrail_tripwire_fails_the_turn_with_the_guardrail_s_text() -> None:
     session = FakeSession(OpenAiAgentsRunner(weather_agent(input_guardrails=[no_secrets])))
     session.start_turn("weather and my password")
-    outcome = session.run_model()
-    assert isinstance(outcome, TurnCompleted)
-    assert outcome.turn_error == (
+    # RunModel ends the turn with this text at once (its TurnFailed).
+    with pytest.raises(TurnFailed) as tripped:
+        session.run_model()
+    assert str(tripped.value) == (
         "input guardrail 'no_secrets' tripped its tripwire: the message asks for a password"
     )
     assert RAN == []
-    assert list(outcome.new_messages) == []
 
 
 def test_an_output_guardrail_checks_the_final_answer() -> None:
@@ -90,11 +91,10 @@ def test_an_output_guardrail_checks_the_final_answer() -> None:
 
     loud = FakeSession(OpenAiAgentsRunner(_shouting_agent()))
     loud.start_turn("hello")
-    tripped = loud.run_model()
-    assert isinstance(tripped, TurnCompleted)
-    assert (
-        tripped.turn_error
-        == "output guardrail 'no_shouting' tripped its tripwire: the answer shouts"
+    with pytest.raises(TurnFailed) as tripped:
+        loud.run_model()
+    assert str(tripped.value) == (
+        "output guardrail 'no_shouting' tripped its tripwire: the answer shouts"
     )
 
 

@@ -9,9 +9,15 @@ from pathlib import Path
 import pytest
 from agents import Agent, FunctionTool
 from dex_agents import ToolPolicy, UserError
+from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.values import policy_of, usage_of
 from dex_agents.results import NO_RESULT_TEXT
-from dex_agents.runner import ToolCallsRequested, ToolExecutionError, TurnCompleted
+from dex_agents.runner import (
+    RunStateError,
+    ToolCallsRequested,
+    ToolExecutionError,
+    TurnCompleted,
+)
 from dex_agents_contracts import (
     MessageRole,
     TextDeltaPayload,
@@ -158,10 +164,9 @@ def test_a_state_from_another_runner_fails_the_turn_clearly() -> None:
     session = _session()
     session.start_turn("weather")
     session.run_state = '{"messages": []}'
-    outcome = session.run_model()
-    assert isinstance(outcome, TurnCompleted)
-    assert outcome.turn_error is not None
-    assert "not written by the openai_agents adapter" in outcome.turn_error
+    # The kit's error, which RunModel turns into the turn's end without a retry.
+    with pytest.raises(RunStateError, match="not written by the openai_agents adapter"):
+        session.run_model()
 
 
 def test_a_run_state_written_before_the_envelope_resumes_as_before() -> None:
@@ -192,13 +197,13 @@ def test_a_schema_version_the_sdk_refuses_fails_the_turn_clearly() -> None:
     session.run_state = encode_run_state_envelope(
         dataclasses.replace(envelope, payload=json.dumps(state))
     )
-    outcome = session.run_model()
-    assert isinstance(outcome, TurnCompleted)
-    assert outcome.turn_error is not None
-    assert outcome.turn_error.startswith(
+    # RunModel ends the turn with this text at once (its TurnFailed).
+    with pytest.raises(TurnFailed) as failed:
+        session.run_model()
+    assert str(failed.value).startswith(
         "cannot resume the turn: the OpenAI Agents SDK refused the stored RunState: "
     )
-    assert "schema version is not supported" in outcome.turn_error
+    assert "schema version is not supported" in str(failed.value)
 
 
 def test_an_agent_with_mcp_servers_is_refused() -> None:

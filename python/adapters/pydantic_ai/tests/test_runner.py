@@ -509,3 +509,19 @@ def test_consecutive_user_messages_start_a_turn() -> None:
         if isinstance(p, UserPromptPart) and isinstance(p.content, str)
     ]
     assert prompts == ["[Dex] The previous turn failed ...", "two", "three"]
+
+
+def test_a_run_state_of_another_adapter_is_the_kits_run_state_error() -> None:
+    """A `RunStateError`: RunModel ends the turn at once (a retry would meet it again)."""
+    from dex_agents.runner import RunStateError, RunStateFormat
+    from dex_agents_pydantic_ai import PydanticAiRunner
+
+    script = Script([calls(ToolCallPart("book_trip", {"city": "Rome"}, tool_call_id="c1"))])
+    session = FakeSession(PydanticAiRunner(weather_agent(script, Tools())))
+    session.start_turn("A trip to Rome?")
+    assert isinstance(session.run_model(), ToolCallsRequested)
+    session.run_state = RunStateFormat(adapter="langgraph", framework="langgraph").encode({})
+
+    with pytest.raises(RunStateError, match="langgraph"):
+        session.run_model()
+    assert script.calls == 1  # the model was not called again

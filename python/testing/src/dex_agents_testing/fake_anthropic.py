@@ -5,8 +5,8 @@ in-process fake model can stand in for it; this server can. Point the CLI at
 `base_url` (`ANTHROPIC_BASE_URL`, see `cli_environment`) and every
 `POST /v1/messages` is answered by the `respond` callable from the request's
 contents: a streamed reply as the real API sends it (`message_start`,
-`content_block_start`/`_delta`/`_stop` with `text_delta` and
-`input_json_delta`, `message_delta` with the stop reason and usage,
+`content_block_start`/`_delta`/`_stop` with `text_delta`, `thinking_delta` and
+`signature_delta`, or `input_json_delta`, `message_delta` with the stop reason and usage,
 `message_stop`), or a plain JSON message when the request does not stream.
 `respond` runs on the server's request thread and may block (a test gate).
 """
@@ -26,6 +26,7 @@ __all__ = [
     "MessagesRequest",
     "ScriptedReply",
     "ScriptedText",
+    "ScriptedThinking",
     "ScriptedToolUse",
     "cli_environment",
     "text_reply",
@@ -39,6 +40,14 @@ class ScriptedText:
 
 
 @dataclass(frozen=True)
+class ScriptedThinking:
+    """Extended thinking, streamed as `thinking_delta` then its `signature_delta`."""
+
+    thinking: str
+    signature: str = "scripted-signature"
+
+
+@dataclass(frozen=True)
 class ScriptedToolUse:
     id: str
     name: str
@@ -49,7 +58,7 @@ class ScriptedToolUse:
 class ScriptedReply:
     """One model response, or an API error when `error_status` is set."""
 
-    blocks: Sequence[ScriptedText | ScriptedToolUse] = ()
+    blocks: Sequence[ScriptedThinking | ScriptedText | ScriptedToolUse] = ()
     stop_reason: str | None = None
     """None: `tool_use` when a block is a tool use, else `end_turn`."""
     input_tokens: int = 10
@@ -199,6 +208,10 @@ def _message(model: str, reply: ScriptedReply) -> dict[str, Any]:
     for block in reply.blocks:
         if isinstance(block, ScriptedText):
             content.append({"type": "text", "text": block.text})
+        elif isinstance(block, ScriptedThinking):
+            content.append(
+                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            )
         else:
             content.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
@@ -222,23 +235,31 @@ def _stream(model: str, reply: ScriptedReply) -> bytes:
     out = [_sse("message_start", {"type": "message_start", "message": start})]
     out.append(_sse("ping", {"type": "ping"}))
     for index, block in enumerate(message["content"]):
+        deltas: list[dict[str, Any]]
         if block["type"] == "text":
             opening: dict[str, Any] = {"type": "text", "text": ""}
-            delta: dict[str, Any] = {"type": "text_delta", "text": block["text"]}
+            deltas = [{"type": "text_delta", "text": block["text"]}]
+        elif block["type"] == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ]
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
         out.append(
             _sse(
                 "content_block_start",
                 {"type": "content_block_start", "index": index, "content_block": opening},
             )
         )
-        out.append(
+        out.extend(
             _sse(
                 "content_block_delta",
                 {"type": "content_block_delta", "index": index, "delta": delta},
             )
+            for delta in deltas
         )
         out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
     out.append(

@@ -7,33 +7,25 @@ from dex_agents.runner import RunnerCapabilities, declare_capabilities
 __all__ = ["capabilities"]
 
 _SUPPORTED = (
+    "text_deltas",
+    "reasoning_deltas",
     "usage",
+    "built_in_tools",
     "mcp_sources",
+    "mcp_tasks",
+    "structured_output",
     "parallel_deferred_calls",
     "tool_cancellation",
     "tracing",
     "unfinished_turn_messages",
+    "tool_task_polls",
+    "tool_task_cancels",
 )
 
 _UNSUPPORTED = {
-    "text_deltas": (
-        "the runner reads whole assistant messages from the CLI and writes no text_delta events"
-    ),
-    "reasoning_deltas": (
-        "the runner writes no reasoning_delta events for Claude's thinking blocks"
-    ),
-    "built_in_tools": (
-        "the CLI declares its own tools; the session's built-in definitions do not reach it"
-    ),
-    "mcp_tasks": ("an MCP source's task handle fails the call: the runner has no poll_tool_task"),
-    "structured_output": (
-        "the runner does not read the CLI's structured output; the answer is text"
-    ),
     "handoffs": ("Claude's sub-agents run inside the CLI as a tool, not as a handoff of the turn"),
     "plan_mode": "not implemented: the runner declares no planning turns",
     "compaction": ("not implemented: the runner offers no token estimate, cutoff or summary call"),
-    "tool_task_polls": "the runner has no poll_tool_task",
-    "tool_task_cancels": "the runner starts no tool tasks, so it has nothing to cancel",
 }
 
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dex_agents.results import is_final, model_visible_result
-from dex_agents.runner import DeferredToolCall
+from dex_agents.runner import DeferredToolCall, RunStateError
 from dex_agents_contracts import AgentToolCall, ToolCallStatus
 
 from dex_agents_claude_agent_sdk._transcript import (
@@ -75,7 +75,7 @@ def feed_back(
     stored transcript before this turn.
 
     Raises:
-        RuntimeError: A deferred call's record is not final (the session resumes a
+        RunStateError: A deferred call's record is not final (the session resumes a
             turn only once every requested call has finished).
     """
     fed = list(entries)
@@ -88,7 +88,7 @@ def feed_back(
         if record is None:
             return FedBack(entries=fed, next=call)
         if not is_final(record.status):
-            raise RuntimeError(
+            raise RunStateError(
                 f"the turn has no final record of deferred tool call {call.tool_call_id!r}"
             )
         fed.append(_result_entry([*history, *fed], record, session_id))

@@ -35,12 +35,16 @@ from claude_agent_sdk import (
     PreToolUseHookSpecificOutput,
     ResultMessage,
     SdkMcpTool,
+    StreamEvent,
     SystemMessage,
     query,
 )
 from claude_agent_sdk.types import SessionStore, SyncHookJSONOutput
 from dex_agents import ToolPolicy
+from dex_agents._runner.deltas import write_deltas
+from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
+from dex_agents._runner.mcp_sources import McpSourceTasks
 from dex_agents._runner.policies import ResolvedToolPolicy
 from dex_agents._runner.values import deferred_tool_call
 from dex_agents.results import is_final, model_visible_result
@@ -49,11 +53,12 @@ from dex_agents.runner import (
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
+    DeferredToolOutcome,
     FrameworkMessage,
+    McpSources,
     ModelCallMetadata,
     RunnerCapabilities,
     ToolCallsRequested,
-    ToolExecutionResult,
     ToolRouter,
     TurnCompleted,
     heartbeats,
@@ -63,7 +68,13 @@ from dex_agents_contracts import AgentUsage, MessageRole, ToolEffect
 from dex_agents_claude_agent_sdk._capabilities import capabilities
 from dex_agents_claude_agent_sdk._feedback import CONTINUE_PROMPT, feed_back, in_response_order
 from dex_agents_claude_agent_sdk._store import RunSessionStore
-from dex_agents_claude_agent_sdk._tools import RunCalls, ToolTable, canonical_arguments
+from dex_agents_claude_agent_sdk._tools import (
+    RunCalls,
+    ToolTable,
+    built_in_named,
+    built_in_server,
+    canonical_arguments,
+)
 from dex_agents_claude_agent_sdk._transcript import (
     TranscriptEntry,
     decode_run_state,
@@ -76,10 +87,14 @@ from dex_agents_claude_agent_sdk._transcript import (
 if TYPE_CHECKING:
     from dex_agents.mcp import McpToolSource
 
-__all__ = ["DEFAULT_MAX_TURNS", "ClaudeAgentRunner", "session_uuid"]
+__all__ = ["DEFAULT_MAX_TURNS", "STRUCTURED_OUTPUT_TOOL", "ClaudeAgentRunner", "session_uuid"]
 
 DEFAULT_MAX_TURNS = 20
 """The CLI's turn bound when `options.max_turns` is unset, so a run always ends."""
+
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+"""The tool the CLI gives the model for its answer when `options.output_format` is set;
+its input, checked against the schema, is the run's `ResultMessage.structured_output`."""
 
 _NAMESPACE = uuid.UUID("6f1c2a8e-4d3b-5e7f-9a0b-1c2d3e4f5a6b")
 
@@ -126,6 +141,11 @@ class _Run:
         if record is not None:
             self.calls.recorded[key] = record
             return _decision("allow")
+        if name == STRUCTURED_OUTPUT_TOOL and self.runner.options.output_format is not None:
+            return _decision("allow")  # the CLI checks the answer against the schema: no effect
+        built_in = built_in_named(name, self.turn.enabled_built_in_tools)
+        if built_in is not None:  # the session runs it: recorded by its own name
+            return self.defer(built_in, call_id, arguments, self.router.policy(built_in))
         tool = self.runner.tools.get(name)
         policy = self.policy(
             name, tool.bare_name if tool else name, tool.framework_effect if tool else None
@@ -136,6 +156,18 @@ class _Run:
         if inline:
             self.calls.inline[key] = call_id
             return _decision("allow")
+        reference = tool.mcp_tool.reference if tool.mcp_tool else None
+        return self.defer(name, call_id, arguments, policy, reference)
+
+    def defer(
+        self,
+        name: str,
+        call_id: str,
+        arguments: Mapping[str, Any],
+        policy: ResolvedToolPolicy,
+        reference: str | None = None,
+    ) -> SyncHookJSONOutput:
+        """Ends the run at this call, which becomes the session's tool call `name`."""
         problem = self.router.claim_id(name, call_id)
         if problem is not None:
             self.problem = problem
@@ -145,7 +177,7 @@ class _Run:
             tool_name=name,
             arguments=json.dumps(arguments, ensure_ascii=False),
             policy=policy,
-            tool_source_reference=tool.mcp_tool.reference if tool.mcp_tool else None,
+            tool_source_reference=reference,
         )
         return _decision("defer")
 
@@ -171,13 +203,16 @@ def _decision(
     return {"hookSpecificOutput": output}
 
 
-class ClaudeAgentRunner:
+class ClaudeAgentRunner(McpSourceTasks):
     """Runs each turn of a Claude Agent SDK agent inside RunModel, its writes in tool Steps.
 
     `options` is the agent (model, system prompt, CLI tools, permission rules,
     `env` for the CLI); the runner sets its own hooks, session store, session ID
-    and a fresh `CLAUDE_CONFIG_DIR` per run. `tools` are in-process SDK MCP tools
-    by server name (`create_sdk_mcp_server`'s name), the tools that can be deferred.
+    and a fresh `CLAUDE_CONFIG_DIR` per run, and asks for the CLI's partial messages
+    (`include_partial_messages`) so the agent's text and thinking reach the session
+    as `text_delta` / `reasoning_delta` events while the run lasts. `tools` are
+    in-process SDK MCP tools by server name (`create_sdk_mcp_server`'s name), the
+    tools that can be deferred.
     """
 
     def __init__(
@@ -200,6 +235,7 @@ class ClaudeAgentRunner:
         taken = list(options.mcp_servers) if isinstance(options.mcp_servers, dict) else []
         self.options = options
         self.tools = ToolTable(tools or {}, mcp_sources, taken)
+        self._mcp: McpSources[Any] = McpSources(mcp_sources)
         self.tool_policies = dict(tool_policies or {})
         self.default_tool_effect = default_tool_effect
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
@@ -238,7 +274,7 @@ class ClaudeAgentRunner:
                 prompt = [CONTINUE_PROMPT]
         else:
             if not history.pending_user_texts:
-                raise ValueError("the turn has no user message to send to Claude")
+                raise TurnFailed("the turn has no user message to send to Claude")
             prompt = history.pending_user_texts
         run = _Run(self, turn)
         store = RunSessionStore(session_id, history.entries + turn_entries)
@@ -309,7 +345,10 @@ class ClaudeAgentRunner:
     ) -> tuple[ResultMessage, list[AssistantMessage]]:
         base = self.options
         servers: dict[str, Any] | str | Path = base.mcp_servers
-        own = self.tools.servers(run.turn.flow_id, run.turn.turn_id, run.calls)
+        own = {
+            **self.tools.servers(run.turn.flow_id, run.turn.turn_id, run.calls),
+            **built_in_server(run.turn.enabled_built_in_tools, run.calls),
+        }
         if own:
             if not isinstance(base.mcp_servers, dict):
                 raise ValueError("options.mcp_servers must be a dict when the runner has tools")
@@ -324,6 +363,7 @@ class ClaudeAgentRunner:
             resume=session_id if resume else None,
             session_id=None if resume else session_id,
             max_turns=base.max_turns or DEFAULT_MAX_TURNS,
+            include_partial_messages=True,
             env={**base.env, "CLAUDE_CONFIG_DIR": config_dir},
             cwd=base.cwd or config_dir,
         )
@@ -346,7 +386,9 @@ class ClaudeAgentRunner:
         assistants: list[AssistantMessage] = []
         try:
             async for message in query(prompt=messages(), options=options):
-                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                if isinstance(message, StreamEvent) and message.parent_tool_use_id is None:
+                    _write_delta(message.event, run.turn)
+                elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
                     assistants.append(message)
                 elif isinstance(message, SystemMessage) and message.subtype == "mirror_error":
                     raise RuntimeError(f"the session transcript was not stored: {message.data}")
@@ -364,7 +406,7 @@ class ClaudeAgentRunner:
             raise RuntimeError("the Claude Code CLI ended without a result")
         return result, assistants
 
-    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> DeferredToolOutcome:
         async with heartbeats(call.heartbeat, self.heartbeat_interval_seconds):
             return await self.tools.execute(call)
 
@@ -407,6 +449,18 @@ class ClaudeAgentRunner:
                 )
             )
         return messages
+
+
+def _write_delta(event: Mapping[str, Any], turn: AgentTurnContext) -> None:
+    """A streamed text or thinking delta of the turn's agent (a sub-agent's are not the
+    turn's answer), as the session's delta event."""
+    delta = event.get("delta") if event.get("type") == "content_block_delta" else None
+    if not isinstance(delta, dict):
+        return
+    if delta.get("type") == "text_delta":
+        write_deltas(turn.events, text=delta.get("text"))
+    elif delta.get("type") == "thinking_delta":
+        write_deltas(turn.events, reasoning=delta.get("thinking"))
 
 
 def _without_unanswered_tail(entries: list[TranscriptEntry]) -> list[TranscriptEntry]:

@@ -5,7 +5,10 @@ SDK MCP tools given to `ClaudeAgentRunner(tools=...)` and the tools of an
 `McpToolSource`. Each is served to the CLI by an in-process SDK MCP server the
 runner builds for every run, whose handler returns a call's recorded result
 when the turn already ran it in its own Step (the CLI re-runs a deferred call
-when it resumes), and runs the real body only for an inline read.
+when it resumes), and runs the real body only for an inline read. The session's
+enabled built-in tools are served the same way (`BUILT_IN_SERVER`), with the
+core's definitions; the session runs them, so their handler only ever answers
+from the record.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
-from dex_agents._runner.policies import tool_effect_from_annotations
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.policies import BuiltInToolName, tool_effect_from_annotations
 from dex_agents.results import model_visible_result
 from dex_agents.runner import (
     DeferredToolExecution,
+    DeferredToolOutcome,
     DexRunInfo,
     ToolExecutionError,
     ToolExecutionResult,
@@ -33,14 +38,20 @@ if TYPE_CHECKING:
     from dex_agents.mcp import McpTool, McpToolSource
 
 __all__ = [
+    "BUILT_IN_SERVER",
     "RunCalls",
     "ToolTable",
+    "built_in_named",
+    "built_in_server",
     "current_tool_execution",
     "full_tool_name",
 ]
 
 MCP_SOURCE_SERVER = "dex_mcp"
 """The in-process server name that carries every `McpToolSource` tool."""
+
+BUILT_IN_SERVER = "dex_session"
+"""The in-process server name that carries the session's enabled built-in tools."""
 
 _EXECUTION: contextvars.ContextVar[DeferredToolExecution | None] = contextvars.ContextVar(
     "dex_claude_tool_execution", default=None
@@ -114,8 +125,8 @@ class ToolTable:
                 raise ValueError(
                     f"tools server {server!r} is also in options.mcp_servers; name it apart"
                 )
-            if server == MCP_SOURCE_SERVER and sources:
-                raise ValueError(f"tools server name {MCP_SOURCE_SERVER!r} is reserved")
+            if server == BUILT_IN_SERVER or (server == MCP_SOURCE_SERVER and sources):
+                raise ValueError(f"tools server name {server!r} is reserved")
         self._servers = {name: list(ts) for name, ts in tools.items()}
         self._sources = list(sources)
         self._tools: dict[str, RunnerTool] = {}
@@ -175,8 +186,9 @@ class ToolTable:
             )
         return servers
 
-    async def execute(self, call: DeferredToolExecution) -> ToolExecutionResult:
-        """Runs one deferred call's real body, in its tool Step."""
+    async def execute(self, call: DeferredToolExecution) -> DeferredToolOutcome:
+        """Runs one deferred call's real body, in its tool Step; an MCP source's call may
+        start a task instead, which the runner's `McpSourceTasks` polls."""
         record = call.tool_call
         tool = self._tools.get(record.tool_name)
         if tool is None:
@@ -186,12 +198,7 @@ class ToolTable:
             raise ToolExecutionError(f"the tool {record.tool_name!r} is not one of this agent's")
         arguments = parse_tool_arguments(record.arguments)
         if tool.source is not None:
-            outcome = await tool.source.execute_deferred_tool_call(call)
-            if not isinstance(outcome, ToolExecutionResult):
-                raise ToolExecutionError(
-                    "the MCP tool started a task, which this runner does not poll"
-                )
-            return outcome
+            return await tool.source.execute_deferred_tool_call(call)
         assert tool.sdk_tool is not None
         await call.heartbeat()
         token = _EXECUTION.set(call)
@@ -211,6 +218,42 @@ def recorded_result(record: AgentToolCall) -> dict[str, Any]:
         "content": [{"type": "text", "text": model_visible_result(record)}],
         "is_error": record.status is not ToolCallStatus.SUCCEEDED,
     }
+
+
+def built_in_named(name: str, enabled: Sequence[BuiltInToolName]) -> BuiltInToolName | None:
+    """The enabled built-in the CLI calls `name`, if any."""
+    return next((b for b in enabled if full_tool_name(BUILT_IN_SERVER, b) == name), None)
+
+
+def built_in_server(
+    enabled: Sequence[BuiltInToolName], calls: RunCalls
+) -> dict[str, McpSdkServerConfig]:
+    """The run's server of the enabled built-ins (none when no built-in is enabled)."""
+    if not enabled:
+        return {}
+
+    def answer(name: str) -> Any:
+        async def handle(arguments: Any) -> dict[str, Any]:
+            record = calls.recorded.pop((name, canonical_arguments(arguments)), None)
+            if record is not None:
+                return recorded_result(record)
+            return {  # the hook defers every call first: this is a CLI that did not ask it
+                "content": [{"type": "text", "text": "the session runs this tool itself"}],
+                "is_error": True,
+            }
+
+        return handle
+
+    tools = [
+        SdkMcpTool(
+            name=d.name,
+            description=d.description,
+            input_schema=dict(d.parameters),
+            handler=answer(full_tool_name(BUILT_IN_SERVER, d.name)),
+        )
+        for d in (BUILT_IN_TOOL_DEFINITIONS[b] for b in enabled)
+    ]
+    return {BUILT_IN_SERVER: create_sdk_mcp_server(BUILT_IN_SERVER, tools=tools)}
 
 
 def _handler(name: str, tool: SdkMcpTool[Any], calls: RunCalls) -> Any:

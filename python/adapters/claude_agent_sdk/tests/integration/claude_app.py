@@ -18,8 +18,10 @@ from typing import Any
 
 from claude_agent_sdk import SdkMcpTool, ToolAnnotations, tool
 from dex_agents import AgentSessionFlow
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
 from dex_agents.mcp import McpToolSource
 from dex_agents_claude_agent_sdk import ClaudeAgentRunner, current_tool_execution
+from dex_agents_claude_agent_sdk._runner import STRUCTURED_OUTPUT_TOOL
 from dex_agents_claude_agent_sdk.testing import offline_options
 from dex_agents_testing.conformance import (
     McpSourceFactory,
@@ -32,14 +34,18 @@ from dex_agents_testing.fake_anthropic import (
     FakeMessagesServer,
     MessagesRequest,
     ScriptedReply,
+    ScriptedText,
+    ScriptedThinking,
     text_reply,
     tool_use_reply,
 )
 from dex_agents_testing.run_state_fixtures import ModelScript
+from pydantic import BaseModel
 
 CONTINUE = "Continue from where you left off."
 PREFIX = "mcp__app__"
 MCP_PREFIX = "mcp__dex_mcp__"
+BUILT_IN_PREFIX = "mcp__dex_session__"
 
 CONFORMANCE = Traits(
     # The Messages API requests carry the CLI's transcript, which has more messages.
@@ -47,51 +53,23 @@ CONFORMANCE = Traits(
     messages_after_booking=8,
     harness=True,
     tool_prefix=PREFIX,
+    factories={"structured_output": "build_structured_flow"},
     nonconforming={
         "plan_mode": (
             "not implemented yet: ClaudeAgentRunner neither hides the agent's own tools in a "
             "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
-        ),
-        "text_deltas": (
-            "an adapter gap, not the SDK's (issue 42 item 6): with "
-            "ClaudeAgentOptions.include_partial_messages the SDK yields the CLI's "
-            "StreamEvent deltas (claude_agent_sdk/types.py), which ClaudeAgentRunner "
-            "neither asks for nor writes (capabilities.json: text_deltas)"
-        ),
-        "reasoning_deltas": (
-            "an adapter gap, not the SDK's (issue 42 item 6): the SDK yields Claude's "
-            "thinking as ThinkingBlock content (claude_agent_sdk/types.py) and, with "
-            "include_partial_messages, as StreamEvent deltas; ClaudeAgentRunner writes "
-            "no reasoning_delta events for either (capabilities.json: reasoning_deltas)"
-        ),
-        "mcp_task_is_polled": (
-            "the CLI calls the session's MCP tools itself, through the runner's in-process "
-            "`dex_mcp` SDK server (claude_agent_sdk create_sdk_mcp_server), whose tool "
-            "call returns one result: a task handle has nowhere to go, and "
-            "ClaudeAgentRunner has no poll_tool_task (capabilities.json: mcp_tasks)"
-        ),
-        "built_in_ask_user": (
-            "the CLI owns the turn's tool list: the model sees only the CLI's tools and "
-            "the MCP servers of ClaudeAgentOptions (claude_agent_sdk/types.py, mcp_servers, "
-            "allowed_tools), and ClaudeAgentRunner serves the session's built-ins as "
-            "neither (capabilities.json: built_in_tools)"
         ),
         "handoff_to_billing": (
             "the CLI runs a sub-agent (ClaudeAgentOptions.agents, AgentDefinition in "
             "claude_agent_sdk/types.py) as its own Task tool inside the turn; the turn "
             "is never handed to another agent"
         ),
-        "structured_output": (
-            "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
-            "structured output (ClaudeAgentOptions.output_format) on "
-            "ResultMessage.structured_output (claude_agent_sdk/types.py), which "
-            "ClaudeAgentRunner does not read (capabilities.json: structured_output)"
-        ),
         "structured_output_with_validator_retry": (
-            "an adapter gap, not the SDK's (issue 42 item 6): the SDK returns the CLI's "
-            "structured output (ClaudeAgentOptions.output_format) on "
-            "ResultMessage.structured_output (claude_agent_sdk/types.py), which "
-            "ClaudeAgentRunner does not read (capabilities.json: structured_output)"
+            "an adapter gap: the CLI checks the StructuredOutput tool's input against "
+            "ClaudeAgentOptions.output_format's JSON schema only (claude_agent_sdk/_internal/"
+            "transport/subprocess_cli.py passes it as --json-schema) and asks again only on "
+            "a schema mismatch; an application validator (City's capitalization) would need "
+            "a PostToolUse hook on StructuredOutput, which ClaudeAgentRunner does not offer"
         ),
     },
 )
@@ -129,8 +107,11 @@ def scripted_model(app: ScriptedApp) -> Callable[[MessagesRequest], ScriptedRepl
             )
         except RuntimeError as error:  # the data file's failing model
             return ScriptedReply(error_status=500, error_message=str(error), error_type="api_error")
+        if answer.output is not None:  # the CLI's tool for the answer (output_format)
+            return tool_use_reply(("o", STRUCTURED_OUTPUT_TOOL, dict(answer.output)))
         if answer.text is not None:
-            return text_reply(answer.text)
+            thought = [ScriptedThinking(answer.reasoning)] if answer.reasoning else []
+            return ScriptedReply(blocks=[*thought, ScriptedText(answer.text)])
         return tool_use_reply(*((c.id, _cli_name(c.name), dict(c.arguments)) for c in answer.calls))
 
     return respond
@@ -138,7 +119,9 @@ def scripted_model(app: ScriptedApp) -> Callable[[MessagesRequest], ScriptedRepl
 
 def _cli_name(name: str) -> str:
     """The CLI's name for a tool: the app's under `app`, a source's (`notes__...`) under
-    the runner's `dex_mcp` server."""
+    the runner's `dex_mcp` server, a built-in's under its `dex_session` server."""
+    if name in BUILT_IN_TOOL_DEFINITIONS:
+        return f"{BUILT_IN_PREFIX}{name}"
     return f"{MCP_PREFIX}{name}" if "__" in name else f"{PREFIX}{name}"
 
 
@@ -176,6 +159,19 @@ def app_tools(app: ScriptedApp) -> list[SdkMcpTool[Any]]:
     return [get_weather, book_trip, charge, charge_now]
 
 
+class City(BaseModel):
+    name: str
+    country: str
+
+
+def build_structured_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agent answering a `City` (`ClaudeAgentOptions.output_format`)."""
+    output_format = {"type": "json_schema", "schema": City.model_json_schema()}
+    return build_flow(flow_type, log_path, interrupt_deadline_seconds, output_format=output_format)
+
+
 def build_flow(
     flow_type: str,
     log_path: str,
@@ -183,13 +179,14 @@ def build_flow(
     *,
     built_in_tools: bool = False,
     mcp: McpSourceFactory | None = None,
+    output_format: dict[str, Any] | None = None,
 ) -> AgentSessionFlow:
     """The app's agent; a case's flow adds the session's built-in tools or an MCP source."""
     app = ScriptedApp(log_path)
     server = FakeMessagesServer(scripted_model(app)).start()
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(server, app, mcp_sources=sources),
+        _runner(server, app, mcp_sources=sources, output_format=output_format),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
@@ -217,10 +214,14 @@ def scripted_runner(
 
 
 def _runner(
-    server: FakeMessagesServer, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+    server: FakeMessagesServer,
+    app: ScriptedApp,
+    *,
+    mcp_sources: Sequence[McpToolSource] = (),
+    output_format: dict[str, Any] | None = None,
 ) -> ClaudeAgentRunner:
     return ClaudeAgentRunner(
-        offline_options(server.base_url),
+        offline_options(server.base_url, output_format=output_format),
         tools={"app": app_tools(app)},
         mcp_sources=mcp_sources,
         # The CLI marks get_weather read-only itself (its readOnlyHint annotation).

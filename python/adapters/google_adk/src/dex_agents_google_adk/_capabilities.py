@@ -7,9 +7,13 @@ from dex_agents.runner import RunnerCapabilities, declare_capabilities
 __all__ = ["capabilities"]
 
 _SUPPORTED = (
+    "text_deltas",
+    "reasoning_deltas",
     "usage",
+    "built_in_tools",
     "mcp_sources",
     "mcp_tasks",
+    "structured_output",
     "handoffs",
     "parallel_deferred_calls",
     "tool_cancellation",
@@ -20,14 +24,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "text_deltas": "model calls are not streamed, so no text_delta events",
-    "reasoning_deltas": "model calls are not streamed, so no reasoning_delta events",
-    "built_in_tools": (
-        "not offered yet: the runner does not add the session's built-ins to the agent"
-    ),
-    "structured_output": (
-        "not wired: the runner does not map an agent's output_schema, and no test covers it"
-    ),
     "plan_mode": "not implemented",
     "compaction": "not implemented",
 }

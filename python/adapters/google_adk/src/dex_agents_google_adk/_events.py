@@ -17,7 +17,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from dex_agents._runner.deltas import write_deltas
 from dex_agents._runner.item_cache import DecodedItemCache
+from dex_agents.events import EventWriter
 from dex_agents.runner import FrameworkItemError, FrameworkMessage
 from dex_agents_contracts import AgentMessage, AgentUsage, MessageRole
 from google.adk.events import Event
@@ -31,6 +33,7 @@ __all__ = [
     "to_framework_messages",
     "usage_of",
     "user_event",
+    "write_partial",
 ]
 
 PIECE_KEY = "io.superdurable.dex/piece"
@@ -181,3 +184,12 @@ def usage_of(events: Sequence[Event]) -> AgentUsage:
         usage.cached_input_tokens += u.cached_content_token_count or 0
         usage.reasoning_tokens += u.thoughts_token_count or 0
     return usage
+
+
+def write_partial(event: Event, events: EventWriter) -> None:
+    """A streamed (partial) event's text and thoughts, as the session's delta events."""
+    for part in event.content.parts or [] if event.content else []:
+        if part.thought:
+            write_deltas(events, reasoning=part.text)
+        else:
+            write_deltas(events, text=part.text)

@@ -14,6 +14,7 @@ the agent that was running when an invocation resumes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,26 @@ from typing_extensions import override
 
 from dex_agents_google_adk._context import record_arguments
 
-__all__ = ["DeferredTool", "GatedTree", "RealTool"]
+__all__ = ["DeclaredTool", "DeferredTool", "GatedTree", "RealTool"]
+
+
+class DeclaredTool(BaseTool):
+    """A declaration (name, description, JSON schema) of a tool something else runs:
+    an MCP source, or the session for its built-ins. It never runs here."""
+
+    def __init__(self, name: str, description: str, parameters: Mapping[str, Any]) -> None:
+        super().__init__(name=name, description=description)
+        self._parameters = dict(parameters)
+
+    @override
+    def _get_declaration(self) -> types.FunctionDeclaration | None:
+        return types.FunctionDeclaration(
+            name=self.name, description=self.description, parameters_json_schema=self._parameters
+        )
+
+    @override
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        raise RuntimeError(f"tool {self.name!r} runs in its own Dex Step only")
 
 
 class DeferredTool(BaseTool):
@@ -59,8 +79,10 @@ class RealTool:
 class GatedTree:
     """The application's agent tree with every function tool deferred, plus the real tools."""
 
-    def __init__(self, root: BaseAgent) -> None:
+    def __init__(self, root: BaseAgent, built_ins: Sequence[BaseTool] = ()) -> None:
+        """`built_ins` join every LlmAgent's tools as they are (already deferred)."""
         self.original = root
+        self._built_ins = list(built_ins)
         self.tools: dict[str, RealTool] = {}
         """The real tools of every agent, by name (the first agent's wins)."""
         self.requires_approval: dict[str, object] = {}
@@ -98,4 +120,5 @@ class GatedTree:
                 self.tools[tool.name] = RealTool(tool, agent)
                 self.requires_approval[tool.name] = getattr(tool, "_require_confirmation", False)
             tools.append(DeferredTool(tool))
+        tools.extend(self._built_ins)
         return agent.clone(update={"tools": tools, "sub_agents": subs, "after_tool_callback": None})

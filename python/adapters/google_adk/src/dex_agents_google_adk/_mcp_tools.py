@@ -12,36 +12,17 @@ only named here for type checking, so importing the adapter never loads the MCP 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dex_agents.runner import McpSources
 from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.tool_context import ToolContext
-from google.genai import types
-from typing_extensions import override
+
+from dex_agents_google_adk._gating import DeclaredTool
 
 if TYPE_CHECKING:
     from dex_agents.mcp import McpTool
 
-__all__ = ["McpAdkTool", "McpTools"]
-
-
-class McpAdkTool(BaseTool):
-    """An MCP tool's declaration; only its source runs it (in a tool Step)."""
-
-    def __init__(self, tool: McpTool) -> None:
-        super().__init__(name=tool.name, description=tool.description or "")
-        self._parameters = dict(tool.parameters)
-
-    @override
-    def _get_declaration(self) -> types.FunctionDeclaration | None:
-        return types.FunctionDeclaration(
-            name=self.name, description=self.description, parameters_json_schema=self._parameters
-        )
-
-    @override
-    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        raise RuntimeError(f"MCP tool {self.name!r} runs through its McpToolSource only")
+__all__ = ["McpTools"]
 
 
 class McpTools(McpSources["McpTool"]):
@@ -49,4 +30,8 @@ class McpTools(McpSources["McpTool"]):
 
     async def adk_tools(self, taken: Sequence[str]) -> list[BaseTool]:
         """Every source's tools (the sources cache their listings)."""
-        return [McpAdkTool(tool) for tool in await self.list_tools(taken)]
+        return [_declared(tool) for tool in await self.list_tools(taken)]
+
+
+def _declared(tool: McpTool) -> BaseTool:
+    return DeclaredTool(tool.name, tool.description or "", tool.parameters)

@@ -9,7 +9,9 @@ events and resumes the same invocation (`invocation_id`) with one
 `FunctionResponse` per call, each carrying the call's recorded result; ADK
 then makes the next model call. A transfer to another agent is not a tool: ADK
 runs it and the next agent's model call in the same Step, and the runner
-reports it with a `google_adk.transfer` event.
+reports it with a `google_adk.transfer` event. The session's enabled built-in
+tools are deferred tools of every agent (see `_built_ins`), so their calls
+reach the session the same way.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from dex_agents import ToolPolicy
-from dex_agents._runner.call_results import ending_failed_turns, pending_records, result_text
+from dex_agents._runner.built_ins import offered_built_ins, offering
+from dex_agents._runner.call_results import pending_records, result_text
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
@@ -52,6 +55,9 @@ from dex_agents.runner import (
 )
 from dex_agents_contracts import AgentToolCall, MessageRole, ToolCallStatus, ToolEffect
 from google.adk.agents import BaseAgent, InvocationContext, LlmAgent, RunConfig
+from google.adk.agents.run_config import (  # type: ignore[attr-defined]  # ADK's documented path
+    StreamingMode,
+)
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events import Event
 from google.adk.runners import Runner
@@ -60,6 +66,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
+from dex_agents_google_adk._built_ins import built_in_tools
 from dex_agents_google_adk._capabilities import capabilities
 from dex_agents_google_adk._context import collecting_arguments
 from dex_agents_google_adk._events import (
@@ -69,6 +76,7 @@ from dex_agents_google_adk._events import (
     to_framework_messages,
     usage_of,
     user_event,
+    write_partial,
 )
 from dex_agents_google_adk._gating import GatedTree
 from dex_agents_google_adk._mcp_tools import McpTools
@@ -97,7 +105,9 @@ class AdkRunner(McpSourceTasks):
             session's `default_tool_effect`.
         app_name: The ADK app name (`App.name`) of the per-Step session.
         user_id: The ADK user ID of the per-Step session.
-        run_config: The ADK `RunConfig` of every invocation.
+        run_config: The ADK `RunConfig` of every invocation; None streams the model
+            calls (`StreamingMode.SSE`), so their text and thoughts reach the session as
+            `text_delta` / `reasoning_delta` events while the Step runs.
         heartbeat_interval_seconds: How often a model call or tool call that is still
             running heartbeats its Step, which Dex fails after two minutes of silence.
         decoded_item_cache_bytes: How much stored message text the runner keeps decoded
@@ -126,9 +136,9 @@ class AdkRunner(McpSourceTasks):
         self.default_tool_effect = default_tool_effect
         self.app_name = app_name
         self.user_id = user_id
-        self.run_config = run_config
+        self.run_config = run_config or RunConfig(streaming_mode=StreamingMode.SSE)
         self.heartbeat_interval_seconds = heartbeat_interval_seconds
-        self._tree = GatedTree(agent)
+        self._tree = GatedTree(agent, built_in_tools())
         self._events = new_event_cache(decoded_item_cache_bytes)
         self._mcp: McpTools = McpTools(mcp_sources)
         self._app: App | None = None
@@ -144,11 +154,14 @@ class AdkRunner(McpSourceTasks):
         return message
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        return await ending_failed_turns(self, turn, self._run_model_step(turn))
-
-    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         previous = TurnState.decode(turn.framework_run_state)
         app = await self._adk_app()
+        # An enabled built-in's name is reserved (the session routes its calls).
+        offered_built_ins(
+            turn.enabled_built_in_tools,
+            [*self._tree.tool_names(), *filter(self._mcp.listed, turn.enabled_built_in_tools)],
+            owner="the agent tree",
+        )
         stored = list(turn.messages)
         invocation_id: str | None
         if previous is None:
@@ -172,7 +185,7 @@ class AdkRunner(McpSourceTasks):
         for event in [*prefix, *earlier]:
             await service.append_event(session, event)
         runner = Runner(app=app, session_service=service)
-        with collecting_arguments() as arguments:
+        with collecting_arguments() as arguments, offering(turn.enabled_built_in_tools):
             async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
                 async for event in runner.run_async(
                     user_id=self.user_id,
@@ -181,7 +194,9 @@ class AdkRunner(McpSourceTasks):
                     new_message=new_message,
                     run_config=self.run_config,
                 ):
-                    if event.actions.transfer_to_agent:
+                    if event.partial:
+                        write_partial(event, turn.events)
+                    elif event.actions.transfer_to_agent:
                         turn.events.write_raw(
                             TRANSFER_EVENT,
                             json.dumps(
@@ -300,7 +315,7 @@ class AdkRunner(McpSourceTasks):
             invocation_id=f"dex-{call.turn_id}",
             agent=agent,
             session=session,
-            run_config=self.run_config or RunConfig(),
+            run_config=self.run_config,
         )
         # A tool's own require_confirmation was the session's approval (AwaitToolApproval)
         # before this Step started, so the tool sees it as given.

@@ -18,6 +18,7 @@ from typing import Any
 import dex_agents.offline
 from dex_agents.offline import RecordingEventWriter
 from dex_agents.offline import run_sync as run
+from google.adk.models import LlmCapabilities
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
@@ -44,7 +45,9 @@ Responder = Callable[[LlmRequest], Reply | Awaitable[Reply]]
 
 class ScriptedLlm(BaseLlm):
     """A model whose every call is answered by `responder` (a list of parts, or a whole
-    `LlmResponse` to set usage); `calls` counts the calls this object answered."""
+    `LlmResponse` to set usage); `calls` counts the calls this object answered. A
+    streamed call (`RunConfig(streaming_mode=StreamingMode.SSE)`) first yields each
+    text part in partial pieces, as Gemini does."""
 
     _responder: Responder = PrivateAttr()
     calls: int = 0
@@ -53,6 +56,12 @@ class ScriptedLlm(BaseLlm):
         super().__init__(model=model, **data)
         self._responder = responder
 
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        """Like today's Gemini models: an `output_schema` goes on the request next to the
+        tools (rather than as ADK's `set_model_response` tool)."""
+        return LlmCapabilities(output_schema_and_tools=True)
+
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
@@ -60,10 +69,27 @@ class ScriptedLlm(BaseLlm):
         reply = self._responder(llm_request)
         if inspect.isawaitable(reply):
             reply = await reply
-        if isinstance(reply, LlmResponse):
-            yield reply
-            return
-        yield LlmResponse(content=types.Content(role="model", parts=list(reply)))
+        response = (
+            reply
+            if isinstance(reply, LlmResponse)
+            else LlmResponse(content=types.Content(role="model", parts=list(reply)))
+        )
+        if stream:  # as Gemini streams: the text in pieces, then the whole response
+            for part in response.content.parts or [] if response.content else []:
+                for piece in _pieces(part.text or ""):
+                    yield LlmResponse(
+                        content=types.Content(
+                            role="model", parts=[types.Part(text=piece, thought=part.thought)]
+                        ),
+                        partial=True,
+                    )
+        yield response
+
+
+def _pieces(text: str) -> list[str]:
+    """A text in two streamed pieces (one when it is a single character or empty)."""
+    middle = len(text) // 2
+    return [piece for piece in (text[:middle], text[middle:]) if piece]
 
 
 def text(value: str) -> types.Part:

@@ -10,6 +10,7 @@ share the agents. Run as a script it serves the Flow
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -34,6 +35,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from pydantic import BaseModel
 
 BLOCKED = "blocked by the before_tool_callback"
 
@@ -41,44 +43,36 @@ CONFORMANCE = Traits(
     # ADK sends the first turn as four contents (the response's two calls in one,
     # their two results in one), then the new user message.
     messages_after_booking=5,
+    # The answer is the model's JSON text, which ADK validates against `City`.
+    structured_output_as_text=True,
+    factories={"structured_output": "build_structured_flow"},
     nonconforming={
         "plan_mode": (
             "not implemented yet: AdkRunner neither hides the agent's own tools in a "
             "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
         ),
-        "text_deltas": (
-            "an adapter gap, not ADK's (issue 42 item 6): ADK streams partial events "
-            "with RunConfig(streaming_mode=StreamingMode.SSE) (google/adk/agents/"
-            "run_config.py), which AdkRunner does not ask for (capabilities.json: text_deltas)"
-        ),
-        "reasoning_deltas": (
-            "an adapter gap, not ADK's (issue 42 item 6): a streamed response's thought "
-            "parts (google.genai types.Part.thought, with RunConfig(streaming_mode="
-            "StreamingMode.SSE)) arrive as partial events, which AdkRunner does not ask "
-            "for (capabilities.json: reasoning_deltas)"
-        ),
-        "built_in_ask_user": (
-            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent takes any BaseTool "
-            "(google/adk/agents/llm_agent.py, tools), but AdkRunner does not add the "
-            "session's built-ins to the agent (capabilities.json: built_in_tools)"
-        ),
-        "structured_output": (
-            "an adapter gap, not ADK's (issue 42 item 6): an LlmAgent's output_schema "
-            "validates the final answer (google/adk/agents/llm_agent.py, "
-            "__maybe_save_output_to_state), which AdkRunner does not map "
-            "(capabilities.json: structured_output)"
-        ),
         "structured_output_with_validator_retry": (
             "ADK validates an LlmAgent's output_schema once and raises on a mismatch, "
             "with no retry to the model (google/adk/agents/llm_agent.py, "
-            "__maybe_save_output_to_state -> validate_schema); and AdkRunner does not "
-            "map output_schema yet (capabilities.json: structured_output)"
+            "__maybe_save_output_to_state -> validate_schema)"
         ),
     },
 )
 
 
 Respond = Callable[[LlmRequest], Awaitable[list[types.Part]]]
+
+
+class City(BaseModel):
+    name: str
+    country: str
+
+
+def build_structured_flow(
+    flow_type: str, log_path: str, interrupt_deadline_seconds: float | None = None
+) -> AgentSessionFlow:
+    """The same agents, the root answering a `City` (its `output_schema`)."""
+    return build_flow(flow_type, log_path, interrupt_deadline_seconds, output_schema=City)
 
 
 def build_flow(
@@ -88,13 +82,14 @@ def build_flow(
     *,
     built_in_tools: bool = False,
     mcp: McpSourceFactory | None = None,
+    output_schema: type[BaseModel] | None = None,
 ) -> AgentSessionFlow:
     """The app's agents; a case's flow adds the session's built-in tools or an MCP
-    source (the root agent's)."""
+    source (the root agent's); `output_schema` is the root's (`build_structured_flow`)."""
     app = ScriptedApp(log_path)
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
-        _runner(_responder(app), app, mcp_sources=sources),
+        _runner(_responder(app), app, mcp_sources=sources, output_schema=output_schema),
         flow_type=flow_type,
         options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
     )
@@ -148,15 +143,22 @@ def _responder(app: ScriptedApp) -> Respond:
             messages=len(request.contents),
             log={"agent": agent, "items": len(request.contents), "tools": tools},
         )
+        if answer.output is not None:
+            return [text(json.dumps(answer.output))]
         if answer.text is not None:
-            return [text(answer.text)]
+            thought = [types.Part(text=answer.reasoning, thought=True)] if answer.reasoning else []
+            return [*thought, text(answer.text)]
         return [call(c.name, dict(c.arguments), c.id) for c in answer.calls]
 
     return respond
 
 
 def _runner(
-    respond: Respond, app: ScriptedApp, *, mcp_sources: Sequence[McpToolSource] = ()
+    respond: Respond,
+    app: ScriptedApp,
+    *,
+    mcp_sources: Sequence[McpToolSource] = (),
+    output_schema: type[BaseModel] | None = None,
 ) -> AdkRunner:
     def key() -> str | None:
         info = dex_run_info()
@@ -207,6 +209,8 @@ def _runner(
         tools=[get_weather, book_trip, charge, charge_now, delete_files],
         sub_agents=[billing],
         before_tool_callback=guard,
+        output_schema=output_schema,
+        output_key="answer" if output_schema else None,
     )
     policies = {
         **app.policies(),

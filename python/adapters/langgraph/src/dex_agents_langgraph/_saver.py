@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dex_agents.runner import RunStateError
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -36,8 +37,9 @@ Typed = tuple[str, bytes]
 """A value as the serializer typed it: its type tag and its bytes."""
 
 
-class CheckpointImportError(ValueError):
-    """An exported thread that this saver cannot read back."""
+class CheckpointImportError(RunStateError):
+    """An exported thread that this saver cannot read back: the run state holding it
+    is unreadable, so RunModel ends the turn rather than retrying."""
 
 
 @dataclass(frozen=True)

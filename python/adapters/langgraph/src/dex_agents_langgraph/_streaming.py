@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dex_agents._runner.deltas import write_deltas
 from dex_agents.events import EventWriter
-from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
@@ -30,13 +30,13 @@ async def run_streamed(
     """Runs the graph until it ends or pauses, writing its model's deltas to `events`."""
     async for message, _metadata in graph.astream(graph_input, config, stream_mode="messages"):
         if isinstance(message, AIMessage):  # an AIMessageChunk while the model streams
-            write_deltas(message, events)
+            _write_blocks(message, events)
 
 
-def write_deltas(message: AIMessage, events: EventWriter) -> None:
+def _write_blocks(message: AIMessage, events: EventWriter) -> None:
     """The text and reasoning blocks of one streamed piece of a response, as events."""
     for block in message.content_blocks:
-        if block["type"] == "text" and block["text"]:
-            events.write(TextDeltaPayload(text=block["text"]))
-        elif block["type"] == "reasoning" and block.get("reasoning"):
-            events.write(ReasoningDeltaPayload(text=block["reasoning"]))
+        if block["type"] == "text":
+            write_deltas(events, text=block["text"])
+        elif block["type"] == "reasoning":
+            write_deltas(events, reasoning=block.get("reasoning"))

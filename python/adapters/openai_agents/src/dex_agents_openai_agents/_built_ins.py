@@ -7,39 +7,22 @@ like the application's tools: a call ends the run as an interruption, which the
 runner defers with the built-in policy, and once the session has recorded the
 call's result the approved call returns it. Which built-ins a turn enables is
 the session's choice per turn while the gated agents are built once, so each
-tool's `is_enabled` (which the SDK asks before every model call) reads the
-turn's enabled names, set around the run by `offering`.
+tool's `is_enabled` (which the SDK asks before every model call) asks the kit's
+`is_offered`, set around the run by its `offering`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterable, Iterator
-from contextvars import ContextVar
 from typing import Any
 
 from agents import AgentBase, FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext
-from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS
+from dex_agents._runner.built_ins import BUILT_IN_TOOL_DEFINITIONS, is_offered
 from dex_agents._runner.call_results import stored_result
 from dex_agents.models import ToolDefinition
 
-__all__ = ["built_in_tools", "offering"]
-
-_ENABLED: ContextVar[frozenset[str]] = ContextVar(
-    "dex_openai_agents_built_ins", default=frozenset()
-)
-
-
-@contextlib.contextmanager
-def offering(names: Iterable[str]) -> Iterator[None]:
-    """The built-ins `names` are the model's tools while the run inside this block lasts."""
-    token = _ENABLED.set(frozenset(names))
-    try:
-        yield
-    finally:
-        _ENABLED.reset(token)
+__all__ = ["built_in_tools"]
 
 
 def built_in_tools() -> list[FunctionTool]:
@@ -54,7 +37,7 @@ def _gated_built_in(definition: ToolDefinition) -> FunctionTool:
         return stored_result(name, ctx.tool_call_id)
 
     def enabled(_context: RunContextWrapper[Any], _agent: AgentBase[Any]) -> bool:
-        return name in _ENABLED.get()
+        return is_offered(name)
 
     return FunctionTool(
         name=name,

@@ -4,8 +4,8 @@ the session's `text_delta` / `reasoning_delta`."""
 from __future__ import annotations
 
 from agents import RawResponsesStreamEvent, StreamEvent
+from dex_agents._runner.deltas import write_deltas
 from dex_agents.events import EventWriter
-from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 
 __all__ = ["write_delta"]
 
@@ -19,9 +19,9 @@ def write_delta(event: StreamEvent, events: EventWriter) -> None:
         return
     data = event.data
     delta = getattr(data, "delta", None)
-    if not isinstance(delta, str) or not delta:
+    if not isinstance(delta, str):
         return
     if data.type == _TEXT_DELTA:
-        events.write(TextDeltaPayload(text=delta))
+        write_deltas(events, text=delta)
     elif data.type in _REASONING_DELTAS:
-        events.write(ReasoningDeltaPayload(text=delta))
+        write_deltas(events, reasoning=delta)

@@ -39,8 +39,8 @@ from agents.run_config import DEFAULT_MAX_TURNS
 from agents.tool import invoke_function_tool, maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 from dex_agents import ToolPolicy
-from dex_agents._runner.built_ins import offered_built_ins
-from dex_agents._runner.call_results import ending_failed_turns, result_text, with_stored_results
+from dex_agents._runner.built_ins import offered_built_ins, offering
+from dex_agents._runner.call_results import result_text, with_stored_results
 from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
@@ -71,7 +71,6 @@ from dex_agents.runner import (
 from dex_agents_contracts import AgentToolCall, ToolCallStatus, ToolEffect
 from typing_extensions import TypeVar
 
-from dex_agents_openai_agents._built_ins import offering
 from dex_agents_openai_agents._calls import write_delta
 from dex_agents_openai_agents._capabilities import capabilities
 from dex_agents_openai_agents._gating import GatedGraph
@@ -171,14 +170,6 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         info = DexRunInfo.of_model_step(turn)
         context = self._context(info)
-        return await ending_failed_turns(self, turn, self._run_model_step(turn, info, context))
-
-    async def _run_model_step(
-        self,
-        turn: AgentTurnContext,
-        info: DexRunInfo,
-        context: Any,
-    ) -> AgentTurnOutcome:
         previous = TurnState.decode(turn.framework_run_state)
         results: dict[str, str] = {}
         start = await self._start_agent()

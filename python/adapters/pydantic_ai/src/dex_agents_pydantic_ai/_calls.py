@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dex_agents._runner.deltas import write_deltas
 from dex_agents.runner import AgentTurnContext
-from dex_agents_contracts import ReasoningDeltaPayload, TextDeltaPayload
 from pydantic_ai import ModelRequestNode
 from pydantic_ai.messages import (
     PartDeltaEvent,
@@ -37,7 +37,4 @@ async def stream_model_call(
                     text = event.delta.content_delta
                 elif isinstance(event.delta, ThinkingPartDelta):
                     reasoning = event.delta.content_delta or ""
-            if text:
-                turn.events.write(TextDeltaPayload(text=text))
-            if reasoning:
-                turn.events.write(ReasoningDeltaPayload(text=reasoning))
+            write_deltas(turn.events, text=text, reasoning=reasoning)

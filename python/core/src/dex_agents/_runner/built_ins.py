@@ -9,13 +9,21 @@ reserved: an application tool with that name would make its calls ambiguous, so
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 
 from dex_agents._runner.policies import BuiltInToolName
 from dex_agents.errors import UserError
 from dex_agents.models import ToolDefinition
 
-__all__ = ["BUILT_IN_TOOL_DEFINITIONS", "ReservedToolNameError", "offered_built_ins"]
+__all__ = [
+    "BUILT_IN_TOOL_DEFINITIONS",
+    "ReservedToolNameError",
+    "is_offered",
+    "offered_built_ins",
+    "offering",
+]
 
 BUILT_IN_TOOL_DEFINITIONS: Mapping[BuiltInToolName, ToolDefinition] = {
     "ask_user": ToolDefinition(
@@ -123,3 +131,29 @@ def offered_built_ins(
     if taken:
         raise ReservedToolNameError(taken[0], owner)
     return definitions
+
+
+_OFFERED: ContextVar[frozenset[str]] = ContextVar(
+    "dex_agents_offered_built_ins", default=frozenset()
+)
+
+
+@contextlib.contextmanager
+def offering(names: Iterable[str]) -> Iterator[None]:
+    """The built-ins `names` are the model's tools while the run inside this block lasts.
+
+    For a framework whose tools are fixed when the runner builds its agents but which
+    asks each tool before every model call (an `is_enabled`, a request hook): the
+    turn's choice reaches the tool through this context variable, which the tasks
+    the framework starts inherit, so concurrent sessions never see each other's.
+    """
+    token = _OFFERED.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _OFFERED.reset(token)
+
+
+def is_offered(name: str) -> bool:
+    """Whether the run in progress offers the built-in `name` (see `offering`)."""
+    return name in _OFFERED.get()

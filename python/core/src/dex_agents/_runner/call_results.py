@@ -11,32 +11,23 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from dex_agents_contracts import AgentToolCall
 
-from dex_agents._runner.errors import FrameworkItemError, RunStateError, TurnFailed
-from dex_agents._runner.values import (
-    AgentTurnContext,
-    AgentTurnOutcome,
-    FrameworkMessage,
-    TurnCompleted,
-)
+from dex_agents._runner.errors import RunStateError
 from dex_agents.results import (
     NO_RESULT_TEXT,
     is_final,
     model_visible_result,
     tool_call_status_text,
-    turn_failure_note,
 )
 
 __all__ = [
     "PendingCall",
-    "ending_failed_turns",
-    "failed_turn_messages",
     "pending_records",
     "result_text",
     "result_texts",
@@ -125,49 +116,6 @@ def result_texts(
         call.tool_call_id: result_text(record)
         for call, record in pending_records(pending, records, strict=strict)
     }
-
-
-class _UnfinishedTurnRunner(Protocol):
-    def build_user_message(self, text: str) -> FrameworkMessage: ...
-
-    def build_unfinished_turn_messages(
-        self, turn: AgentTurnContext
-    ) -> Sequence[FrameworkMessage]: ...
-
-
-def failed_turn_messages(
-    runner: _UnfinishedTurnRunner, turn: AgentTurnContext
-) -> list[FrameworkMessage]:
-    """What a turn a runner ends with an error stores, as RecordTurnFailure would: the
-    unfinished transcript, then the turn-failure note when tool calls ran."""
-    messages = list(runner.build_unfinished_turn_messages(turn))
-    note = turn_failure_note(turn.tool_calls)
-    if note is not None:
-        messages.append(runner.build_user_message(note))
-    return messages
-
-
-async def ending_failed_turns(
-    runner: _UnfinishedTurnRunner, turn: AgentTurnContext, step: Awaitable[AgentTurnOutcome]
-) -> AgentTurnOutcome:
-    """`step`'s outcome, or the failed turn it ends in without a retry.
-
-    Stored data this runner cannot read (`RunStateError`, `FrameworkItemError`)
-    fails a retry the same way, so it ends the turn with the error's text; a
-    `TurnFailed` ends it keeping the unfinished transcript (`failed_turn_messages`).
-    """
-    try:
-        return await step
-    except RunStateError as error:
-        return TurnCompleted(new_messages=[], turn_error=f"cannot resume the turn: {error}")
-    except FrameworkItemError as error:
-        return TurnCompleted(
-            new_messages=[], turn_error=f"cannot read the stored conversation: {error}"
-        )
-    except TurnFailed as failed:
-        return TurnCompleted(
-            new_messages=failed_turn_messages(runner, turn), turn_error=str(failed)
-        )
 
 
 _STORED_RESULTS: ContextVar[Mapping[str, str] | None] = ContextVar(
