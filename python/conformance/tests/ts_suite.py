@@ -120,10 +120,11 @@ class SidecarApp(CaseApp):
         os.environ[SIDECAR_VARIABLE] = self.sidecar.address
         super().__post_init__()
 
-    def stop(self) -> None:
-        super().stop()
+    def stop(self) -> int:
+        code = super().stop()
         if self.sidecar is not None:
             self.sidecar.stop()
+        return code
 
 
 def ts_conformance_suite(

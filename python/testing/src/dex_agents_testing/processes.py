@@ -15,7 +15,14 @@ from typing import IO
 
 from dexlite.testing import ChildProcess, DexliteProcess, child_env, free_port, wait_until
 
-__all__ = ["DexliteProcess", "WorkerProcess", "child_env", "free_port", "wait_until"]
+__all__ = [
+    "ChildProcess",
+    "DexliteProcess",
+    "WorkerProcess",
+    "child_env",
+    "free_port",
+    "wait_until",
+]
 
 
 class WorkerProcess(ChildProcess):

@@ -4,15 +4,13 @@ tsc (@dex-agents/core's scripted runner, or an adapter's conformance app), serve
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dex_agents_testing.processes import free_port
+from dex_agents_testing.processes import ChildProcess, free_port
 
 __all__ = ["Sidecar", "build_core_package", "build_package", "pinned_node"]
 
@@ -58,8 +56,9 @@ def build_package(work: Path, directory: str, workspace_deps: list[str]) -> Path
 
 
 @dataclass
-class Sidecar:
-    """The scripted sidecar on a fixed loopback port, so a restart keeps its address."""
+class Sidecar(ChildProcess):
+    """The scripted sidecar on a fixed loopback port, so a restart keeps its address;
+    `kill` SIGKILLs its process group, `stop` asks it to end first."""
 
     package: Path
     log_path: Path
@@ -72,6 +71,7 @@ class Sidecar:
     node: str = "node"
     """The Node binary that runs it, e.g. `pinned_node()`."""
     proc: subprocess.Popen[bytes] | None = None
+    stop_timeout: float = 20.0
 
     @property
     def address(self) -> str:
@@ -91,17 +91,3 @@ class Sidecar:
         line = self.proc.stdout.readline().decode()
         assert line.startswith("listening "), f"the sidecar did not start: {line!r}"
         return self
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()

@@ -14,12 +14,9 @@ prints `ready`. Every adapter's suite uses it with its own application.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 import json
-import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -33,7 +30,7 @@ from dex_agents_contracts import AgentEvent, AgentSnapshot, AgentStatus
 
 from dex_agents_testing.events import events_until
 from dex_agents_testing.history import fetch_history, turn_shapes
-from dex_agents_testing.processes import DexliteProcess, child_env, wait_until
+from dex_agents_testing.processes import ChildProcess, DexliteProcess, child_env, wait_until
 
 __all__ = ["WorkerApp", "load_app"]
 
@@ -50,7 +47,7 @@ def load_app(script: Path) -> Any:
 
 
 @dataclass
-class WorkerApp:
+class WorkerApp(ChildProcess):
     """One Flow type served by a Worker child process in its own process group."""
 
     server: DexliteProcess
@@ -64,6 +61,7 @@ class WorkerApp:
     interrupt_deadline: float | None = None
     timeout: float = 30.0
     proc: subprocess.Popen[bytes] | None = None
+    stop_timeout: float = 40.0
     runs: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -117,19 +115,13 @@ class WorkerApp:
         assert line.startswith("ready"), f"the Worker did not start: {line!r}"
 
     def kill_worker(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
+        self.kill()
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(40)
-            except subprocess.TimeoutExpired:
-                self.kill_worker()
+    def stop(self) -> int:
+        """Stops the Worker (SIGTERM, SIGKILL after `stop_timeout`) and closes the client."""
+        code = super().stop()
         self.client.close()
+        return code
 
     def restart_worker(self) -> None:
         self.kill_worker()
