@@ -265,6 +265,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         "structured_output",
         "handoffs",
         "parallel_deferred_calls",
+        "plan_mode",
         "tool_cancellation",
         "tracing",
         "unfinished_turn_messages",
@@ -272,7 +273,7 @@ def test_describe_declares_what_the_runner_does_and_why_not_the_rest() -> None:
         "tool_task_cancels",
     }
     reasons = {gap.capability: gap.reason for gap in capabilities.gaps}
-    assert set(reasons) == {"plan_mode", "compaction"}
+    assert set(reasons) == {"compaction"}
     session.start_turn("hello")
     session.run_model()
     assert_text_deltas_as_declared(capabilities, session.events)

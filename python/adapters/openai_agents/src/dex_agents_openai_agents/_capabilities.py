@@ -16,6 +16,7 @@ _SUPPORTED = (
     "structured_output",
     "handoffs",
     "parallel_deferred_calls",
+    "plan_mode",
     "tool_cancellation",
     "tracing",
     "unfinished_turn_messages",
@@ -24,7 +25,6 @@ _SUPPORTED = (
 )
 
 _UNSUPPORTED = {
-    "plan_mode": "not implemented",
     "compaction": "not implemented",
 }
 

@@ -10,24 +10,31 @@ the agents' names, which is how `RunState.from_json` finds the current agent.
 Hosted tools (web search, file search, code interpreter, ...) run on the model
 provider's side inside the model call; they are left as they are. Each copy also
 carries the session's built-in tools (`_built_ins`), offered in the turns that
-enable them.
+enable them. In a planning turn every tool and handoff of the application is
+disabled (`hidden_while_planning`), so the model is offered write_todos alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import weakref
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-from agents import Agent, FunctionTool, Handoff, RunContextWrapper
+from agents import Agent, AgentBase, FunctionTool, Handoff, RunContextWrapper, handoff
 from agents.tool_context import ToolContext
 from dex_agents import UserError
 from dex_agents._runner.call_results import stored_result
+from dex_agents._runner.plan_mode import in_planning_turn
 
 from dex_agents_openai_agents._built_ins import built_in_tools
 
-__all__ = ["GatedGraph", "agents_of"]
+__all__ = ["GatedGraph", "agents_of", "hidden_while_planning"]
+
+Enabled = bool | Callable[[RunContextWrapper[Any], Any], Any]
+"""A tool's or handoff's `is_enabled`: a flag, or a (maybe async) function of the run."""
+Hideable = TypeVar("Hideable", FunctionTool, Handoff[Any, Any])
 
 
 def agents_of(start: Agent[Any]) -> Iterator[Agent[Any]]:
@@ -56,11 +63,29 @@ def _handoff_target(item: object) -> Agent[Any] | None:
     return None
 
 
+def _unless_planning(own: Enabled) -> Callable[[RunContextWrapper[Any], AgentBase[Any]], Any]:
+    async def enabled(ctx: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
+        if in_planning_turn():
+            return False
+        if not callable(own):
+            return bool(own)
+        answer = own(ctx, agent)
+        return bool(await answer) if inspect.isawaitable(answer) else bool(answer)
+
+    return enabled
+
+
+def hidden_while_planning(item: Hideable) -> Hideable:
+    """`item`, disabled in a planning turn and otherwise as enabled as it was."""
+    return dataclasses.replace(item, is_enabled=_unless_planning(item.is_enabled))
+
+
 def _gated_tool(tool: FunctionTool) -> FunctionTool:
     async def return_stored(ctx: ToolContext[Any], _arguments: str) -> str:
         return stored_result(tool.name, ctx.tool_call_id)
 
-    return dataclasses.replace(tool, needs_approval=True, on_invoke_tool=return_stored)
+    gated = dataclasses.replace(tool, needs_approval=True, on_invoke_tool=return_stored)
+    return hidden_while_planning(gated)
 
 
 class GatedGraph:
@@ -103,7 +128,8 @@ class GatedGraph:
 
     def _copy_handoff(self, item: Agent[Any] | Handoff[Any, Any]) -> Any:
         if isinstance(item, Agent):
-            return self._copy(item)
+            # The handoff the SDK would make of the agent, hidden in a planning turn.
+            return handoff(self._copy(item), is_enabled=_unless_planning(True))
         target = _handoff_target(item)
         if target is None:
             return item
@@ -114,6 +140,6 @@ class GatedGraph:
             reached: Agent[Any] = await invoke(ctx, arguments)
             return self._copies.get(id(reached), reached)
 
-        copied = dataclasses.replace(item, on_invoke_handoff=to_gated)
+        copied = hidden_while_planning(dataclasses.replace(item, on_invoke_handoff=to_gated))
         copied._agent_ref = weakref.ref(gated_target)
         return copied

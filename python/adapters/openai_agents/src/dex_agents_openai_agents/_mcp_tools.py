@@ -21,6 +21,8 @@ from agents.tool_context import ToolContext
 from dex_agents._runner.call_results import stored_result
 from dex_agents.runner import McpSources
 
+from dex_agents_openai_agents._gating import hidden_while_planning
+
 if TYPE_CHECKING:
     from dex_agents.mcp import McpTool, McpToolSource
 
@@ -31,7 +33,7 @@ def _gated_mcp_tool(tool: McpTool) -> FunctionTool:
     async def return_stored(ctx: ToolContext[Any], _arguments: str) -> str:
         return stored_result(tool.name, ctx.tool_call_id)
 
-    return FunctionTool(
+    gated = FunctionTool(
         name=tool.name,
         description=tool.description,
         params_json_schema=dict(tool.parameters),
@@ -41,6 +43,7 @@ def _gated_mcp_tool(tool: McpTool) -> FunctionTool:
         strict_json_schema=False,
         needs_approval=True,
     )
+    return hidden_while_planning(gated)
 
 
 class McpTools(McpSources["McpTool"]):

@@ -45,6 +45,7 @@ from dex_agents._runner.errors import TurnFailed
 from dex_agents._runner.heartbeats import DEFAULT_HEARTBEAT_INTERVAL_SECONDS
 from dex_agents._runner.item_cache import DEFAULT_ITEM_CACHE_BYTES
 from dex_agents._runner.mcp_sources import McpSourceTasks
+from dex_agents._runner.plan_mode import planning_turn, turn_built_ins
 from dex_agents._runner.routing import declared_approval
 from dex_agents.runner import (
     AgentTurnContext,
@@ -83,6 +84,7 @@ from dex_agents_openai_agents._items import (
     user_item,
 )
 from dex_agents_openai_agents._mcp_tools import McpTools
+from dex_agents_openai_agents._plan_note import with_plan_note
 from dex_agents_openai_agents._state import TurnState
 
 if TYPE_CHECKING:
@@ -159,6 +161,12 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
 
     # --- AgentFrameworkRunner --------------------------------------------------------
 
+    @property
+    def supports_plan_mode(self) -> bool:
+        """Plan mode through the kit: the plan note before the turn (`_plan_note`), and
+        write_todos alone in a planning turn (`_gating.hidden_while_planning`)."""
+        return True
+
     def describe(self) -> RunnerCapabilities:
         """What this adapter supports, each gap with its reason (docs/adapters.md)."""
         return capabilities()
@@ -204,7 +212,8 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
             with (
                 running(info),
                 with_stored_results(results),
-                offering(turn.enabled_built_in_tools),
+                offering(turn_built_ins(turn)),
+                planning_turn(turn),
             ):
                 result = await self._run(turn, start, run_input, context)
         except InputGuardrailTripwireTriggered as tripped:
@@ -323,6 +332,7 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
         run_input: list[Any] | RunState[Any, Agent[Any]],
         context: Any,
     ) -> RunResult | RunResultStreaming:
+        run_config = with_plan_note(self.run_config, turn)
         async with heartbeats(turn.heartbeat, self.heartbeat_interval_seconds):
             if not self.stream:
                 return await Runner.run(
@@ -330,14 +340,14 @@ class OpenAiAgentsRunner(McpSourceTasks, Generic[ContextT]):
                     run_input,
                     context=context,
                     max_turns=self.max_turns,
-                    run_config=self.run_config,
+                    run_config=run_config,
                 )
             streamed = Runner.run_streamed(
                 start,
                 run_input,
                 context=context,
                 max_turns=self.max_turns,
-                run_config=self.run_config,
+                run_config=run_config,
             )
             async for event in streamed.stream_events():
                 write_delta(event, turn.events)

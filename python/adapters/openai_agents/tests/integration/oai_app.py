@@ -59,10 +59,6 @@ CONFORMANCE = Traits(
     structured_output_as_text=True,
     factories={"structured_output": "build_structured_flow"},
     nonconforming={
-        "plan_mode": (
-            "not implemented yet: OpenAiAgentsRunner neither hides the agent's own tools in a "
-            "planning turn nor shows the plan note (dex_agents._runner.plan_mode has both)"
-        ),
         "structured_output_with_validator_retry": (
             "the SDK has no output validator that asks the model again: an output "
             "guardrail's tripwire raises OutputGuardrailTripwireTriggered and ends the "
@@ -103,9 +99,10 @@ def build_flow(
     *,
     built_in_tools: bool = False,
     mcp: McpSourceFactory | None = None,
+    plan_mode: bool = False,
 ) -> AgentSessionFlow:
-    """The app's agents; a case's flow adds the session's built-in tools or an MCP
-    source (the starting agent's)."""
+    """The app's agents; a case's flow adds the session's built-in tools, an MCP source
+    (the starting agent's) or plan mode."""
     return _flow(
         OpenAiAgentsRunner,
         flow_type,
@@ -113,6 +110,7 @@ def build_flow(
         interrupt_deadline_seconds,
         built_in_tools=built_in_tools,
         mcp=mcp,
+        plan_mode=plan_mode,
     )
 
 
@@ -159,13 +157,16 @@ def _flow(
     built_in_tools: bool = False,
     output_type: type[BaseModel] | None = None,
     mcp: McpSourceFactory | None = None,
+    plan_mode: bool = False,
 ) -> AgentSessionFlow:
     app = ScriptedApp(log_path)
     sources = [mcp(app.mcp_log)] if mcp else []
     return AgentSessionFlow(
         _runner(runner_type, _responder(app), app, output_type=output_type, mcp_sources=sources),
         flow_type=flow_type,
-        options=session_options(interrupt_deadline_seconds, built_in_tools=built_in_tools),
+        options=session_options(
+            interrupt_deadline_seconds, built_in_tools=built_in_tools, plan_mode=plan_mode
+        ),
     )
 
 

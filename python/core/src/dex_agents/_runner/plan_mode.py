@@ -9,7 +9,9 @@ so an adapter maps them to its framework and keeps no plan logic of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from datetime import UTC, datetime
 
 from dex_agents_contracts import AgentMessage, AgentPlan, InteractionMode, PlanStatus
@@ -20,7 +22,9 @@ from dex_agents._runner.values import AgentTurnContext, FrameworkMessage, messag
 __all__ = [
     "NOTE_SEQUENCE",
     "build_plan_note",
+    "in_planning_turn",
     "is_planning",
+    "planning_turn",
     "turn_built_ins",
     "with_plan_note",
 ]
@@ -83,3 +87,27 @@ def with_plan_note(
     )
     messages.insert(at, record)
     return messages
+
+
+_PLANNING: ContextVar[bool] = ContextVar("dex_agents_planning_turn", default=False)
+
+
+@contextlib.contextmanager
+def planning_turn(turn: AgentTurnContext) -> Iterator[None]:
+    """Whether `turn` plans, for the run inside this block (see `in_planning_turn`).
+
+    For a framework whose tools are fixed when the runner builds its agents but
+    which asks each tool before every model call (an `is_enabled`): the turn's mode
+    reaches the tool through this context variable, which the framework's tasks
+    inherit, so concurrent sessions never see each other's.
+    """
+    token = _PLANNING.set(is_planning(turn))
+    try:
+        yield
+    finally:
+        _PLANNING.reset(token)
+
+
+def in_planning_turn() -> bool:
+    """Whether the run in progress plans, so the agent's own tools are hidden."""
+    return _PLANNING.get()
