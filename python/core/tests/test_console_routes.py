@@ -17,6 +17,7 @@ from typing import Any
 import httpx2
 import pytest
 from dex_agents.http import mount_console
+from dex_agents_contracts import ToolCallStatus
 from dex_agents_testing import child_env, free_port, wait_until
 from helpers import Harness
 from http_support import serving
@@ -70,10 +71,20 @@ def test_console_routes(factory_harness: Callable[..., Harness], tmp_path: Path)
             assert by_id[closed]["status"] == "canceled"
             assert by_id[closed]["closed_at"] is not None
 
+            def refund_waits_after_the_lookup() -> bool:
+                # The two calls run side by side: the approval may be pending before
+                # get_order's Step has finished.
+                snapshot = h.client.get_snapshot(talked)
+                looked_up = any(
+                    t.tool_name == "get_order" and t.status is ToolCallStatus.SUCCEEDED
+                    for t in snapshot.tool_calls
+                )
+                return bool(snapshot.pending_interrupts) and looked_up
+
             wait_until(
-                lambda: h.client.get_snapshot(talked).pending_interrupts or None,
+                lambda: refund_waits_after_the_lookup() or None,
                 timeout=60,
-                what="the refund's approval to be pending",
+                what="get_order to finish and the refund's approval to be pending",
             )
             timeline = http.get(f"/console/api/sessions/{talked}/timeline").json()
             assert timeline["running"] is True
