@@ -1,12 +1,18 @@
 """The conformance suite through @dex-agents/pi: `PiRunner` (pi-ai 0.73 models and Pi
 tools on the TypeScript Stepwise loop, pi-ai's faux provider scripted) in the Node sidecar
 (typescript/adapters/pi/src/testing/conformance_app.ts), plus the sidecar's own SIGKILL
-and cancel tests."""
+and cancel tests, and that a failed app stops its sidecar."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from dex_agents_testing.conformance import Traits
+from dex_agents_testing.processes import DexliteProcess
+from dex_agents_testing.sidecar import Sidecar
 from ts_suite import (
+    SidecarApp,
     TsAdapter,
     adapter_gap,
     app,
@@ -57,3 +63,23 @@ ADAPTER = TsAdapter(
 )
 
 dexlite, test_conformance = ts_conformance_suite(ADAPTER)
+
+
+def test_an_app_whose_flow_cannot_be_built_stops_its_sidecar(
+    dexlite: DexliteProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Sidecar] = []
+    start = Sidecar.start
+
+    def recorded(sidecar: Sidecar) -> Sidecar:
+        started.append(sidecar)
+        return start(sidecar)
+
+    monkeypatch.setattr(Sidecar, "start", recorded)
+    broken = tmp_path / "broken_app.py"
+    broken.write_text("def build_flow(*args, **kwargs):\n    raise RuntimeError('no flow')\n")
+    with pytest.raises(RuntimeError, match="no flow"):
+        SidecarApp(dexlite, tmp_path, broken, directory=ADAPTER.directory)
+    (sidecar,) = started
+    assert sidecar.proc is not None
+    assert sidecar.proc.poll() is not None, "the sidecar outlived its app"

@@ -118,7 +118,11 @@ class SidecarApp(CaseApp):
             node=self.node,
         ).start()
         os.environ[SIDECAR_VARIABLE] = self.sidecar.address
-        super().__post_init__()
+        try:
+            super().__post_init__()
+        except BaseException:
+            self.sidecar.stop()  # no app to stop it later
+            raise
 
     def stop(self) -> int:
         code = super().stop()

@@ -89,5 +89,7 @@ class Sidecar(ChildProcess):
             )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode()
-        assert line.startswith("listening "), f"the sidecar did not start: {line!r}"
+        if not line.startswith("listening "):
+            self.kill()
+            raise AssertionError(f"the sidecar did not start: {line!r}")
         return self

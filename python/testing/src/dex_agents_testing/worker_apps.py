@@ -112,7 +112,9 @@ class WorkerApp(ChildProcess):
             )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().decode()
-        assert line.startswith("ready"), f"the Worker did not start: {line!r}"
+        if not line.startswith("ready"):
+            self.kill()
+            raise AssertionError(f"the Worker did not start: {line!r}")
 
     def kill_worker(self) -> None:
         self.kill()
