@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import timedelta
+from typing import Any, cast
 
 import dex_agents.http
 import pytest
 from dex_agents.http import HttpLimits, UiToken
+from dex_agents.http._ui_reader import TurnReader
 from dex_agents_testing import child_env
 
 
@@ -67,3 +70,51 @@ def test_ui_token_refusals(text: str, error: str) -> None:
     with pytest.raises(ValueError, match="UI stream token") as raised:
         UiToken.decode(text)
     assert error in str(raised.value)
+
+
+class _PausingTurn:
+    """A turn state that waits only for approvals; the stream has one event the reader
+    has not read yet, then none."""
+
+    session_id = "s1"
+    turn_id = "turn-1"
+
+    def __init__(self) -> None:
+        self.tails = [False, True]
+
+    def waits_only_for_approvals(self) -> bool:
+        return True
+
+    def at_tail(self, position: str) -> bool:
+        return self.tails.pop(0)
+
+
+class _ApprovalsAsked:
+    awaiting_steered = False
+    pending_approvals = frozenset({"k1"})
+
+    def pause_for_approvals(self) -> list[dict[str, object]]:
+        return [{"type": "finish", "finishReason": "tool-calls"}]
+
+
+def test_a_pause_for_approvals_waits_until_every_committed_event_is_read() -> None:
+    """A tool call that finished after the cursor's last read shows in the state first:
+    the response must not finish before its events are in the message."""
+    reader = TurnReader(
+        state=cast(Any, _PausingTurn()),
+        translator=cast(Any, _ApprovalsAsked()),
+        start="p0",
+        read_from="p0",
+        poll=timedelta(0),
+    )
+    emitted: list[Any] = []
+
+    def emit(item: Any) -> bool:
+        emitted.append(item)
+        return True
+
+    reader._emit = emit
+    reader._idle("p1")  # an event follows p1: read it first
+    assert emitted == []
+    reader._idle("p2")
+    assert [chunk["type"] for chunk, _ in emitted] == ["finish"]

@@ -141,14 +141,21 @@ class TurnReader:
         return check_step
 
     def _idle(self, position: str) -> None:
-        """Nothing new: pause for approvals, or end from state if the end was lost."""
+        """Nothing new: pause for approvals, or end from state if the end was lost.
+
+        The state is read after the cursor's last read, so it may show a Step that
+        committed since (a tool call of the same response that finished): pausing or
+        ending then would drop that Step's events from the message, so the events
+        are read first (`at_tail`) and the question asked again.
+        """
         translator, state = self.translator, self.state
         if translator.awaiting_steered:
             if state.steering_settled():
                 self._out(translator.end_unsteered(), position)
         elif translator.pending_approvals and state.waits_only_for_approvals():
-            self._out(translator.pause_for_approvals(), position)
-        elif state.turn_ended(fresh=True):
+            if state.at_tail(position):
+                self._out(translator.pause_for_approvals(), position)
+        elif state.turn_ended(fresh=True) and state.at_tail(position):
             self._out(translator.begin(), position)
             self._out(translator.end_from_state(state.last_error()), position)
 
