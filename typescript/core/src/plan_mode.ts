@@ -10,6 +10,8 @@
 import { create } from "@bufbuild/protobuf";
 import { AgentMessageSchema, InteractionMode, PlanStatus, PlanTaskStatus, type AgentMessage, type AgentPlan } from "@dex-agents/contracts";
 import type { AgentTurnContext, FrameworkMessage } from "./runner.js";
+import { offeredBuiltIns } from "./stepwise/built_ins.js";
+import type { ToolSpec } from "./stepwise/model.js";
 
 const PLANNING_LINE =
   "This turn only plans: write or revise the plan with write_todos, and do not do or " +
@@ -36,9 +38,17 @@ export function isPlanning(turn: Pick<AgentTurnContext, "interactionMode">): boo
   return turn.interactionMode === InteractionMode.PLANNING;
 }
 
-/** The built-ins to offer: the enabled ones, or write_todos alone in a planning turn. */
-export function turnBuiltIns(turn: Pick<AgentTurnContext, "interactionMode" | "enabledBuiltInTools">): string[] {
-  return isPlanning(turn) ? turn.enabledBuiltInTools.filter((name) => name === WRITE_TODOS) : [...turn.enabledBuiltInTools];
+/**
+ * The specs of the built-ins to offer: the enabled ones, or write_todos alone in a
+ * planning turn. A runner's own tool (`ownNames`) under any enabled built-in's name
+ * is refused in every turn (`offeredBuiltIns`).
+ */
+export function turnBuiltIns(
+  turn: Pick<AgentTurnContext, "interactionMode" | "enabledBuiltInTools">,
+  ownNames: Iterable<string>,
+): ToolSpec[] {
+  const specs = offeredBuiltIns(turn.enabledBuiltInTools, ownNames);
+  return isPlanning(turn) ? specs.filter((spec) => spec.name === WRITE_TODOS) : specs;
 }
 
 /**

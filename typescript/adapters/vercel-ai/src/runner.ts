@@ -42,7 +42,6 @@ import {
   frameworkMessage,
   resultText,
   runInfoOfToolStep,
-  offeredBuiltIns,
   isPlanning,
   turnBuiltIns,
   withPlanNote,
@@ -217,8 +216,7 @@ export class VercelAiRunner implements AgentFrameworkRunner<ToolExecutionResult>
 
   /** The turn's built-ins as tools without `execute`: the session runs their calls. */
   #builtIns(turn: AgentTurnContext): ToolSet {
-    const offered = new Set(turnBuiltIns(turn));
-    const specs = offeredBuiltIns(turn.enabledBuiltInTools, Object.keys(this.#declared)).filter((s) => offered.has(s.name));
+    const specs = turnBuiltIns(turn, Object.keys(this.#declared));
     return Object.fromEntries(
       specs.map((spec) => [
         spec.name,

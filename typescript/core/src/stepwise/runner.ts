@@ -35,7 +35,6 @@ import {
   type ToolTaskPollOutcome,
   type Usage,
 } from "../runner.js";
-import { offeredBuiltIns } from "./built_ins.js";
 import { buildSummaryMessages, estimateItems, selectCutoff, SUMMARY_PREFIX } from "./compaction.js";
 import {
   MAX_CONSECUTIVE_CONTINUATIONS,
@@ -366,8 +365,7 @@ export class StepwiseRunner implements AgentFrameworkRunner<DeferredToolOutcome>
   }
 
   #offeredTools(turn: AgentTurnContext, tools: readonly StepwiseTool[]): ToolSpec[] {
-    const offered = new Set(turnBuiltIns(turn));
-    const builtIns = offeredBuiltIns(turn.enabledBuiltInTools, tools.map((t) => t.name)).filter((s) => offered.has(s.name));
+    const builtIns = turnBuiltIns(turn, tools.map((t) => t.name));
     if (isPlanning(turn)) return builtIns;
     const own = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     return [...own, ...builtIns];
